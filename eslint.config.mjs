@@ -1,0 +1,46 @@
+// Lint enforces DESIGN §1's dependency table through Nx tags: core stands alone, backends see only
+// core, and inversify (DI) is allowed in apps/server alone.
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+const noDi = ['inversify', 'reflect-metadata'];
+const transports = ['@grpc/*', 'protobufjs', 'express', 'fastify'];
+
+export default [
+  { ignores: ['**/node_modules/**', '**/dist/**', '**/.generated/**', 'docs/**', '**/*.d.ts', '.nx/**', 'tmp/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts', '**/*.mts', '**/*.mjs'],
+    plugins: { '@nx': nx },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          allow: [],
+          enforceBuildableLibDependency: false,
+          depConstraints: [
+            {
+              sourceTag: 'type:core',
+              onlyDependOnLibsWithTags: ['type:core'],
+              bannedExternalImports: [...noDi, ...transports, 'onnxruntime-*', 'koffi'],
+            },
+            {
+              sourceTag: 'type:backend',
+              onlyDependOnLibsWithTags: ['type:core'],
+              bannedExternalImports: [...noDi, ...transports],
+            },
+            { sourceTag: 'type:client', onlyDependOnLibsWithTags: [], bannedExternalImports: noDi },
+            {
+              sourceTag: 'type:tool',
+              onlyDependOnLibsWithTags: ['type:client', 'type:core'],
+              bannedExternalImports: noDi,
+            },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['*'] },
+          ],
+        },
+      ],
+    },
+  },
+];

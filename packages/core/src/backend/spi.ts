@@ -1,0 +1,90 @@
+/**
+ * The backend SPI: what a backend package implements to serve a kind of model (our tritonbackend.h).
+ * Backends see core types only, never transports. Ownership: core creates one BackendModel per
+ * loaded version and `instance_group` count × kind instances from it; it disposes instances before
+ * their model. Concurrency: core never calls `execute` on one instance while a previous call on it
+ * is still pending.
+ */
+import type { InferError } from '../errors.ts';
+import type { ModelConfig } from '../config/model-config.ts';
+import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import type { Logger } from '../logger.ts';
+
+export const BACKEND_API_VERSION = 1;
+
+export interface AutoCompleteSpec {
+  /** The config as parsed (may lack inputs, outputs, max_batch_size). */
+  readonly config: ModelConfig;
+  /** Folder of the model (holds config.pbtxt and version folders). */
+  readonly modelDir: string;
+  /** The version folder auto-complete reads the model file from (Triton uses the first/highest). */
+  readonly versionDir: string | undefined;
+  readonly log: Logger;
+}
+
+export interface LoadSpec {
+  readonly config: ModelConfig;
+  readonly version: number;
+  readonly modelDir: string;
+  readonly versionDir: string;
+  readonly log: Logger;
+  /** Lets a model call other models through the server (BLS); undefined where not wired. */
+  readonly infer?: (request: InferRequest) => Promise<InferResponse>;
+  /** Server-wide settings a backend may honour (e.g. `--backend-config=onnxruntime,k=v`, strict GPU). */
+  readonly backendConfig?: Readonly<Record<string, string>>;
+}
+
+export interface InstanceSpec {
+  /** Triton's instance name, e.g. `tokenizer_0_2` (group name, index within group). */
+  readonly name: string;
+  readonly kind: 'CPU' | 'GPU' | 'MODEL';
+  readonly device: number;
+  readonly groupName: string;
+}
+
+export interface Backend {
+  /** Matched against ModelConfig.backend after platform→backend resolution (e.g. 'onnxruntime'). */
+  readonly name: string;
+  readonly apiVersion: typeof BACKEND_API_VERSION;
+  /** Platforms this backend serves (e.g. ['onnxruntime_onnx']). */
+  readonly platforms?: readonly string[];
+  /** Default model file name (e.g. 'model.onnx'), used by core's autofill when no config names one. */
+  readonly defaultModelFilename?: string;
+  /** Fill inputs/outputs/max_batch_size from the model file (Triton auto-complete). */
+  autoComplete?(spec: AutoCompleteSpec): Promise<ModelConfig>;
+  /** Validate parameters and load weights. Throwing (an InferError) keeps this version from loading. */
+  loadModel(spec: LoadSpec): Promise<BackendModel>;
+  dispose?(): Promise<void>;
+}
+
+export interface BackendModel {
+  createInstance(spec: InstanceSpec): Promise<ModelInstance>;
+  /** Called after all of this model's instances are disposed. */
+  dispose(): Promise<void>;
+}
+
+/** Per-request outcome of one execute: a response, or an error that fails only that request. */
+export type ExecuteResult = InferResponse | InferError;
+
+/** Timings an instance may report for statistics (nanoseconds). */
+export interface ExecuteTimings {
+  readonly computeInputNs?: number;
+  readonly computeInferNs?: number;
+  readonly computeOutputNs?: number;
+}
+
+export interface ModelInstance {
+  /**
+   * Runs one batch. Returns exactly one entry per request, in order. Rejecting (e.g. the worker died)
+   * fails every request of the batch. `signal` aborts when every request of the batch is cancelled
+   * or the instance is being torn down.
+   */
+  execute(batch: readonly InferRequest[], signal: AbortSignal): Promise<readonly ExecuteResult[]>;
+  /** Decoupled models: responses go to each request's sink; resolves when the call returns. */
+  executeDecoupled?(batch: readonly InferRequest[], sinks: readonly ResponseSink[], signal: AbortSignal): Promise<void>;
+  /** Last execute's timings, if the backend measures them. */
+  readonly lastTimings?: ExecuteTimings;
+  /** Health: false once the instance crashed and has not recovered. */
+  readonly healthy?: boolean;
+  dispose(): Promise<void>;
+}

@@ -1,0 +1,127 @@
+/**
+ * What `InferenceServer` offers the transports (HTTP, gRPC, metrics). Transports depend on this shape
+ * only; they never reach into schedulers or backends. Errors are InferError with Triton's messages
+ * (e.g. NOT_FOUND "Request for unknown model: 'x' is not found").
+ */
+import type { DataType } from '../tensor/data-type.ts';
+import type { ModelConfig } from '../config/model-config.ts';
+import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+
+export type ModelState = 'UNKNOWN' | 'LOADING' | 'READY' | 'UNLOADING' | 'UNAVAILABLE';
+
+export interface ModelIndexEntry {
+  readonly name: string;
+  /** Empty string when no version is known (e.g. a model that failed before versions were read). */
+  readonly version: string;
+  readonly state: ModelState;
+  readonly reason: string;
+}
+
+export interface TensorMetadata {
+  readonly name: string;
+  readonly datatype: DataType;
+  readonly shape: readonly number[];
+}
+
+export interface ModelMetadata {
+  readonly name: string;
+  readonly versions: readonly string[];
+  readonly platform: string;
+  readonly inputs: readonly TensorMetadata[];
+  readonly outputs: readonly TensorMetadata[];
+}
+
+export interface ServerMetadata {
+  readonly name: string;
+  readonly version: string;
+  readonly extensions: readonly string[];
+}
+
+export interface StatisticDuration {
+  count: number;
+  ns: number;
+}
+
+/** Triton's ModelStatistics (field names as Triton's JSON). */
+export interface ModelStatistics {
+  name: string;
+  version: string;
+  last_inference: number;
+  inference_count: number;
+  execution_count: number;
+  inference_stats: {
+    success: StatisticDuration;
+    fail: StatisticDuration;
+    queue: StatisticDuration;
+    compute_input: StatisticDuration;
+    compute_infer: StatisticDuration;
+    compute_output: StatisticDuration;
+    cache_hit: StatisticDuration;
+    cache_miss: StatisticDuration;
+  };
+  batch_stats: {
+    batch_size: number;
+    compute_input: StatisticDuration;
+    compute_infer: StatisticDuration;
+    compute_output: StatisticDuration;
+  }[];
+  memory_usage: { type: string; id: number; byte_size: number }[];
+  response_stats: Record<
+    string,
+    {
+      compute_infer: StatisticDuration;
+      compute_output: StatisticDuration;
+      success: StatisticDuration;
+      fail: StatisticDuration;
+      empty_response: StatisticDuration;
+      cancel: StatisticDuration;
+    }
+  >;
+}
+
+/** Per-model counters behind Triton's Prometheus metrics (nv_inference_*). */
+export interface ModelMetricsSnapshot {
+  readonly model: string;
+  readonly version: string;
+  readonly metricTags: Readonly<Record<string, string>>;
+  readonly requestSuccess: number;
+  readonly requestFailure: Readonly<Record<'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER', number>>;
+  readonly inferenceCount: number;
+  readonly executionCount: number;
+  readonly pendingRequests: number;
+  readonly requestDurationUs: number;
+  readonly queueDurationUs: number;
+  readonly computeInputDurationUs: number;
+  readonly computeInferDurationUs: number;
+  readonly computeOutputDurationUs: number;
+  readonly loadDurationSecs: number;
+  readonly instances: readonly { readonly name: string; readonly healthy: boolean; readonly restarts: number }[];
+}
+
+export interface LoadOptions {
+  /** JSON ModelConfig that replaces the repository's config.pbtxt (Triton's `config` load parameter). */
+  readonly configJson?: string;
+  /** `file:<version>/<name>` → contents (only when the server allows model files through the API). */
+  readonly files?: Readonly<Record<string, Uint8Array>>;
+}
+
+export interface InferenceServerApi {
+  isLive(): boolean;
+  isReady(): boolean;
+  serverMetadata(): ServerMetadata;
+  modelReady(name: string, version?: string): boolean;
+  modelMetadata(name: string, version?: string): ModelMetadata;
+  modelConfig(name: string, version?: string): ModelConfig;
+  /** True when the model (the version a request would reach) is decoupled. */
+  isDecoupled(name: string, version?: string): boolean;
+  infer(request: InferRequest): Promise<InferResponse>;
+  /** Streaming/decoupled inference: 0..n responses then complete. */
+  inferStream(request: InferRequest, sink: ResponseSink): void;
+  statistics(name?: string, version?: string): ModelStatistics[];
+  metrics(): ModelMetricsSnapshot[];
+  repositoryIndex(options?: { readyOnly?: boolean; repository?: string }): Promise<ModelIndexEntry[]>;
+  loadModel(name: string, options?: LoadOptions & { repository?: string }): Promise<void>;
+  unloadModel(name: string, options?: { unloadDependents?: boolean; repository?: string }): Promise<void>;
+  /** Readiness turns false, new requests are refused (UNAVAILABLE), in-flight ones finish, models unload. */
+  stop(options?: { timeoutMs?: number }): Promise<void>;
+}

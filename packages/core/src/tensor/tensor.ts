@@ -1,0 +1,132 @@
+import { InferError } from '../errors.ts';
+import { DATA_TYPE_SIZE, type DataType, type DataTypeMap, type TypedArray } from './data-type.ts';
+
+/**
+ * A tensor as it travels through Tritium: plain data, structured-cloneable, its buffer transferable.
+ * `data` is row-major little-endian; BYTES elements are each a u32 LE length followed by the bytes
+ * (the KServe binary layout), so a tensor from the wire is used as it arrived.
+ */
+export interface Tensor {
+  readonly name: string;
+  readonly datatype: DataType;
+  readonly shape: readonly number[];
+  readonly data: Uint8Array;
+}
+
+export function elementCount(shape: readonly number[]): number {
+  let n = 1;
+  for (const d of shape) n *= d;
+  return n;
+}
+
+/** Byte size a fixed-size tensor of this shape must have; undefined for BYTES. */
+export function expectedByteSize(datatype: DataType, shape: readonly number[]): number | undefined {
+  const size = DATA_TYPE_SIZE[datatype];
+  return size === 0 ? undefined : size * elementCount(shape);
+}
+
+const VIEWS: { [K in DataType]: new (buffer: ArrayBufferLike, offset: number, length: number) => DataTypeMap[K] } = {
+  BOOL: Uint8Array,
+  UINT8: Uint8Array,
+  UINT16: Uint16Array,
+  UINT32: Uint32Array,
+  UINT64: BigUint64Array,
+  INT8: Int8Array,
+  INT16: Int16Array,
+  INT32: Int32Array,
+  INT64: BigInt64Array,
+  FP16: Uint16Array,
+  FP32: Float32Array,
+  FP64: Float64Array,
+  BF16: Uint16Array,
+  BYTES: Uint8Array,
+};
+
+/**
+ * A typed view over the tensor's bytes: no copy when the bytes are aligned for the element size,
+ * one copy otherwise (e.g. a slice of an HTTP body at an odd offset).
+ */
+export function typedView<T extends DataType>(tensor: Tensor & { datatype: T }): DataTypeMap[T];
+export function typedView(tensor: Tensor): TypedArray;
+export function typedView(tensor: Tensor): TypedArray {
+  const size = DATA_TYPE_SIZE[tensor.datatype] || 1;
+  const { data } = tensor;
+  if (data.byteLength % size !== 0) {
+    throw new InferError(
+      'INVALID_ARG',
+      `tensor '${tensor.name}' holds ${data.byteLength} bytes, not a multiple of ${size} for ${tensor.datatype}`,
+    );
+  }
+  const Ctor = VIEWS[tensor.datatype];
+  if (data.byteOffset % size === 0) return new Ctor(data.buffer, data.byteOffset, data.byteLength / size);
+  const copy = new Uint8Array(data.byteLength);
+  copy.set(data);
+  return new Ctor(copy.buffer, 0, data.byteLength / size);
+}
+
+/** The bytes behind a typed array, without copying. */
+export function bytesOf(array: TypedArray): Uint8Array {
+  return new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+}
+
+/** Builds a fixed-size tensor from a typed array (no copy). */
+export function tensorFromTyped(name: string, datatype: DataType, shape: readonly number[], values: TypedArray): Tensor {
+  return { name, datatype, shape: [...shape], data: bytesOf(values) };
+}
+
+const utf8 = new TextEncoder();
+const utf8Strict = new TextDecoder('utf-8', { fatal: true });
+
+/** Serializes BYTES elements: u32 LE length + bytes each. */
+export function encodeBytesElements(elements: readonly (string | Uint8Array)[]): Uint8Array {
+  const encoded = elements.map((e) => (typeof e === 'string' ? utf8.encode(e) : e));
+  let total = 0;
+  for (const e of encoded) total += 4 + e.byteLength;
+  const out = new Uint8Array(total);
+  const view = new DataView(out.buffer);
+  let offset = 0;
+  for (const e of encoded) {
+    view.setUint32(offset, e.byteLength, true);
+    out.set(e, offset + 4);
+    offset += 4 + e.byteLength;
+  }
+  return out;
+}
+
+/** Splits a BYTES tensor's data into its elements (views, no copy). Throws INVALID_ARG on a malformed buffer. */
+export function decodeBytesElements(data: Uint8Array, name = 'tensor'): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let offset = 0;
+  while (offset < data.byteLength) {
+    if (offset + 4 > data.byteLength) {
+      throw new InferError('INVALID_ARG', `malformed BYTES data for '${name}': truncated length prefix at byte ${offset}`);
+    }
+    const len = view.getUint32(offset, true);
+    const start = offset + 4;
+    if (start + len > data.byteLength) {
+      throw new InferError(
+        'INVALID_ARG',
+        `malformed BYTES data for '${name}': element of ${len} bytes at byte ${offset} runs past the end (${data.byteLength})`,
+      );
+    }
+    out.push(data.subarray(start, start + len));
+    offset = start + len;
+  }
+  return out;
+}
+
+/** Decodes BYTES elements as UTF-8 strings; invalid UTF-8 is INVALID_ARG. */
+export function decodeStrings(data: Uint8Array, name = 'tensor'): string[] {
+  return decodeBytesElements(data, name).map((e) => {
+    try {
+      return utf8Strict.decode(e);
+    } catch {
+      throw new InferError('INVALID_ARG', `invalid UTF-8 in BYTES element of '${name}'`);
+    }
+  });
+}
+
+export function tensorFromStrings(name: string, shape: readonly number[], values: readonly (string | Uint8Array)[]): Tensor {
+  return { name, datatype: 'BYTES', shape: [...shape], data: encodeBytesElements(values) };
+}

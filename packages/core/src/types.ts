@@ -1,0 +1,51 @@
+import type { Tensor } from './tensor/tensor.ts';
+
+/** A request parameter: what KServe's InferParameter oneof can carry (uint64 beyond 2^53 as bigint). */
+export type ParameterValue = string | number | boolean | bigint;
+export type Parameters = Readonly<Record<string, ParameterValue>>;
+
+export interface RequestedOutput {
+  readonly name: string;
+  /** e.g. `classification: 3` (top-k) from Triton's classification extension. */
+  readonly parameters?: Parameters;
+}
+
+/**
+ * One inference request, as a transport hands it to `InferenceServer.infer`. Inputs carry the batch
+ * dimension when the model's max_batch_size > 0. Plain data apart from `signal`.
+ */
+export interface InferRequest {
+  readonly id: string;
+  readonly model: string;
+  /** Undefined: the version the model's policy serves (the highest ready one). */
+  readonly version?: number;
+  readonly inputs: readonly Tensor[];
+  /** Undefined or empty: every output of the model. */
+  readonly outputs?: readonly RequestedOutput[];
+  /** Parameters forwarded to the model (reserved keys such as `priority`/`timeout` already lifted out). */
+  readonly parameters?: Parameters;
+  /** Triton's `priority`: 0 = the model's default level, 1 = highest. */
+  readonly priority?: number;
+  /** Triton's `timeout` in microseconds (queue timeout override); 0/undefined = none. */
+  readonly timeoutUs?: number;
+  /** Aborting cancels the request (CANCELLED) wherever it is: queued, in an ensemble, in flight. */
+  readonly signal?: AbortSignal;
+}
+
+export interface InferResponse {
+  readonly id: string;
+  readonly model: string;
+  readonly version: number;
+  readonly outputs: readonly Tensor[];
+  readonly parameters?: Parameters;
+}
+
+/**
+ * Receives the responses of a decoupled model: zero or more `response` calls, then exactly one
+ * `complete` (with an error if the request failed). Also used for non-decoupled models over
+ * streaming transports (one response, then complete).
+ */
+export interface ResponseSink {
+  response(response: InferResponse): void;
+  complete(error?: import('./errors.ts').InferError): void;
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { decodeStrings, encodeBytesElements, decodeBytesElements, typedView, tensorFromTyped, InferError } from '../src/index.ts';
+
+describe('tensor helpers', () => {
+  it('round-trips BYTES elements in the KServe layout', () => {
+    const data = encodeBytesElements(['hello', '', 'wörld']);
+    expect(Array.from(data.subarray(0, 4))).toEqual([5, 0, 0, 0]);
+    expect(decodeStrings(data)).toEqual(['hello', '', 'wörld']);
+  });
+
+  it('rejects a truncated BYTES buffer with INVALID_ARG naming the tensor', () => {
+    const data = encodeBytesElements(['abc']).subarray(0, 5);
+    expect(() => decodeBytesElements(data, 'TEXT')).toThrow(/malformed BYTES data for 'TEXT'/);
+    try {
+      decodeBytesElements(data, 'TEXT');
+    } catch (e) {
+      expect(InferError.is(e) && e.code).toBe('INVALID_ARG');
+    }
+  });
+
+  it('rejects invalid UTF-8', () => {
+    const data = encodeBytesElements([new Uint8Array([0xff, 0xfe])]);
+    expect(() => decodeStrings(data, 'TEXT')).toThrow(/invalid UTF-8/);
+  });
+
+  it('views aligned data without copying and copies unaligned data', () => {
+    const t = tensorFromTyped('x', 'FP32', [2], new Float32Array([1.5, -2]));
+    const view = typedView(t);
+    expect(view.buffer).toBe(t.data.buffer);
+    const unaligned = new Uint8Array(9);
+    unaligned.set(t.data, 1);
+    expect(Array.from(typedView({ ...t, data: unaligned.subarray(1) }) as Float32Array)).toEqual([1.5, -2]);
+  });
+});
