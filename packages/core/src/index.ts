@@ -16,3 +16,5 @@ export { silentLogger } from './logger.ts';
 export type { Scheduler, Clock } from './scheduler/scheduler.ts';
 export { systemClock } from './scheduler/scheduler.ts';
 export type * from './server/server-api.ts';
+export type { StatsRecorder, FailureReason } from './scheduler/stats-recorder.ts';
+export { nullStatsRecorder } from './scheduler/stats-recorder.ts';

@@ -1,0 +1,27 @@
+/**
+ * Hooks a scheduler calls so the server can keep Triton's ModelStatistics and Prometheus counters.
+ * Schedulers own the timing (they know queue/execute boundaries); the server owns aggregation.
+ * All durations in nanoseconds. Failure reasons are Triton's metric labels.
+ */
+export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
+
+export interface StatsRecorder {
+  /** A request entered the queue (pending count +1). */
+  requestQueued(): void;
+  /** A request left the queue for an execution (pending count −1), after `queueNs` in the queue. */
+  requestDequeued(queueNs: number): void;
+  /** One model execution of `batchSize` inferences (sum of the requests' batch dims). */
+  execution(batchSize: number, timings: { computeInputNs: number; computeInferNs: number; computeOutputNs: number }): void;
+  /** A request finished successfully; `totalNs` from arrival to response. Per-request compute shares included. */
+  requestSucceeded(totalNs: number, durations: { queueNs: number; computeInputNs: number; computeInferNs: number; computeOutputNs: number }): void;
+  /** A request failed (rejected in queue, cancelled, backend error, other). If it never left the queue, `dequeued` is false. */
+  requestFailed(totalNs: number, reason: FailureReason, dequeued: boolean): void;
+}
+
+export const nullStatsRecorder: StatsRecorder = {
+  requestQueued() {},
+  requestDequeued() {},
+  execution() {},
+  requestSucceeded() {},
+  requestFailed() {},
+};
