@@ -1,0 +1,236 @@
+import type { InferResponse, ParameterValue } from '@tritium/core';
+import { TritonError, toTritonError } from './errors.ts';
+import { InferenceResponse } from './response.ts';
+import { runtimeLink, type WireInferRequest } from './runtime-link.ts';
+import { Tensor } from './tensor.ts';
+
+/** `pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL`: the last `send` of a request. */
+export const TRITONSERVER_RESPONSE_COMPLETE_FINAL = 1;
+export const TRITONSERVER_REQUEST_FLAG_SEQUENCE_START = 1;
+export const TRITONSERVER_REQUEST_FLAG_SEQUENCE_END = 2;
+export const TRITONSERVER_REQUEST_RELEASE_ALL = 1;
+export const TRITONSERVER_REQUEST_RELEASE_RESCHEDULE = 2;
+
+/**
+ * `request.getResponseSender()`: in a decoupled model, send zero or more responses, then
+ * `send(undefined, TRITONSERVER_RESPONSE_COMPLETE_FINAL)` (or a last response with that flag).
+ * Sending after the final flag throws.
+ */
+export interface InferenceResponseSender {
+  send(response?: InferenceResponse | null, flags?: number): void;
+  isCancelled(): boolean;
+}
+
+/** What the instance runtime attaches to a request it hands to `execute` (not part of the author API). */
+export interface IncomingRequestState {
+  readonly wire: WireInferRequest;
+  /** Output names the client asked for, or every output of the model when it named none. */
+  readonly requestedOutputNames: readonly string[];
+  readonly sender: () => InferenceResponseSender;
+  readonly isCancelled: () => boolean;
+}
+
+/** Marks the internal constructor form, so authors cannot build an "incoming" request by accident. */
+export const INCOMING: unique symbol = Symbol('incoming request');
+
+export interface InferenceRequestInit {
+  /** BLS: the model to call. */
+  readonly modelName: string;
+  readonly inputs: readonly Tensor[];
+  /** Outputs to return (all when empty/absent). */
+  readonly requestedOutputNames?: readonly string[];
+  /** Version to call; -1/undefined = the one the model's policy serves. */
+  readonly modelVersion?: number;
+  readonly requestId?: string;
+  readonly correlationId?: number | string;
+  /** Queue timeout in microseconds (0 = none). */
+  readonly timeout?: number;
+  readonly parameters?: Readonly<Record<string, ParameterValue>>;
+  readonly [INCOMING]?: IncomingRequestState;
+}
+
+export interface ExecOptions {
+  /** Decoupled callee: `exec({ decoupled: true })` returns an async iterable of responses. */
+  readonly decoupled?: boolean;
+}
+
+let blsCounter = 0;
+
+/**
+ * `pb_utils.InferenceRequest`. In `execute` each request holds the client's inputs (with their batch
+ * dimension when the model batches). Build one yourself to call another model (BLS):
+ *
+ * ```ts
+ * const response = await new InferenceRequest({ modelName: 'add_sub', requestedOutputNames: ['OUTPUT0'], inputs: [a, b] }).exec();
+ * if (response.hasError()) throw response.error();
+ * ```
+ */
+export class InferenceRequest {
+  readonly #init: InferenceRequestInit;
+  readonly #incoming: IncomingRequestState | undefined;
+  #inputs: Tensor[] | undefined;
+
+  constructor(init: InferenceRequestInit) {
+    if (!init || typeof init !== 'object') {
+      throw new TritonError('InferenceRequest takes { modelName, inputs, requestedOutputNames? }', TritonError.INVALID_ARG);
+    }
+    this.#incoming = init[INCOMING];
+    if (!this.#incoming) {
+      if (typeof init.modelName !== 'string' || init.modelName === '') {
+        throw new TritonError('InferenceRequest: modelName must be a non-empty string', TritonError.INVALID_ARG);
+      }
+      (init.inputs ?? []).forEach((t, i) => {
+        if (!(t instanceof Tensor)) throw new TritonError(`InferenceRequest: inputs[${i}] is not a Tensor`, TritonError.INVALID_ARG);
+      });
+    }
+    this.#init = init;
+  }
+
+  /** The input tensors. */
+  inputs(): Tensor[] {
+    if (this.#incoming) this.#inputs ??= this.#incoming.wire.inputs.map((t) => Tensor.fromWire(t));
+    else this.#inputs ??= [...this.#init.inputs];
+    return this.#inputs;
+  }
+
+  requestedOutputNames(): string[] {
+    return [...(this.#incoming ? this.#incoming.requestedOutputNames : (this.#init.requestedOutputNames ?? []))];
+  }
+
+  requestId(): string {
+    return this.#incoming ? this.#incoming.wire.id : (this.#init.requestId ?? '');
+  }
+
+  /** The sequence's correlation id (`sequence_id` parameter), 0 when none. */
+  correlationId(): number | string {
+    if (!this.#incoming) return this.#init.correlationId ?? 0;
+    const id = this.#incoming.wire.parameters?.['sequence_id'];
+    return typeof id === 'number' || typeof id === 'string' ? id : typeof id === 'bigint' ? Number(id) : 0;
+  }
+
+  /** Request flags (sequence start/end); 0 outside sequences. */
+  flags(): number {
+    const p = this.#incoming?.wire.parameters;
+    if (!p) return 0;
+    return (p['sequence_start'] === true ? TRITONSERVER_REQUEST_FLAG_SEQUENCE_START : 0) | (p['sequence_end'] === true ? TRITONSERVER_REQUEST_FLAG_SEQUENCE_END : 0);
+  }
+
+  /** Queue timeout in microseconds (0 = none). */
+  timeout(): number {
+    return this.#incoming ? (this.#incoming.wire.timeoutUs ?? 0) : (this.#init.timeout ?? 0);
+  }
+
+  /** Request parameters as an object (Triton gives a JSON string; `JSON.stringify` it if you need that). */
+  parameters(): Readonly<Record<string, ParameterValue>> {
+    return { ...((this.#incoming ? this.#incoming.wire.parameters : this.#init.parameters) ?? {}) };
+  }
+
+  /** True once the client cancelled this request (or the instance is being torn down). */
+  isCancelled(): boolean {
+    return this.#incoming ? this.#incoming.isCancelled() : false;
+  }
+
+  /** The sender for decoupled responses (see {@link InferenceResponseSender}). */
+  getResponseSender(): InferenceResponseSender {
+    if (!this.#incoming) {
+      throw new TritonError('getResponseSender() is only available on requests passed to execute()', TritonError.UNSUPPORTED);
+    }
+    return this.#incoming.sender();
+  }
+
+  /**
+   * BLS: runs this request through the server (the callee's own scheduler and batcher). Never
+   * throws for an inference failure: check `response.hasError()` as in Triton.
+   */
+  exec(options: ExecOptions & { decoupled: true }): AsyncIterable<InferenceResponse>;
+  exec(options?: ExecOptions): Promise<InferenceResponse>;
+  exec(options?: ExecOptions): Promise<InferenceResponse> | AsyncIterable<InferenceResponse> {
+    if (options?.decoupled) return this.#stream();
+    return this.#call();
+  }
+
+  /** Same as `exec()`: JavaScript calls are asynchronous either way. */
+  asyncExec(options: ExecOptions & { decoupled: true }): AsyncIterable<InferenceResponse>;
+  asyncExec(options?: ExecOptions): Promise<InferenceResponse>;
+  asyncExec(options?: ExecOptions): Promise<InferenceResponse> | AsyncIterable<InferenceResponse> {
+    return options?.decoupled ? this.#stream() : this.#call();
+  }
+
+  #toWire(): WireInferRequest {
+    const init = this.#init;
+    const version = init.modelVersion !== undefined && init.modelVersion >= 0 ? init.modelVersion : undefined;
+    const names = init.requestedOutputNames ?? [];
+    return {
+      id: init.requestId || `bls-${++blsCounter}`,
+      model: init.modelName,
+      ...(version !== undefined ? { version } : {}),
+      inputs: this.inputs().map((t) => t.toWire()),
+      ...(names.length > 0 ? { outputs: names.map((name) => ({ name })) } : {}),
+      ...(init.parameters ? { parameters: { ...init.parameters } } : {}),
+      ...(init.timeout ? { timeoutUs: init.timeout } : {}),
+    };
+  }
+
+  async #call(): Promise<InferenceResponse> {
+    if (this.#incoming) {
+      return errorResponse(new TritonError('exec() is for requests built with new InferenceRequest({ modelName, ... })', TritonError.INVALID_ARG));
+    }
+    const link = runtimeLink();
+    if (!link) return errorResponse(blsUnavailable());
+    try {
+      return toAuthorResponse(await link.infer(this.#toWire()));
+    } catch (error) {
+      return errorResponse(toTritonError(error));
+    }
+  }
+
+  async *#stream(): AsyncIterable<InferenceResponse> {
+    const link = runtimeLink();
+    if (!link?.inferStream) {
+      yield errorResponse(blsUnavailable());
+      return;
+    }
+    const queue: Array<{ response?: InferenceResponse; done?: boolean }> = [];
+    let wake: (() => void) | undefined;
+    const push = (item: { response?: InferenceResponse; done?: boolean }): void => {
+      queue.push(item);
+      wake?.();
+    };
+    link.inferStream(this.#toWire(), {
+      response: (r) => push({ response: toAuthorResponse(r) }),
+      complete: (error) => push(error ? { response: errorResponse(toTritonError(error)), done: true } : { done: true }),
+    });
+    for (;;) {
+      if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+      const item = queue.shift()!;
+      if (item.response) yield item.response;
+      if (item.done) return;
+    }
+  }
+}
+
+function blsUnavailable(): TritonError {
+  return new TritonError('BLS is not available here: exec() needs a model running inside a Tritium server', TritonError.UNAVAILABLE);
+}
+
+function errorResponse(error: TritonError): InferenceResponse {
+  return new InferenceResponse({ outputTensors: [], error });
+}
+
+function toAuthorResponse(response: InferResponse): InferenceResponse {
+  return new InferenceResponse({
+    outputTensors: response.outputs.map((t) => Tensor.fromWire(t)),
+    ...(response.parameters ? { parameters: response.parameters } : {}),
+  });
+}
+
+/** Builds a request as `execute` receives it (instance runtime only). */
+export function incomingRequest(state: IncomingRequestState): InferenceRequest {
+  return new InferenceRequest({ modelName: state.wire.model, inputs: [], [INCOMING]: state });
+}
+
+/** `pb_utils.get_input_tensor_by_name(request, name)`: undefined when the request lacks it. */
+export function getInputTensorByName(request: InferenceRequest, name: string): Tensor | undefined {
+  return request.inputs().find((t) => t.name === name);
+}
