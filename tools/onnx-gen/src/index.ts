@@ -1,0 +1,15 @@
+/**
+ * @tritium/onnx-gen — deterministic ONNX test models written in TypeScript. Identical options give
+ * identical bytes (seeded weights, ordered protobuf fields); nothing generated is committed.
+ */
+export { GraphBuilder } from './graph-builder.ts';
+export type { Dim, AttributeValue, InitializerValues, ModelOptions } from './graph-builder.ts';
+export { Rng } from './rng.ts';
+export { ONNX_ELEMENT_TYPE, ORT_NODE_ELEMENT_TYPES } from './dtypes.ts';
+export type { ElementType } from './dtypes.ts';
+export { buildAddSubModel, buildNoBatchModel, buildIdentityModel, buildSequenceModel, buildScalarModel } from './op-models.ts';
+export type { AddSubOptions, IdentityOptions, SequenceOptions, ScalarOptions } from './op-models.ts';
+export { buildBertModel } from './bert.ts';
+export type { BertOptions, BertNames, BertOverrides } from './bert.ts';
+export { writeModel } from './write.ts';
+export { onnx } from './proto.ts';
