@@ -1,0 +1,128 @@
+/**
+ * Runs one request through an ensemble's step DAG with Triton's run-time semantics
+ * (reference/triton.md §5.2): every step whose inputs are ready becomes a request to the server's
+ * `infer` (so composing models' own schedulers batch it); independent steps run concurrently;
+ * the first error wins, in-flight steps drain, and a single error prefixed `in ensemble 'E', `
+ * is returned. Cancellation travels with the request's AbortSignal to every step.
+ */
+import { InferError } from '../../errors.ts';
+import { toNumber, type EnsembleStep, type ModelConfig } from '../../config/model-config.ts';
+import type { Tensor } from '../../tensor/tensor.ts';
+import type { InferRequest, InferResponse } from '../../types.ts';
+import { CANCELLED_MESSAGE } from '../../scheduler/dynamic-batcher.ts';
+import { adaptTensor, dimsOf } from './adapt.ts';
+import type { Semaphore } from './semaphore.ts';
+
+export interface EnsembleContext {
+  readonly config: ModelConfig;
+  readonly version: number;
+  readonly infer: (request: InferRequest) => Promise<InferResponse>;
+  readonly getModelConfig?: (name: string, version?: number) => ModelConfig | undefined;
+  /** One per step (`max_inflight_requests`), shared by all requests of this ensemble. */
+  readonly semaphores: readonly Semaphore[];
+}
+
+/** Prefix Triton puts on every ensemble error. */
+export function ensemblePrefix(name: string): string {
+  return `in ensemble '${name}', `;
+}
+
+function stepVersion(step: EnsembleStep): number | undefined {
+  const v = toNumber(step.model_version ?? -1);
+  return v >= 0 ? v : undefined;
+}
+
+/** Runs `request` (addressed to the ensemble) through its steps; resolves with the ensemble response. */
+export function runEnsemble(ctx: EnsembleContext, request: InferRequest): Promise<InferResponse> {
+  const { config } = ctx;
+  const steps = config.ensemble_scheduling?.step ?? [];
+  const prefix = ensemblePrefix(config.name);
+  // Ensemble tensor name → value; null marks an output a step did not produce (placeholder).
+  const tensors = new Map<string, Tensor | null>();
+  for (const t of request.inputs) tensors.set(t.name, t);
+  const started = new Array<boolean>(steps.length).fill(false);
+  let running = 0;
+  let firstError: InferError | undefined;
+
+  return new Promise<InferResponse>((resolve, reject) => {
+    const finishIfDone = (): void => {
+      if (running > 0) return;
+      if (firstError) {
+        reject(firstError.message.startsWith(prefix) ? firstError : firstError.withPrefix(prefix));
+        return;
+      }
+      const wanted = request.outputs && request.outputs.length > 0 ? request.outputs.map((o) => o.name) : config.output.map((o) => o.name);
+      const outputs: Tensor[] = [];
+      for (const name of wanted) {
+        const t = tensors.get(name);
+        if (t === undefined) {
+          reject(
+            new InferError('INTERNAL', `${prefix}unexpected deadlock, at least one output is not set while no more ensemble steps can be made`),
+          );
+          return;
+        }
+        if (t) outputs.push(adaptTensor(t, name, dimsOf(config, name, 'output'), config.max_batch_size > 0));
+      }
+      resolve({ id: request.id, model: config.name, version: ctx.version, outputs });
+    };
+
+    const launch = async (index: number): Promise<void> => {
+      const step = steps[index]!;
+      const sem = ctx.semaphores[index];
+      await sem?.acquire();
+      try {
+        if (firstError) return;
+        if (request.signal?.aborted) throw new InferError('CANCELLED', CANCELLED_MESSAGE);
+        const version = stepVersion(step);
+        const stepConfig = ctx.getModelConfig?.(step.model_name, version);
+        const batching = (stepConfig?.max_batch_size ?? 0) > 0;
+        const inputs: Tensor[] = [];
+        for (const [modelInput, ensembleTensor] of Object.entries(step.input_map)) {
+          const t = tensors.get(ensembleTensor);
+          if (t) inputs.push(adaptTensor(t, modelInput, dimsOf(stepConfig, modelInput, 'input'), batching));
+        }
+        const stepRequest: InferRequest = {
+          id: request.id,
+          model: step.model_name,
+          ...(version !== undefined ? { version } : {}),
+          inputs,
+          outputs: Object.keys(step.output_map).map((name) => ({ name })),
+          ...(request.parameters ? { parameters: request.parameters } : {}),
+          ...(request.priority !== undefined ? { priority: request.priority } : {}),
+          ...(request.timeoutUs !== undefined ? { timeoutUs: request.timeoutUs } : {}),
+          ...(request.signal ? { signal: request.signal } : {}),
+        };
+        const response = await ctx.infer(stepRequest);
+        if (firstError) return;
+        const produced = new Map(response.outputs.map((o) => [o.name, o]));
+        for (const [modelOutput, ensembleTensor] of Object.entries(step.output_map)) {
+          const t = produced.get(modelOutput);
+          tensors.set(ensembleTensor, t ? adaptTensor(t, ensembleTensor, undefined, false) : null);
+        }
+      } catch (err) {
+        firstError ??= InferError.from(err);
+      } finally {
+        sem?.release();
+        running--;
+        schedule();
+        finishIfDone();
+      }
+    };
+
+    const schedule = (): void => {
+      if (firstError) return;
+      for (let i = 0; i < steps.length; i++) {
+        if (started[i]) continue;
+        const ready = Object.values(steps[i]!.input_map).every((name) => tensors.has(name));
+        if (!ready) continue;
+        started[i] = true;
+        running++;
+        void launch(i);
+      }
+    };
+
+    if (request.signal?.aborted) firstError = new InferError('CANCELLED', CANCELLED_MESSAGE);
+    schedule();
+    finishIfDone();
+  });
+}

@@ -1,0 +1,115 @@
+/**
+ * Turns a ModelConfig into the plain options the batcher runs on (the one place config field
+ * names are read for scheduling).
+ */
+import { InferError } from '../errors.ts';
+import { toNumber, type ModelConfig, type ModelQueuePolicy } from '../config/model-config.ts';
+import type { InferRequest } from '../types.ts';
+import { batchSizeOf } from '../tensor/batch.ts';
+import { paddingSpecFromConfig } from '../tensor/pad.ts';
+
+export interface QueuePolicy {
+  readonly timeoutAction: 'REJECT' | 'DELAY';
+  /** 0 = no timeout. */
+  readonly defaultTimeoutUs: number;
+  readonly allowTimeoutOverride: boolean;
+  /** 0 = unbounded. */
+  readonly maxQueueSize: number;
+}
+
+export interface BatcherOptions {
+  readonly modelName: string;
+  readonly version: number;
+  /** False: every execution carries exactly one request (direct scheduling, or max_batch_size 0). */
+  readonly batching: boolean;
+  readonly maxBatchSize: number;
+  /** Ascending; defaults to [max_batch_size]. */
+  readonly preferredBatchSizes: readonly number[];
+  readonly maxQueueDelayUs: number;
+  readonly preserveOrdering: boolean;
+  /** Number of queue levels (1 when priority_levels is 0). */
+  readonly levelCount: number;
+  /** Level index (0-based) of requests with priority 0 or out of range. */
+  readonly defaultLevel: number;
+  readonly policies: readonly QueuePolicy[];
+  /** Paddable inputs → encoded pad element (`tritium.pad.<INPUT>` parameters). */
+  readonly padding: ReadonlyMap<string, Uint8Array>;
+  /** Batch size of a request (throws INVALID_ARG). */
+  batchSize(request: InferRequest): number;
+  /** Requests co-batch only when their keys are equal (equal-shape + optional-presence rules). */
+  shapeKey(request: InferRequest): string;
+}
+
+const NO_POLICY: QueuePolicy = { timeoutAction: 'REJECT', defaultTimeoutUs: 0, allowTimeoutOverride: false, maxQueueSize: 0 };
+
+function policyOf(p: ModelQueuePolicy | undefined): QueuePolicy {
+  if (!p) return NO_POLICY;
+  return {
+    timeoutAction: p.timeout_action === 'DELAY' ? 'DELAY' : 'REJECT',
+    defaultTimeoutUs: toNumber(p.default_timeout_microseconds ?? 0),
+    allowTimeoutOverride: !!p.allow_timeout_override,
+    maxQueueSize: p.max_queue_size ?? 0,
+  };
+}
+
+/**
+ * Builds a shape-key function: inputs with a -1 dim (not ragged, not paddable) must match exactly,
+ * paddable inputs must match in rank, and the set of present inputs must match when the model
+ * has optional inputs. Returns '' for every request when nothing can differ.
+ */
+export function shapeKeyFor(config: Pick<ModelConfig, 'input' | 'max_batch_size'>, padding: ReadonlyMap<string, Uint8Array>): (r: InferRequest) => string {
+  const batching = config.max_batch_size > 0;
+  const strict = new Set<string>();
+  const rankOnly = new Set<string>();
+  for (const input of config.input) {
+    const variable = input.dims.some((d) => d < 0) || input.is_shape_tensor;
+    if (padding.has(input.name)) rankOnly.add(input.name);
+    else if (variable && !input.allow_ragged_batch) strict.add(input.name);
+  }
+  const hasOptional = config.input.some((i) => i.optional);
+  if (strict.size === 0 && rankOnly.size === 0 && !hasOptional) return () => '';
+  return (r) => {
+    let key = '';
+    for (const t of r.inputs) {
+      if (strict.has(t.name)) key += `${t.name}:${(batching ? t.shape.slice(1) : t.shape).join('x')};`;
+      else if (rankOnly.has(t.name)) key += `${t.name}:r${t.shape.length};`;
+      else if (hasOptional) key += `${t.name};`;
+    }
+    return key;
+  };
+}
+
+/** Options for `config`; `dynamic` false gives direct scheduling (one request per execution). */
+export function batcherOptionsFromConfig(config: ModelConfig, version: number, dynamic = !!config.dynamic_batching): BatcherOptions {
+  const db = dynamic ? config.dynamic_batching : undefined;
+  const maxBatchSize = config.max_batch_size;
+  const levels = db ? toNumber(db.priority_levels ?? 0) : 0;
+  const levelCount = Math.max(1, levels);
+  const defaultLevel = levels > 0 ? Math.min(levels, Math.max(1, toNumber(db?.default_priority_level ?? 0) || 1)) - 1 : 0;
+  const policies: QueuePolicy[] = [];
+  for (let i = 0; i < levelCount; i++) {
+    const specific = db?.priority_queue_policy?.[String(i + 1)];
+    policies.push(policyOf(levels > 0 && specific ? specific : db?.default_queue_policy));
+  }
+  const preferred = [...(db?.preferred_batch_size ?? [])].filter((n) => n > 0).sort((a, b) => a - b);
+  if (preferred.length === 0 && maxBatchSize > 0) preferred.push(maxBatchSize);
+  for (const p of preferred) {
+    if (p > maxBatchSize) throw new InferError('INVALID_ARG', `dynamic batching preferred size must be <= max batch size for ${config.name}`);
+  }
+  const padding = db && maxBatchSize > 0 ? paddingSpecFromConfig(config) : new Map<string, Uint8Array>();
+  return {
+    modelName: config.name,
+    version,
+    batching: !!db && maxBatchSize > 0,
+    maxBatchSize,
+    preferredBatchSizes: preferred,
+    maxQueueDelayUs: db ? toNumber(db.max_queue_delay_microseconds ?? 0) : 0,
+    preserveOrdering: !!db?.preserve_ordering,
+    levelCount,
+    defaultLevel,
+    policies,
+    padding,
+    batchSize: (r) => batchSizeOf(r, config),
+    shapeKey: shapeKeyFor(config, padding),
+  };
+}

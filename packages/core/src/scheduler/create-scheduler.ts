@@ -1,0 +1,54 @@
+/**
+ * Picks the scheduler a model version runs under: ensemble (per-step, or pipeline batching when
+ * the ensemble config carries `dynamic_batching`), dynamic batcher, or direct.
+ */
+import type { ModelConfig } from '../config/model-config.ts';
+import type { ModelInstance } from '../backend/spi.ts';
+import type { Logger } from '../logger.ts';
+import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import { EnsembleScheduler } from '../ensemble/runtime/ensemble-scheduler.ts';
+import { createPipelineEnsemble } from '../ensemble/runtime/pipeline-ensemble.ts';
+import { batcherOptionsFromConfig } from './batcher-options.ts';
+import { createDirectScheduler } from './direct-scheduler.ts';
+import { DynamicBatcher } from './dynamic-batcher.ts';
+import type { Clock, Scheduler } from './scheduler.ts';
+import type { StatsRecorder } from './stats-recorder.ts';
+
+export interface SchedulerDeps {
+  readonly modelName: string;
+  readonly version: number;
+  /** The version's instances (empty for ensembles). */
+  readonly instances: readonly ModelInstance[];
+  /** Server entry point; ensemble steps re-enter it so composing models' schedulers apply. */
+  readonly infer: (request: InferRequest) => Promise<InferResponse>;
+  /** Streaming entry point (decoupled composing models); optional. */
+  readonly inferStream?: (request: InferRequest, sink: ResponseSink) => void;
+  readonly clock?: Clock;
+  readonly stats?: StatsRecorder;
+  readonly log?: Logger;
+  /** Config of another loaded model (ensembles use it for batch/non-batch adaptation). */
+  readonly getModelConfig?: (name: string, version?: number) => ModelConfig | undefined;
+}
+
+export function isEnsembleConfig(config: ModelConfig): boolean {
+  return config.platform === 'ensemble' || !!config.ensemble_scheduling;
+}
+
+/**
+ * Creates the scheduler for one loaded model version. Throws INVALID_ARG when the scheduling
+ * options are inconsistent (e.g. a preferred batch size above max_batch_size).
+ */
+export function createScheduler(config: ModelConfig, deps: SchedulerDeps): Scheduler {
+  if (isEnsembleConfig(config)) {
+    return config.dynamic_batching ? createPipelineEnsemble(config, deps) : new EnsembleScheduler(config, deps);
+  }
+  const batcherDeps = {
+    instances: deps.instances,
+    clock: deps.clock,
+    stats: deps.stats,
+    log: deps.log,
+    decoupled: !!config.model_transaction_policy?.decoupled,
+  };
+  if (config.dynamic_batching) return new DynamicBatcher(batcherOptionsFromConfig(config, deps.version), batcherDeps);
+  return createDirectScheduler(config, deps.version, batcherDeps);
+}

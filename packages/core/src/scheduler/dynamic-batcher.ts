@@ -1,0 +1,505 @@
+/**
+ * Triton's dynamic batcher (reference/triton.md §5.1) with Tritium's improvements:
+ * - queue timeouts fire on real timers (Clock.setTimer), even while every instance is busy;
+ * - without `preserve_ordering`, a request whose shape differs from the batch head is skipped for
+ *   this batch instead of cutting it short; it stays at the head of the queue, so it heads the
+ *   next batch (never starved);
+ * - opt-in padding-aware batching (`tritium.pad.<INPUT>` parameters, see tensor/pad.ts).
+ *
+ * Concurrency: one batch in flight per instance; all instances run concurrently. Everything runs
+ * on the caller's event loop; no locks. Every accepted request is answered exactly once.
+ */
+import { InferError } from '../errors.ts';
+import type { ModelInstance, ExecuteTimings } from '../backend/spi.ts';
+import type { Logger } from '../logger.ts';
+import { silentLogger } from '../logger.ts';
+import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import { padBatch } from '../tensor/pad.ts';
+import type { BatcherOptions } from './batcher-options.ts';
+import { RequestQueue, type QueueItem } from './request-queue.ts';
+import { systemClock, type Clock, type Scheduler } from './scheduler.ts';
+import { nullStatsRecorder, type FailureReason, type StatsRecorder } from './stats-recorder.ts';
+
+/** Triton's status for a cancelled request carries no text; we say what happened. */
+export const CANCELLED_MESSAGE = 'Request was cancelled';
+/** Entries scanned per batch formation when skipping mismatched shapes (bounds the work per batch). */
+const SCAN_LIMIT = 4096;
+
+export interface BatcherDeps {
+  readonly instances: readonly ModelInstance[];
+  readonly clock?: Clock;
+  readonly stats?: StatsRecorder;
+  readonly log?: Logger;
+  /** Decoupled model: executions go through `executeDecoupled`. */
+  readonly decoupled?: boolean;
+}
+
+/** Outcome of an entry: a response, an error, or null for a stream completed without error. */
+type Outcome = InferResponse | InferError | null;
+
+interface Entry extends QueueItem {
+  readonly request: InferRequest;
+  readonly batchSize: number;
+  readonly key: string;
+  readonly arrivalUs: number;
+  readonly timeoutAction: 'REJECT' | 'DELAY';
+  /** Resolves a unary call, or forwards to a stream sink. */
+  readonly deliver: (outcome: Outcome) => void;
+  readonly sink?: ResponseSink;
+  state: 'queued' | 'running' | 'done';
+  queueNs: number;
+  timer?: { cancel(): void };
+  onAbort?: () => void;
+  batch?: Running;
+  /** Answered (outcome known); with preserve_ordering it may still wait in `held`. */
+  settled: boolean;
+  /** The outcome was handed to the caller. */
+  delivered: boolean;
+  /** preserve_ordering: outcome waiting for earlier requests. */
+  held?: Outcome;
+}
+
+interface Running {
+  readonly entries: Entry[];
+  readonly controller: AbortController;
+}
+
+interface Slot {
+  readonly instance: ModelInstance;
+  busy: boolean;
+}
+
+/** The dynamic batcher (also the direct scheduler when `options.batching` is false). */
+export class DynamicBatcher implements Scheduler {
+  private readonly opts: BatcherOptions;
+  private readonly clock: Clock;
+  private readonly stats: StatsRecorder;
+  private readonly log: Logger;
+  private readonly decoupled: boolean;
+  private readonly slots: Slot[];
+  private readonly queue: RequestQueue<Entry>;
+  private readonly maxPreferred: number;
+  private readonly preferred: ReadonlySet<number>;
+  private readonly order: Entry[] = [];
+  private orderHead = 0;
+  private delayTimer: { cancel(): void; at: number } | undefined;
+  private pumping = false;
+  private repump = false;
+  private stopped = false;
+  private drained: (() => void) | undefined;
+  private count = 0;
+
+  constructor(options: BatcherOptions, deps: BatcherDeps) {
+    this.opts = options;
+    this.clock = deps.clock ?? systemClock;
+    this.stats = deps.stats ?? nullStatsRecorder;
+    this.log = deps.log ?? silentLogger;
+    this.decoupled = !!deps.decoupled;
+    this.slots = deps.instances.map((instance) => ({ instance, busy: false }));
+    this.queue = new RequestQueue<Entry>(options.levelCount);
+    this.maxPreferred = options.preferredBatchSizes.length > 0 ? Math.max(...options.preferredBatchSizes) : Math.max(1, options.maxBatchSize);
+    this.preferred = new Set(options.preferredBatchSizes);
+  }
+
+  get inflight(): number {
+    return this.count;
+  }
+
+  /** Requests waiting in the queue (not yet executing). */
+  get queued(): number {
+    return this.queue.size;
+  }
+
+  enqueue(request: InferRequest): Promise<InferResponse> {
+    return new Promise<InferResponse>((resolve, reject) => {
+      if (!this.decoupled) {
+        this.accept(request, (o) => (o && !InferError.is(o) ? resolve(o) : reject(o ?? new InferError('INTERNAL', 'no response'))));
+        return;
+      }
+      // A unary call to a decoupled model: exactly one response is expected.
+      const responses: InferResponse[] = [];
+      const sink: ResponseSink = {
+        response: (r) => void responses.push(r),
+        complete: (error) => {
+          if (error) reject(error);
+          else if (responses.length === 1) resolve(responses[0]!);
+          else
+            reject(
+              new InferError(
+                'UNSUPPORTED',
+                `model '${this.opts.modelName}' is decoupled and sent ${responses.length} responses; use a streaming call`,
+              ),
+            );
+        },
+      };
+      this.enqueueStream(request, sink);
+    });
+  }
+
+  enqueueStream(request: InferRequest, sink: ResponseSink): void {
+    this.accept(
+      request,
+      (o) => {
+        if (InferError.is(o)) sink.complete(o);
+        else {
+          if (o) sink.response(o);
+          sink.complete();
+        }
+      },
+      this.decoupled ? sink : undefined,
+    );
+  }
+
+  stop(): Promise<void> {
+    this.stopped = true;
+    if (this.count === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const prev = this.drained;
+      this.drained = () => {
+        prev?.();
+        resolve();
+      };
+    });
+  }
+
+  // ---- admission -------------------------------------------------------------------------
+
+  private accept(request: InferRequest, deliver: (o: Outcome) => void, sink?: ResponseSink): void {
+    const o = this.opts;
+    if (this.stopped) {
+      deliver(new InferError('UNAVAILABLE', `model '${o.modelName}' version ${o.version} is not accepting requests (unloading)`));
+      return;
+    }
+    if (request.signal?.aborted) {
+      this.stats.requestFailed(0, 'CANCELED', false);
+      deliver(new InferError('CANCELLED', CANCELLED_MESSAGE));
+      return;
+    }
+    let batchSize: number;
+    let key: string;
+    try {
+      batchSize = o.batchSize(request);
+      key = o.shapeKey(request);
+    } catch (e) {
+      this.stats.requestFailed(0, 'OTHER', false);
+      deliver(InferError.from(e, 'INVALID_ARG'));
+      return;
+    }
+    const p = request.priority ?? 0;
+    const level = p >= 1 && p <= o.levelCount && o.levelCount > 1 ? p - 1 : o.defaultLevel;
+    const policy = o.policies[level]!;
+    if (policy.maxQueueSize > 0 && this.queue.sizeOf(level) >= policy.maxQueueSize) {
+      this.stats.requestFailed(0, 'REJECTED', false);
+      deliver(new InferError('UNAVAILABLE', `${request.id ? `[request id: ${request.id}] ` : ''}Exceeds maximum queue size`));
+      return;
+    }
+    let timeoutUs = policy.defaultTimeoutUs;
+    const override = request.timeoutUs ?? 0;
+    if (policy.allowTimeoutOverride && override > 0 && (timeoutUs === 0 || override < timeoutUs)) timeoutUs = override;
+
+    const now = this.clock.nowUs();
+    const entry: Entry = {
+      request,
+      batchSize,
+      key,
+      arrivalUs: now,
+      timeoutAction: policy.timeoutAction,
+      deliver,
+      sink,
+      level,
+      lane: undefined,
+      state: 'queued',
+      queueNs: 0,
+      settled: false,
+      delivered: false,
+    };
+    this.count++;
+    this.stats.requestQueued();
+    this.queue.push(entry);
+    if (o.preserveOrdering) this.order.push(entry);
+    if (timeoutUs > 0) entry.timer = this.clock.setTimer(timeoutUs, () => this.expire(entry));
+    if (request.signal) {
+      entry.onAbort = () => this.cancel(entry);
+      request.signal.addEventListener('abort', entry.onAbort, { once: true });
+    }
+    this.pump();
+  }
+
+  private expire(entry: Entry): void {
+    entry.timer = undefined;
+    if (entry.state !== 'queued') return;
+    if (entry.timeoutAction === 'DELAY') {
+      this.queue.delay(entry);
+      return;
+    }
+    this.queue.remove(entry);
+    this.finish(entry, new InferError('UNAVAILABLE', 'Request timeout expired'), 'REJECTED');
+    this.pump();
+  }
+
+  private cancel(entry: Entry): void {
+    if (entry.state === 'done') return;
+    const wasQueued = entry.state === 'queued';
+    if (wasQueued) this.queue.remove(entry);
+    const running = entry.batch;
+    this.finish(entry, new InferError('CANCELLED', CANCELLED_MESSAGE), 'CANCELED');
+    // Abort the execution once nobody in it is waiting any more.
+    if (running && running.entries.every((e) => e.state === 'done')) running.controller.abort();
+    if (wasQueued) this.pump();
+  }
+
+  // ---- batch formation -------------------------------------------------------------------
+
+  private idleSlot(): Slot | undefined {
+    let fallback: Slot | undefined;
+    for (const s of this.slots) {
+      if (s.busy) continue;
+      if (s.instance.healthy !== false) return s;
+      fallback ??= s;
+    }
+    return fallback;
+  }
+
+  /** Forms and dispatches batches while an instance is idle and the queue has work. */
+  private pump(): void {
+    if (this.pumping) {
+      this.repump = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.repump = false;
+        for (;;) {
+          if (this.queue.size === 0) break;
+          const slot = this.idleSlot();
+          if (!slot) break;
+          const now = this.clock.nowUs();
+          const decision = this.formBatch(now);
+          if (decision.waitUs > 0) {
+            this.armDelay(now + decision.waitUs);
+            break;
+          }
+          this.dispatch(slot, decision.entries, now);
+        }
+      } while (this.repump);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private armDelay(at: number): void {
+    if (this.delayTimer && this.delayTimer.at <= at) return;
+    this.delayTimer?.cancel();
+    const t = this.clock.setTimer(at - this.clock.nowUs(), () => {
+      if (this.delayTimer === timer) this.delayTimer = undefined;
+      this.pump();
+    });
+    const timer = { cancel: () => t.cancel(), at };
+    this.delayTimer = timer;
+  }
+
+  /** Triton's GetDynamicBatch: what to send now, or how long to wait. */
+  private formBatch(now: number): { entries: Entry[]; waitUs: number } {
+    const o = this.opts;
+    const entries: Entry[] = [];
+    if (!o.batching) {
+      this.queue.scan((e) => (entries.push(e), false));
+      return { entries, waitUs: 0 };
+    }
+    let size = 0;
+    let best = 0; // entries count of the best candidate (0 = none)
+    let sendNow = false;
+    let scanned = 0;
+    let headKey = '';
+    this.queue.scan((e) => {
+      if (++scanned > SCAN_LIMIT) return false;
+      if (entries.length === 0) {
+        headKey = e.key;
+      } else if (e.key !== headKey) {
+        if (o.preserveOrdering) {
+          sendNow = true;
+          return false;
+        }
+        return true; // skipped: it heads a later batch
+      }
+      const next = size + e.batchSize;
+      if (best === 0 && next > this.maxPreferred && entries.length > 0) best = entries.length;
+      if (next > o.maxBatchSize) {
+        sendNow = true;
+        return false;
+      }
+      entries.push(e);
+      size = next;
+      if (this.preferred.has(size)) best = entries.length;
+      return true;
+    });
+    const delayUs = now - entries[0]!.arrivalUs;
+    const exceeded = o.maxQueueDelayUs === 0 || delayUs >= o.maxQueueDelayUs;
+    if (best > 0 && !exceeded) return { entries: entries.slice(0, best), waitUs: 0 };
+    if (sendNow || size >= this.maxPreferred || exceeded) return { entries, waitUs: 0 };
+    return { entries, waitUs: o.maxQueueDelayUs - delayUs };
+  }
+
+  // ---- execution -------------------------------------------------------------------------
+
+  private dispatch(slot: Slot, entries: Entry[], now: number): void {
+    const running: Running = { entries, controller: new AbortController() };
+    for (const e of entries) {
+      this.queue.remove(e);
+      e.state = 'running';
+      e.batch = running;
+      e.timer?.cancel();
+      e.timer = undefined;
+      e.queueNs = (now - e.arrivalUs) * 1000;
+      this.stats.requestDequeued(e.queueNs);
+    }
+    slot.busy = true;
+    const startUs = now;
+    let requests: InferRequest[];
+    try {
+      requests = this.opts.padding.size > 0 ? padBatch(entries.map((e) => e.request), this.opts.padding) : entries.map((e) => e.request);
+    } catch (err) {
+      this.failBatch(entries, InferError.from(err, 'INVALID_ARG'), 'OTHER');
+      slot.busy = false;
+      return;
+    }
+    const done = (): void => {
+      slot.busy = false;
+      this.pump();
+    };
+    const batchSize = entries.reduce((n, e) => n + e.batchSize, 0);
+    if (this.decoupled) {
+      this.runDecoupled(slot, entries, requests, running, startUs, batchSize).finally(done);
+      return;
+    }
+    let call: Promise<readonly (InferResponse | InferError)[]>;
+    try {
+      call = slot.instance.execute(requests, running.controller.signal);
+    } catch (err) {
+      call = Promise.reject(err);
+    }
+    call.then(
+      (results) => {
+        const timings = this.recordExecution(slot, batchSize, startUs);
+        if (results.length !== entries.length) {
+          this.failBatch(
+            entries,
+            new InferError('INTERNAL', `model '${this.opts.modelName}' instance returned ${results.length} results for ${entries.length} requests`),
+            'BACKEND',
+          );
+          return;
+        }
+        results.forEach((r, i) => {
+          const e = entries[i]!;
+          if (InferError.is(r)) this.finish(e, r, 'BACKEND');
+          else this.finish(e, r, undefined, timings);
+        });
+      },
+      (err: unknown) => {
+        this.recordExecution(slot, batchSize, startUs);
+        this.failBatch(entries, InferError.from(err), 'BACKEND');
+      },
+    ).finally(done);
+  }
+
+  private async runDecoupled(slot: Slot, entries: Entry[], requests: InferRequest[], running: Running, startUs: number, batchSize: number): Promise<void> {
+    const exec = slot.instance.executeDecoupled;
+    if (!exec) {
+      this.failBatch(entries, new InferError('INTERNAL', `model '${this.opts.modelName}' is decoupled but its instance has no executeDecoupled`), 'OTHER');
+      return;
+    }
+    const sinks: ResponseSink[] = entries.map((e) => ({
+      response: (r) => {
+        if (e.state !== 'done') e.sink?.response(r);
+      },
+      complete: (error) => {
+        if (error) this.finish(e, InferError.from(error), 'BACKEND');
+        else this.finish(e, null, undefined, timingsOf(slot.instance.lastTimings, 0));
+      },
+    }));
+    try {
+      await exec.call(slot.instance, requests, sinks, running.controller.signal);
+      this.recordExecution(slot, batchSize, startUs);
+    } catch (err) {
+      this.recordExecution(slot, batchSize, startUs);
+      this.failBatch(entries, InferError.from(err), 'BACKEND');
+    }
+  }
+
+  private recordExecution(slot: Slot, batchSize: number, startUs: number): Required<ExecuteTimings> {
+    const timings = timingsOf(slot.instance.lastTimings, (this.clock.nowUs() - startUs) * 1000);
+    this.stats.execution(batchSize, timings);
+    return timings;
+  }
+
+  private failBatch(entries: readonly Entry[], error: InferError, reason: FailureReason): void {
+    for (const e of entries) this.finish(e, error, reason);
+  }
+
+  // ---- completion ------------------------------------------------------------------------
+
+  private finish(entry: Entry, outcome: Outcome, reason?: FailureReason, timings?: Required<ExecuteTimings>): void {
+    if (entry.state === 'done') return;
+    const dequeued = entry.state === 'running';
+    entry.state = 'done';
+    entry.timer?.cancel();
+    entry.timer = undefined;
+    if (entry.onAbort) entry.request.signal?.removeEventListener('abort', entry.onAbort);
+    const totalNs = (this.clock.nowUs() - entry.arrivalUs) * 1000;
+    if (reason) this.stats.requestFailed(totalNs, reason, dequeued);
+    else {
+      const t = timings ?? { computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 };
+      this.stats.requestSucceeded(totalNs, { queueNs: entry.queueNs, ...t });
+    }
+    entry.settled = true;
+    if (this.opts.preserveOrdering && reason !== 'CANCELED') {
+      entry.held = outcome;
+      this.flushOrdered();
+    } else {
+      this.safeDeliver(entry, outcome);
+      if (this.opts.preserveOrdering) this.flushOrdered();
+    }
+    this.count--;
+    if (this.count === 0 && this.drained) {
+      const d = this.drained;
+      this.drained = undefined;
+      d();
+    }
+  }
+
+  /** preserve_ordering: releases held outcomes in arrival order. Cancelled ones were released at once. */
+  private flushOrdered(): void {
+    while (this.orderHead < this.order.length) {
+      const e = this.order[this.orderHead]!;
+      if (!e.settled) break;
+      this.orderHead++;
+      if (!e.delivered) this.safeDeliver(e, e.held as Outcome);
+      e.held = undefined;
+    }
+    if (this.orderHead > 1024 && this.orderHead * 2 > this.order.length) {
+      this.order.splice(0, this.orderHead);
+      this.orderHead = 0;
+    } else if (this.orderHead === this.order.length) {
+      this.order.length = 0;
+      this.orderHead = 0;
+    }
+  }
+
+  private safeDeliver(entry: Entry, outcome: Outcome): void {
+    if (entry.delivered) return;
+    entry.delivered = true;
+    try {
+      entry.deliver(outcome);
+    } catch (err) {
+      this.log.error(`model '${this.opts.modelName}': response callback threw: ${InferError.from(err).message}`);
+    }
+  }
+}
+
+function timingsOf(t: ExecuteTimings | undefined, elapsedNs: number): Required<ExecuteTimings> {
+  if (t && (t.computeInputNs !== undefined || t.computeInferNs !== undefined || t.computeOutputNs !== undefined)) {
+    return { computeInputNs: t.computeInputNs ?? 0, computeInferNs: t.computeInferNs ?? 0, computeOutputNs: t.computeOutputNs ?? 0 };
+  }
+  return { computeInputNs: 0, computeInferNs: elapsedNs, computeOutputNs: 0 };
+}

@@ -1,0 +1,186 @@
+/**
+ * Padding-aware batching helpers (beyond Triton). A model opts in per input through config
+ * `parameters` whose key is `tritium.pad.<INPUT_NAME>` and whose `string_value` is the pad value
+ * (a number for numeric types, `true`/`false`/number for BOOL, any string for BYTES):
+ *
+ *     parameters { key: "tritium.pad.INPUT_IDS" value: { string_value: "0" } }
+ *
+ * Triton's parser accepts this (parameters is a free-form map) and ignores it. Requests whose
+ * variable dims (after dim 0) differ are padded at the end of each dim to the longest in the batch.
+ */
+import { InferError } from '../errors.ts';
+import type { ModelConfig } from '../config/model-config.ts';
+import type { InferRequest } from '../types.ts';
+import { DATA_TYPE_SIZE, configToWireDataType, type DataType } from './data-type.ts';
+import { decodeBytesElements, elementCount, encodeBytesElements, type Tensor } from './tensor.ts';
+
+/** Config parameter prefix that declares an input paddable. */
+export const PAD_PARAMETER_PREFIX = 'tritium.pad.';
+
+/** One encoded element of `datatype` holding `value` (BYTES: length prefix + UTF-8). */
+export function encodePadValue(datatype: DataType, value: string): Uint8Array {
+  if (datatype === 'BYTES') return encodeBytesElements([value]);
+  const size = DATA_TYPE_SIZE[datatype];
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  const text = value.trim();
+  const num = text === 'true' ? 1 : text === 'false' ? 0 : Number(text);
+  const isInt = datatype.startsWith('INT') || datatype.startsWith('UINT') || datatype === 'BOOL';
+  if (text === '' || (isInt && !/^-?\d+$/.test(text) && text !== 'true' && text !== 'false') || Number.isNaN(num)) {
+    throw new InferError('INVALID_ARG', `pad value '${value}' is not a valid ${datatype}`);
+  }
+  switch (datatype) {
+    case 'BOOL':
+    case 'UINT8':
+      view.setUint8(0, num);
+      break;
+    case 'INT8':
+      view.setInt8(0, num);
+      break;
+    case 'UINT16':
+      view.setUint16(0, num, true);
+      break;
+    case 'INT16':
+      view.setInt16(0, num, true);
+      break;
+    case 'UINT32':
+      view.setUint32(0, num, true);
+      break;
+    case 'INT32':
+      view.setInt32(0, num, true);
+      break;
+    case 'UINT64':
+      view.setBigUint64(0, BigInt(text), true);
+      break;
+    case 'INT64':
+      view.setBigInt64(0, BigInt(text), true);
+      break;
+    case 'FP32':
+      view.setFloat32(0, num, true);
+      break;
+    case 'FP64':
+      view.setFloat64(0, num, true);
+      break;
+    case 'FP16':
+      view.setUint16(0, toHalfBits(num), true);
+      break;
+    case 'BF16': {
+      const f = new DataView(new ArrayBuffer(4));
+      f.setFloat32(0, num, true);
+      view.setUint16(0, f.getUint32(0, true) >>> 16, true);
+      break;
+    }
+  }
+  return out;
+}
+
+/** IEEE 754 binary16 bits of `v` (round toward zero; pad values are small integers in practice). */
+function toHalfBits(v: number): number {
+  const f = new DataView(new ArrayBuffer(4));
+  f.setFloat32(0, v, true);
+  const x = f.getUint32(0, true);
+  const sign = (x >>> 16) & 0x8000;
+  const exp = ((x >>> 23) & 0xff) - 127 + 15;
+  const mant = x & 0x7fffff;
+  if (((x >>> 23) & 0xff) === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  if (exp >= 0x1f) return sign | 0x7c00;
+  if (exp <= 0) return exp < -10 ? sign : sign | ((mant | 0x800000) >> (14 - exp));
+  return sign | (exp << 10) | (mant >> 13);
+}
+
+/**
+ * Paddable inputs of a model: input name → encoded pad element. Throws INVALID_ARG when a
+ * `tritium.pad.*` key names no input or its value does not parse for the input's type.
+ */
+export function paddingSpecFromConfig(config: Pick<ModelConfig, 'name' | 'input' | 'parameters'>): Map<string, Uint8Array> {
+  const spec = new Map<string, Uint8Array>();
+  for (const [key, param] of Object.entries(config.parameters ?? {})) {
+    if (!key.startsWith(PAD_PARAMETER_PREFIX)) continue;
+    const inputName = key.slice(PAD_PARAMETER_PREFIX.length);
+    const input = config.input.find((i) => i.name === inputName);
+    if (!input) {
+      throw new InferError('INVALID_ARG', `parameter '${key}' names unknown input '${inputName}' for '${config.name}'`);
+    }
+    const datatype = configToWireDataType(input.data_type);
+    if (!datatype) throw new InferError('INVALID_ARG', `input '${inputName}' has no data type for '${config.name}'`);
+    spec.set(inputName, encodePadValue(datatype, param.string_value));
+  }
+  return spec;
+}
+
+/**
+ * Pads `tensor` at the end of every dim up to `shape` (same rank, each dim ≥ the tensor's) with the
+ * encoded pad element. Returns the tensor itself when it already has that shape.
+ */
+export function padTensor(tensor: Tensor, shape: readonly number[], pad: Uint8Array): Tensor {
+  const src = tensor.shape;
+  if (src.length !== shape.length || src.some((d, i) => d > shape[i]!)) {
+    throw new InferError('INTERNAL', `cannot pad '${tensor.name}' of shape [${src.join(',')}] to [${shape.join(',')}]`);
+  }
+  if (src.every((d, i) => d === shape[i])) return tensor;
+  const rank = src.length;
+  const total = elementCount(shape);
+  // Maps every source element's flat index to its flat index in the padded tensor.
+  const mapIndex = (flat: number): number => {
+    let dst = 0;
+    let stride = 1;
+    for (let d = rank - 1; d >= 0; d--) {
+      const idx = flat % src[d]!;
+      flat = Math.floor(flat / src[d]!);
+      dst += idx * stride;
+      stride *= shape[d]!;
+    }
+    return dst;
+  };
+  if (tensor.datatype === 'BYTES') {
+    const elems = decodeBytesElements(tensor.data, tensor.name);
+    const padElem = pad.subarray(4);
+    const out: Uint8Array[] = new Array<Uint8Array>(total).fill(padElem);
+    elems.forEach((e, i) => (out[mapIndex(i)] = e));
+    return { name: tensor.name, datatype: 'BYTES', shape: [...shape], data: encodeBytesElements(out) };
+  }
+  const size = pad.byteLength;
+  const data = new Uint8Array(new ArrayBuffer(total * size));
+  if (pad.some((b) => b !== 0)) for (let i = 0; i < total; i++) data.set(pad, i * size);
+  // Copy contiguous runs of the last dim at a time.
+  const last = src[rank - 1] ?? 1;
+  const runBytes = last * size;
+  const runs = last === 0 ? 0 : elementCount(src) / last;
+  for (let r = 0; r < runs; r++) {
+    const dst = mapIndex(r * last) * size;
+    data.set(tensor.data.subarray(r * runBytes, (r + 1) * runBytes), dst);
+  }
+  return { name: tensor.name, datatype: tensor.datatype, shape: [...shape], data };
+}
+
+/**
+ * Pads each paddable input of the batch to the longest dims (after dim 0) found among the
+ * requests. Requests with nothing to pad are returned as they are; others are shallow copies with
+ * padded tensors. Inputs must agree in rank (INVALID_ARG otherwise).
+ */
+export function padBatch(batch: readonly InferRequest[], spec: ReadonlyMap<string, Uint8Array>): InferRequest[] {
+  if (spec.size === 0 || batch.length < 2) return [...batch];
+  const target = new Map<string, number[]>();
+  for (const request of batch) {
+    for (const t of request.inputs) {
+      if (!spec.has(t.name)) continue;
+      const cur = target.get(t.name);
+      if (!cur) target.set(t.name, [...t.shape]);
+      else if (cur.length !== t.shape.length) {
+        throw new InferError('INVALID_ARG', `input '${t.name}' rank ${t.shape.length} differs from ${cur.length} of other requests in the batch for '${request.model}'`);
+      } else for (let d = 1; d < cur.length; d++) cur[d] = Math.max(cur[d]!, t.shape[d]!);
+    }
+  }
+  return batch.map((request) => {
+    let changed = false;
+    const inputs = request.inputs.map((t) => {
+      const want = target.get(t.name);
+      if (!want) return t;
+      const shape = [t.shape[0]!, ...want.slice(1)];
+      const padded = padTensor(t, shape, spec.get(t.name)!);
+      if (padded !== t) changed = true;
+      return padded;
+    });
+    return changed ? { ...request, inputs } : request;
+  });
+}
