@@ -33,3 +33,14 @@ export type { ManualClock } from './scheduler/manual-clock.ts';
 export { EnsembleScheduler } from './ensemble/runtime/ensemble-scheduler.ts';
 export { createPipelineEnsemble, runPipelineBatch, PIPELINE_CONCURRENCY_PARAMETER } from './ensemble/runtime/pipeline-ensemble.ts';
 export { runEnsemble, ensemblePrefix } from './ensemble/runtime/ensemble-run.ts';
+export { spawnWorkerInstance, WORKER_BOOTSTRAP_URL } from './worker/worker-host.ts';
+export type {
+  WorkerInstanceOptions,
+  WorkerInstance,
+  WorkerRestartPolicy,
+  WorkerResourceLimits,
+  WorkerContext,
+  WorkerExecuteContext,
+  WorkerModelInstance,
+  CreateWorkerInstance,
+} from './worker/types.ts';

@@ -40,6 +40,12 @@ export interface InstanceSpec {
   readonly kind: 'CPU' | 'GPU' | 'MODEL';
   readonly device: number;
   readonly groupName: string;
+  /**
+   * Called (once) when this instance stops recovering from crashes (e.g. a worker-hosted instance
+   * that crashed too often within its restart window); the server marks the model UNAVAILABLE with
+   * `reason` in the repository index. Optional: an instance that cannot give up never calls it.
+   */
+  readonly onUnavailable?: (reason: string) => void;
 }
 
 export interface Backend {

@@ -1,0 +1,171 @@
+/**
+ * One live worker (thread or child process) seen as a message channel that reports its own death
+ * once, with a human-readable cause. The host builds one Channel per (re)start.
+ */
+import { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { BRAND, isProtocolMessage, type FromWorker, type ToWorkerBody } from './protocol.ts';
+import type { WorkerResourceLimits } from './types.ts';
+
+export interface ChannelHandlers {
+  message(msg: FromWorker): void;
+  /** Called once when the worker is gone (crash, exit, kill). `cause` reads after "crashed: ". */
+  died(cause: string): void;
+}
+
+export interface Channel {
+  /** Whether `send` honours a transfer list (threads) or always copies (IPC). */
+  readonly canTransfer: boolean;
+  send(msg: ToWorkerBody, transfer?: ArrayBuffer[]): void;
+  /** Keep the event loop alive while work is outstanding; let the process exit when idle. */
+  keepAlive(on: boolean): void;
+  /** Forcibly stops the worker; resolves once it is gone. No `died` call follows a kill. */
+  kill(): Promise<void>;
+  /** Resolves when the worker has exited, for whatever reason. */
+  readonly exited: Promise<void>;
+}
+
+export const BOOTSTRAP_URL = new URL('./bootstrap.mjs', import.meta.url);
+
+function heapCause(detail: string): string {
+  return `worker exceeded its heap limit (${detail})`;
+}
+
+export function spawnThread(
+  opts: { resourceLimits?: WorkerResourceLimits; env?: Readonly<Record<string, string | undefined>>; execArgv?: readonly string[] },
+  handlers: ChannelHandlers,
+): Channel {
+  const worker = new Worker(BOOTSTRAP_URL, {
+    resourceLimits: opts.resourceLimits ? { ...opts.resourceLimits } : undefined,
+    env: opts.env ? { ...opts.env } : { ...process.env },
+    execArgv: [...(opts.execArgv ?? [])],
+  });
+  let gone = false;
+  let killed = false;
+  const die = (cause: string): void => {
+    if (gone) return;
+    gone = true;
+    if (!killed) handlers.died(cause);
+  };
+  worker.on('message', (m: unknown) => {
+    if (isProtocolMessage(m)) handlers.message(m as FromWorker);
+  });
+  worker.on('error', (err: Error & { code?: string }) => {
+    if (err?.code === 'ERR_WORKER_OUT_OF_MEMORY') die(heapCause('ERR_WORKER_OUT_OF_MEMORY'));
+    else die(`worker threw: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+    // The thread may still be unwinding; make sure it is gone.
+    void worker.terminate();
+  });
+  const exited = new Promise<void>((resolve) =>
+    worker.once('exit', (code) => {
+      die(`worker exited with code ${code}`);
+      resolve();
+    }),
+  );
+  return {
+    canTransfer: true,
+    exited,
+    send(msg, transfer) {
+      if (!gone) worker.postMessage({ brand: BRAND, ...msg }, transfer ?? []);
+    },
+    keepAlive(on) {
+      if (on) worker.ref();
+      else worker.unref();
+    },
+    async kill() {
+      killed = true;
+      await worker.terminate();
+      await exited;
+    },
+  };
+}
+
+export function spawnProcess(
+  opts: {
+    /** The bundled worker runtime (process isolation runs without tsx). */
+    script: URL;
+    resourceLimits?: WorkerResourceLimits;
+    env?: Readonly<Record<string, string | undefined>>;
+    execArgv?: readonly string[];
+    allowRead: readonly string[];
+    stderr?: (line: string) => void;
+  },
+  handlers: ChannelHandlers,
+): Channel {
+  const limits = opts.resourceLimits ?? {};
+  const flags = [
+    '--experimental-permission',
+    // Node 20 grants a folder's contents only through a trailing wildcard, and only one path per flag.
+    ...opts.allowRead.map((p) => `--allow-fs-read=${p.endsWith('*') || /\.[cm]?[jt]s$|\.json$/.test(p) ? p : `${p.replace(/\/$/, '')}/*`}`),
+    '--no-warnings=ExperimentalWarning',
+    ...(limits.maxOldGenerationSizeMb ? [`--max-old-space-size=${limits.maxOldGenerationSizeMb}`] : []),
+    ...(limits.maxYoungGenerationSizeMb ? [`--max-semi-space-size=${Math.max(1, Math.floor(limits.maxYoungGenerationSizeMb / 2))}`] : []),
+    ...(limits.stackSizeMb ? [`--stack-size=${Math.floor(limits.stackSizeMb * 1024)}`] : []),
+    ...(opts.execArgv ?? []),
+  ];
+  const child: ChildProcess = fork(fileURLToPath(opts.script), [], {
+    execArgv: flags,
+    serialization: 'advanced',
+    env: opts.env ? { ...opts.env } : { ...process.env },
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+  });
+  let gone = false;
+  let killed = false;
+  let sawOom = false;
+  let lastThrow: string | undefined;
+  const die = (cause: string): void => {
+    if (gone) return;
+    gone = true;
+    if (!killed) handlers.died(cause);
+  };
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    if (/heap out of memory|Reached heap limit/i.test(chunk)) sawOom = true;
+    // V8's OOM report (GC trace, native stack) is noise once the cause is known.
+    if (sawOom) return;
+    if (opts.stderr) opts.stderr(chunk);
+    else process.stderr.write(chunk);
+  });
+  child.on('message', (m: unknown) => {
+    if (!isProtocolMessage(m)) return;
+    const msg = m as FromWorker;
+    // The child reports its own uncaught exception just before exiting; keep it for the cause.
+    if (msg.t === 'fatal' && msg.error.message.startsWith('uncaught: ')) {
+      lastThrow = msg.error.message.slice('uncaught: '.length);
+      return;
+    }
+    handlers.message(msg);
+  });
+  child.on('error', (err) => die(`worker process failed: ${err.message}`));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      if (sawOom) die(heapCause('JavaScript heap out of memory'));
+      else if (lastThrow !== undefined) die(`worker threw: ${lastThrow}`);
+      else die(signal ? `worker process killed by ${signal}` : `worker exited with code ${code}`);
+      resolve();
+    }),
+  );
+  return {
+    canTransfer: false,
+    exited,
+    send(msg) {
+      if (!gone && child.connected) child.send({ brand: BRAND, ...msg });
+    },
+    keepAlive(on) {
+      const ipc = child.channel as { ref?(): void; unref?(): void } | undefined;
+      if (on) {
+        child.ref();
+        ipc?.ref?.();
+      } else {
+        child.unref();
+        ipc?.unref?.();
+      }
+    },
+    async kill() {
+      killed = true;
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}

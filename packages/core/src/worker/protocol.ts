@@ -1,0 +1,139 @@
+/**
+ * The whole host ⇄ worker protocol: a branded discriminated union, five kinds to the worker and six
+ * back. Plain data only (structured clone / Node's advanced IPC serialization); tensor bytes travel
+ * as transferred ArrayBuffers where the channel supports transfer. InferErrors cross as `{code, message}`.
+ */
+import { InferError, type WireError } from '../errors.ts';
+import type { ExecuteTimings } from '../backend/spi.ts';
+import type { Tensor } from '../tensor/tensor.ts';
+import type { InferRequest, InferResponse } from '../types.ts';
+
+/** Brand so a stray message on the same port (e.g. user code's own postMessage) is never mistaken for ours. */
+export const BRAND = 'tritium-worker/1' as const;
+
+/** An InferRequest as it crosses: everything but the (uncloneable) signal. */
+export type WireRequest = Omit<InferRequest, 'signal'>;
+
+/** One slot of an execute's results. */
+export type WireResult = { readonly ok: true; readonly response: InferResponse } | { readonly ok: false; readonly error: WireError };
+
+export interface InitPayload {
+  /** file:// URL of the entry module exporting `createInstance`. */
+  readonly entry: string;
+  readonly init: unknown;
+  readonly model: string;
+  readonly instanceName: string;
+}
+
+/** Host → worker. */
+export type ToWorker = { readonly brand: typeof BRAND } & (
+  | { readonly t: 'init'; readonly payload: InitPayload }
+  | { readonly t: 'execute'; readonly id: number; readonly batch: readonly WireRequest[]; readonly decoupled: boolean }
+  | { readonly t: 'abort'; readonly id: number }
+  | {
+      readonly t: 'bls-reply';
+      readonly call: number;
+      /** A final (non-stream) response, or one streamed response when `more` is true. */
+      readonly response?: InferResponse;
+      readonly error?: WireError;
+      /** Stream calls: true for a streamed response, false/undefined when the stream completed. */
+      readonly more?: boolean;
+    }
+  | { readonly t: 'dispose' }
+);
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'verbose';
+
+/** Worker → host. */
+export type FromWorker = { readonly brand: typeof BRAND } & (
+  | { readonly t: 'ready' }
+  /** createInstance failed, or the worker is about to die for a reason it can still report. */
+  | { readonly t: 'fatal'; readonly error: WireError }
+  /** Ends an execute: per-request results (empty for decoupled), or `error` failing the whole batch. */
+  | {
+      readonly t: 'result';
+      readonly id: number;
+      readonly results?: readonly WireResult[];
+      readonly error?: WireError;
+      readonly timings?: ExecuteTimings;
+    }
+  /** Decoupled: one response for request `index` of execute `id`, or its completion (`done`). */
+  | {
+      readonly t: 'sink';
+      readonly id: number;
+      readonly index: number;
+      readonly response?: InferResponse;
+      readonly done?: boolean;
+      readonly error?: WireError;
+    }
+  | { readonly t: 'bls'; readonly call: number; readonly request: WireRequest; readonly stream: boolean }
+  | { readonly t: 'log'; readonly level: LogLevel; readonly message: string; readonly verbosity?: number }
+);
+
+type Body<U> = U extends { readonly brand: typeof BRAND } ? Omit<U, 'brand'> : never;
+export type ToWorkerBody = Body<ToWorker>;
+export type FromWorkerBody = Body<FromWorker>;
+
+export function isProtocolMessage(value: unknown): value is { brand: typeof BRAND; t: string } {
+  return typeof value === 'object' && value !== null && (value as { brand?: unknown }).brand === BRAND;
+}
+
+/** Strips the signal (not cloneable) and any extra fields; keeps the rest as plain data. */
+export function toWireRequest(request: InferRequest): WireRequest {
+  const { signal: _signal, ...rest } = request;
+  return rest;
+}
+
+export function toWireError(error: unknown): WireError {
+  const e = InferError.from(error);
+  return { code: e.code, message: e.message };
+}
+
+/**
+ * Makes a tensor's bytes safe and cheap to send: a view that spans its whole (non-shared) ArrayBuffer
+ * is sent as is and its buffer listed for transfer when `transfer` allows; any other view (a slice of
+ * a pooled Buffer or of a larger body, or shared memory) is first copied into a fresh ArrayBuffer,
+ * because cloning a view would copy its WHOLE backing buffer and a pooled Buffer cannot be transferred.
+ */
+export function prepareTensor(tensor: Tensor, transferList: ArrayBuffer[] | undefined, transferWhole: boolean): Tensor {
+  const { data } = tensor;
+  const buffer = data.buffer;
+  const spansWhole = data.byteOffset === 0 && data.byteLength === buffer.byteLength && buffer instanceof ArrayBuffer;
+  if (spansWhole && !transferWhole) {
+    // The caller keeps using its buffer: the channel's clone is the one copy.
+    return tensor;
+  }
+  let out = data;
+  if (!spansWhole) {
+    const copy = new Uint8Array(data.byteLength);
+    copy.set(data);
+    out = copy;
+  }
+  if (transferList && !transferList.includes(out.buffer as ArrayBuffer) && out.byteLength > 0) {
+    transferList.push(out.buffer as ArrayBuffer);
+  }
+  return out === data ? tensor : { name: tensor.name, datatype: tensor.datatype, shape: tensor.shape, data: out };
+}
+
+/** Prepares every tensor of a request for sending (see {@link prepareTensor}). */
+export function prepareRequest(request: InferRequest, transferList: ArrayBuffer[] | undefined, transferWhole: boolean): WireRequest {
+  const wire = toWireRequest(request);
+  return { ...wire, inputs: wire.inputs.map((t) => prepareTensor(t, transferList, transferWhole)) };
+}
+
+export function prepareResponse(response: InferResponse, transferList: ArrayBuffer[] | undefined, transferWhole: boolean): InferResponse {
+  return { ...response, outputs: response.outputs.map((t) => prepareTensor(t, transferList, transferWhole)) };
+}
+
+/**
+ * Data received over the channel: a Node Buffer may arrive as a Uint8Array subclass or, over IPC, be
+ * turned into a plain Uint8Array already; normalise so consumers always see a Uint8Array.
+ */
+export function normalizeTensor(tensor: Tensor): Tensor {
+  const { data } = tensor;
+  if (data instanceof Uint8Array && data.constructor === Uint8Array) return tensor;
+  const view = ArrayBuffer.isView(data)
+    ? new Uint8Array((data as ArrayBufferView).buffer, (data as ArrayBufferView).byteOffset, (data as ArrayBufferView).byteLength)
+    : new Uint8Array(0);
+  return { ...tensor, data: view };
+}

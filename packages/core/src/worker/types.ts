@@ -1,0 +1,115 @@
+/**
+ * Public types of the worker host: what a backend passes to `spawnWorkerInstance`, and what the entry
+ * module that runs INSIDE the worker exports.
+ */
+import type { ExecuteResult, ExecuteTimings, ModelInstance } from '../backend/spi.ts';
+import type { Logger } from '../logger.ts';
+import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+
+export interface WorkerRestartPolicy {
+  /** Crashes tolerated within `windowMs`; one more and the instance gives up (default 5). */
+  readonly maxRestarts?: number;
+  /** Sliding window for counting crashes, ms (default 60 000). */
+  readonly windowMs?: number;
+  /** Delay before the first restart; doubles per crash in the window (default 50 ms). */
+  readonly initialBackoffMs?: number;
+  /** Cap of the backoff (default 5 000 ms). */
+  readonly maxBackoffMs?: number;
+  /**
+   * How long an execute that arrives while the instance restarts waits for it before failing
+   * UNAVAILABLE (default: maxBackoffMs + 30 000 ms, the startup allowance).
+   */
+  readonly waitMs?: number;
+}
+
+export interface WorkerResourceLimits {
+  readonly maxOldGenerationSizeMb?: number;
+  readonly maxYoungGenerationSizeMb?: number;
+  readonly stackSizeMb?: number;
+}
+
+/** Options of {@link spawnWorkerInstance}. One options object per instance. */
+export interface WorkerInstanceOptions<Init> {
+  /** Absolute path or file URL of a .ts/.js/.mjs module exporting `createInstance(init, ctx)`. */
+  readonly entry: string | URL;
+  /** Handed to `createInstance` on every (re)start; must be structured-cloneable. */
+  readonly init: Init;
+  /** Model and instance names, for error messages and logs (e.g. `'m'`, `'m_0_0'`). */
+  readonly model: string;
+  readonly instanceName: string;
+  /** V8 heap caps of the worker thread (thread isolation) or child process (process isolation). */
+  readonly resourceLimits?: WorkerResourceLimits;
+  /** An execute running longer is killed with its worker: its requests fail INTERNAL, the instance restarts. */
+  readonly executeTimeoutMs?: number;
+  /** Restart backoff and give-up policy after crashes. */
+  readonly restart?: WorkerRestartPolicy;
+  /** How long the first start (import + createInstance) may take (default 60 000 ms). */
+  readonly startTimeoutMs?: number;
+  /** BLS: lets worker code call other models (`ctx.infer`). Without it `ctx.infer` fails UNSUPPORTED. */
+  readonly infer?: (request: InferRequest) => Promise<InferResponse>;
+  /** BLS, decoupled form (`ctx.inferStream`). */
+  readonly inferStream?: (request: InferRequest, sink: ResponseSink) => void;
+  /** Receives the host's messages (restarts, crashes) and the worker's `ctx.log` lines. */
+  readonly log?: Logger;
+  /** Called once when the instance stops restarting after too many crashes; it then fails every execute UNAVAILABLE. */
+  readonly onUnavailable?: (reason: string) => void;
+  /**
+   * `'thread'` (default): a worker thread. `'process'`: a child process under Node's permission model
+   * (read-only fs limited to `processPermissions.allowRead` + what the runtime needs, no child
+   * processes, no workers, no fs writes), speaking the same protocol over IPC.
+   */
+  readonly isolation?: 'thread' | 'process';
+  readonly processPermissions?: { readonly allowRead?: readonly string[] };
+  /** Environment of the worker (default: a copy of process.env). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Extra Node flags for the worker / child (default none; the host never inherits the parent's execArgv). */
+  readonly execArgv?: readonly string[];
+  /**
+   * Transfer (detach) input buffers that span their whole ArrayBuffer instead of copying them
+   * (default false: the caller may still hold those tensors, e.g. an ensemble feeding one tensor to
+   * two steps). Views over part of a buffer are always copied once into a fresh buffer and transferred.
+   */
+  readonly transferInputs?: boolean;
+}
+
+/** A ModelInstance backed by a worker, with its health. */
+export interface WorkerInstance extends ModelInstance {
+  /** False while restarting after a crash or once given up. */
+  readonly healthy: boolean;
+  /** Restarts so far (crash recoveries). */
+  readonly restarts: number;
+}
+
+/** Passed to `createInstance` inside the worker. */
+export interface WorkerContext {
+  readonly model: string;
+  readonly instanceName: string;
+  /** BLS: runs a request through the server (main thread). Rejects with InferError. */
+  infer(request: Omit<InferRequest, 'signal'>): Promise<InferResponse>;
+  /** BLS, decoupled: each streamed response to `sink.response`, then `sink.complete(error?)`. */
+  inferStream(request: Omit<InferRequest, 'signal'>, sink: ResponseSink): void;
+  /** Lines go to the host's logger. */
+  readonly log: Logger;
+}
+
+export interface WorkerExecuteContext {
+  /** Aborts when the host's execute signal aborts (every request cancelled, or teardown). */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * What `createInstance` returns inside the worker. `execute` returns one result per request in order
+ * (an InferError in a slot fails only that request); rejecting fails the whole batch (INTERNAL unless
+ * it is an InferError) WITHOUT restarting the worker. Output buffers that span their whole
+ * ArrayBuffer are transferred to the host and so detached here: copy an array you keep and return.
+ */
+export interface WorkerModelInstance {
+  execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<readonly ExecuteResult[]>;
+  executeDecoupled?(batch: readonly InferRequest[], sinks: readonly ResponseSink[], ctx: WorkerExecuteContext): Promise<void>;
+  dispose?(): Promise<void>;
+  /** Read after each execute and reported to the host's `lastTimings`. */
+  readonly lastTimings?: ExecuteTimings;
+}
+
+/** The type of the `createInstance` export of an entry module. */
+export type CreateWorkerInstance<Init> = (init: Init, ctx: WorkerContext) => Promise<WorkerModelInstance>;

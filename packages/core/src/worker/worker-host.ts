@@ -1,0 +1,404 @@
+/**
+ * The worker host: a ModelInstance whose work runs in its own worker thread (or child process).
+ *
+ * Failure semantics: if the worker throws (uncaught), exits, runs out of heap or overruns
+ * `executeTimeoutMs`, only the requests in flight on it fail (INTERNAL, `model 'm' instance 'i'
+ * crashed: <cause>`); the worker is replaced after an exponential backoff, re-running
+ * `createInstance(init)`. Executes that arrive meanwhile wait for the restart (bounded by
+ * `restart.waitMs`). More than `restart.maxRestarts` crashes within `restart.windowMs` and the
+ * instance gives up: `onUnavailable(reason)` is called once and every execute fails UNAVAILABLE.
+ *
+ * Concurrency: core calls `execute` one batch at a time per instance, but the host tolerates
+ * overlapping calls (each is tracked by id).
+ */
+import { pathToFileURL } from 'node:url';
+import { isAbsolute, resolve as resolvePath } from 'node:path';
+import { InferError } from '../errors.ts';
+import type { ExecuteResult, ExecuteTimings } from '../backend/spi.ts';
+import { silentLogger, type Logger } from '../logger.ts';
+import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import { BOOTSTRAP_URL, spawnProcess, spawnThread, type Channel } from './channel.ts';
+import { normalizeTensor, prepareRequest, prepareResponse, toWireError, type FromWorker } from './protocol.ts';
+import type { WorkerInstance, WorkerInstanceOptions } from './types.ts';
+import { runtimeReadPaths } from './process-paths.ts';
+import { buildProcessBundle, entryDir, type ProcessBundle } from './process-bundle.ts';
+
+interface PendingExecute {
+  resolve(results: readonly ExecuteResult[]): void;
+  reject(error: InferError): void;
+  sinks?: readonly ResponseSink[];
+  cleanup(): void;
+}
+
+interface Generation {
+  channel: Channel;
+  pending: Map<number, PendingExecute>;
+  ready: boolean;
+  dead: boolean;
+  /** Settles the start attempt of this generation. */
+  started: { resolve(): void; reject(error: InferError): void };
+}
+
+type State = 'starting' | 'ready' | 'restarting' | 'unavailable' | 'disposed';
+
+const DEFAULTS = { maxRestarts: 5, windowMs: 60_000, initialBackoffMs: 50, maxBackoffMs: 5_000 };
+
+function entryUrl(entry: string | URL): string {
+  if (entry instanceof URL) return entry.href;
+  if (entry.startsWith('file:')) return entry;
+  return pathToFileURL(isAbsolute(entry) ? entry : resolvePath(entry)).href;
+}
+
+class WorkerHostInstance<Init> implements WorkerInstance {
+  restarts = 0;
+  lastTimings: ExecuteTimings | undefined;
+  private state: State = 'starting';
+  private gen: Generation | undefined;
+  private nextId = 1;
+  private crashTimes: number[] = [];
+  private lastCause = '';
+  private unavailableReason = '';
+  private restartTimer: NodeJS.Timeout | undefined;
+  private bundle: ProcessBundle | undefined;
+  private waiters = new Set<{ resolve(): void; reject(e: InferError): void }>();
+  private readonly log: Logger;
+  private readonly label: string;
+  private readonly policy: Required<Omit<NonNullable<WorkerInstanceOptions<Init>['restart']>, 'waitMs'>> & { waitMs: number };
+
+  constructor(private readonly o: WorkerInstanceOptions<Init>) {
+    this.log = o.log ?? silentLogger;
+    this.label = `model '${o.model}' instance '${o.instanceName}'`;
+    const r = { ...DEFAULTS, ...o.restart };
+    this.policy = { ...r, waitMs: o.restart?.waitMs ?? r.maxBackoffMs + 30_000 };
+  }
+
+  get healthy(): boolean {
+    return this.state === 'ready';
+  }
+
+  /** Starts a worker; resolves when `createInstance` returned, rejects with its error or the crash cause. */
+  async start(): Promise<void> {
+    if (this.o.isolation === 'process' && !this.bundle) {
+      try {
+        this.bundle = await buildProcessBundle(entryUrl(this.o.entry));
+      } catch (error) {
+        throw new InferError('INVALID_ARG', `${this.label}: cannot bundle '${entryUrl(this.o.entry)}' for process isolation: ${InferError.from(error).message}`);
+      }
+    }
+    const bundle = this.bundle;
+    return new Promise<void>((resolve, reject) => {
+      const gen: Generation = {
+        channel: undefined as unknown as Channel,
+        pending: new Map(),
+        ready: false,
+        dead: false,
+        started: { resolve, reject },
+      };
+      const handlers = { message: (m: FromWorker) => this.onMessage(gen, m), died: (cause: string) => this.crash(gen, cause) };
+      gen.channel =
+        this.o.isolation === 'process'
+          ? spawnProcess(
+              {
+                script: bundle!.runtime,
+                resourceLimits: this.o.resourceLimits,
+                env: this.o.env,
+                execArgv: this.o.execArgv,
+                allowRead: [bundle!.dir, ...runtimeReadPaths(), entryDir(entryUrl(this.o.entry)), ...(this.o.processPermissions?.allowRead ?? [])],
+              },
+              handlers,
+            )
+          : spawnThread({ resourceLimits: this.o.resourceLimits, env: this.o.env, execArgv: this.o.execArgv }, handlers);
+      this.gen = gen;
+      gen.channel.send({
+        t: 'init',
+        payload: { entry: bundle ? bundle.entry.href : entryUrl(this.o.entry), init: this.o.init, model: this.o.model, instanceName: this.o.instanceName },
+      });
+      const startTimeout = this.o.startTimeoutMs ?? 60_000;
+      const timer = setTimeout(() => this.crash(gen, `worker did not start within ${startTimeout} ms`), startTimeout);
+      const clear = (): void => clearTimeout(timer);
+      gen.started = {
+        resolve: () => {
+          clear();
+          resolve();
+        },
+        reject: (e) => {
+          clear();
+          reject(e);
+        },
+      };
+    });
+  }
+
+  private onMessage(gen: Generation, msg: FromWorker): void {
+    if (gen.dead) return;
+    switch (msg.t) {
+      case 'ready':
+        gen.ready = true;
+        this.idle(gen);
+        gen.started.resolve();
+        break;
+      case 'fatal':
+        if (gen.ready) this.crash(gen, `worker threw: ${msg.error.message}`);
+        else if (this.state === 'restarting') this.crash(gen, `createInstance failed on restart: ${msg.error.message}`);
+        else {
+          // First start: createInstance failed; report its error as is (its code kept).
+          gen.dead = true;
+          void gen.channel.kill();
+          gen.started.reject(InferError.fromWire(msg.error));
+        }
+        break;
+      case 'result': {
+        const p = gen.pending.get(msg.id);
+        if (!p) return;
+        gen.pending.delete(msg.id);
+        p.cleanup();
+        this.idle(gen);
+        if (msg.timings) this.lastTimings = msg.timings;
+        if (msg.error) p.reject(InferError.fromWire(msg.error));
+        else
+          p.resolve(
+            (msg.results ?? []).map((r) =>
+              r.ok ? { ...r.response, outputs: r.response.outputs.map(normalizeTensor) } : InferError.fromWire(r.error),
+            ),
+          );
+        break;
+      }
+      case 'sink': {
+        const sink = gen.pending.get(msg.id)?.sinks?.[msg.index];
+        if (!sink) return;
+        if (msg.response) sink.response({ ...msg.response, outputs: msg.response.outputs.map(normalizeTensor) });
+        if (msg.done) sink.complete(msg.error ? InferError.fromWire(msg.error) : undefined);
+        break;
+      }
+      case 'bls':
+        this.onBls(gen, msg.call, { ...msg.request, inputs: msg.request.inputs.map(normalizeTensor) }, msg.stream);
+        break;
+      case 'log':
+        if (msg.level === 'verbose') this.log.verbose(msg.verbosity ?? 1, msg.message);
+        else this.log[msg.level](msg.message);
+        break;
+    }
+  }
+
+  private onBls(gen: Generation, call: number, request: InferRequest, stream: boolean): void {
+    const reply = (response?: InferResponse, error?: unknown, more?: boolean): void => {
+      if (gen.dead) return;
+      const transfer: ArrayBuffer[] = [];
+      gen.channel.send(
+        {
+          t: 'bls-reply',
+          call,
+          response: response ? prepareResponse(response, gen.channel.canTransfer ? transfer : undefined, false) : undefined,
+          error: error === undefined ? undefined : toWireError(error),
+          more,
+        },
+        transfer,
+      );
+    };
+    if (stream && this.o.inferStream) {
+      this.o.inferStream(request, { response: (r) => reply(r, undefined, true), complete: (e) => reply(undefined, e ?? undefined, false) });
+      return;
+    }
+    if (!this.o.infer) {
+      reply(undefined, new InferError('UNSUPPORTED', `${this.label}: calling other models (BLS) is not available here`));
+      return;
+    }
+    this.o.infer(request).then(
+      (r) => (stream ? (reply(r, undefined, true), reply(undefined, undefined, false)) : reply(r)),
+      (e) => reply(undefined, e ?? new InferError('INTERNAL', 'BLS call failed')),
+    );
+  }
+
+  /** Holds the event loop only while work is outstanding. */
+  private idle(gen: Generation): void {
+    gen.channel.keepAlive(gen.pending.size > 0);
+  }
+
+  private crash(gen: Generation, cause: string): void {
+    if (gen.dead) return;
+    gen.dead = true;
+    void gen.channel.kill();
+    const error = new InferError('INTERNAL', `${this.label} crashed: ${cause}`);
+    for (const p of gen.pending.values()) {
+      p.cleanup();
+      p.reject(error);
+    }
+    gen.pending.clear();
+    if (!gen.ready) gen.started.reject(error);
+    if (this.state === 'starting' || this.state === 'disposed' || this.gen !== gen) return;
+    this.lastCause = cause;
+    const now = Date.now();
+    this.crashTimes = this.crashTimes.filter((t) => now - t < this.policy.windowMs);
+    this.crashTimes.push(now);
+    if (this.crashTimes.length > this.policy.maxRestarts) {
+      this.giveUp(`${this.label} crashed ${this.crashTimes.length} times within ${this.policy.windowMs} ms; last cause: ${cause}`);
+      return;
+    }
+    this.state = 'restarting';
+    const backoff = Math.min(this.policy.initialBackoffMs * 2 ** (this.crashTimes.length - 1), this.policy.maxBackoffMs);
+    this.log.warn(`${this.label} crashed: ${cause}; restarting in ${backoff} ms`);
+    this.restartTimer = setTimeout(() => this.restart(), backoff);
+    this.restartTimer.unref();
+  }
+
+  private restart(): void {
+    this.restartTimer = undefined;
+    if (this.state !== 'restarting') return;
+    this.start().then(
+      () => {
+        if (this.state !== 'restarting') return;
+        this.restarts++;
+        this.state = 'ready';
+        this.log.info(`${this.label} restarted (${this.restarts} restart(s) so far)`);
+        for (const w of this.waiters) w.resolve();
+        this.waiters.clear();
+      },
+      // A failed restart was counted by crash(), which scheduled the next attempt or gave up.
+      () => {},
+    );
+  }
+
+  private giveUp(reason: string): void {
+    this.state = 'unavailable';
+    this.unavailableReason = reason;
+    this.log.error(`${reason}; giving up`);
+    const error = this.unavailableError();
+    for (const w of this.waiters) w.reject(error);
+    this.waiters.clear();
+    try {
+      this.o.onUnavailable?.(reason);
+    } catch (e) {
+      this.log.error(`onUnavailable callback failed: ${InferError.from(e).message}`);
+    }
+  }
+
+  private unavailableError(): InferError {
+    return new InferError('UNAVAILABLE', `${this.label} is unavailable: ${this.unavailableReason}`);
+  }
+
+  /** Resolves when the instance is ready; UNAVAILABLE after waitMs or when it gives up; CANCELLED on abort. */
+  private waitReady(signal: AbortSignal): Promise<void> {
+    if (this.state === 'ready') return Promise.resolve();
+    if (this.state === 'unavailable') return Promise.reject(this.unavailableError());
+    if (this.state === 'disposed') return Promise.reject(new InferError('UNAVAILABLE', `${this.label} is unloaded`));
+    return new Promise<void>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        this.waiters.delete(waiter);
+      };
+      const waiter = {
+        resolve: () => (done(), resolve()),
+        reject: (e: InferError) => (done(), reject(e)),
+      };
+      const onAbort = (): void => waiter.reject(new InferError('CANCELLED', 'request cancelled while the instance was restarting'));
+      const timer = setTimeout(
+        () =>
+          waiter.reject(
+            new InferError(
+              'UNAVAILABLE',
+              `${this.label} is restarting after a crash (${this.lastCause}) and did not recover within ${this.policy.waitMs} ms`,
+            ),
+          ),
+        this.policy.waitMs,
+      );
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiters.add(waiter);
+    });
+  }
+
+  execute(batch: readonly InferRequest[], signal: AbortSignal): Promise<readonly ExecuteResult[]> {
+    return this.run(batch, signal, undefined) as Promise<readonly ExecuteResult[]>;
+  }
+
+  async executeDecoupled(batch: readonly InferRequest[], sinks: readonly ResponseSink[], signal: AbortSignal): Promise<void> {
+    await this.run(batch, signal, sinks);
+  }
+
+  private async run(batch: readonly InferRequest[], signal: AbortSignal, sinks: readonly ResponseSink[] | undefined): Promise<unknown> {
+    if (signal.aborted) throw new InferError('CANCELLED', 'request cancelled');
+    await this.waitReady(signal);
+    const gen = this.gen!;
+    const id = this.nextId++;
+    const transfer: ArrayBuffer[] = [];
+    const wireBatch = batch.map((r) => prepareRequest(r, gen.channel.canTransfer ? transfer : undefined, this.o.transferInputs === true));
+    return new Promise((resolve, reject) => {
+      const timeoutMs = this.o.executeTimeoutMs;
+      const timer =
+        timeoutMs && timeoutMs > 0 ? setTimeout(() => this.crash(gen, `execute timed out after ${timeoutMs} ms`), timeoutMs) : undefined;
+      const onAbort = (): void => gen.channel.send({ t: 'abort', id });
+      signal.addEventListener('abort', onAbort, { once: true });
+      gen.pending.set(id, {
+        resolve,
+        reject,
+        sinks,
+        cleanup: () => {
+          if (timer) clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+        },
+      });
+      this.idle(gen);
+      gen.channel.send({ t: 'execute', id, batch: wireBatch, decoupled: sinks !== undefined }, transfer);
+    });
+  }
+
+  async dispose(): Promise<void> {
+    if (this.state === 'disposed') return;
+    this.state = 'disposed';
+    try {
+      await this.stop();
+    } finally {
+      await this.bundle?.remove();
+    }
+  }
+
+  private async stop(): Promise<void> {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    const error = new InferError('UNAVAILABLE', `${this.label} is unloaded`);
+    for (const w of this.waiters) w.reject(error);
+    this.waiters.clear();
+    const gen = this.gen;
+    if (!gen || gen.dead) return;
+    gen.dead = true;
+    for (const p of gen.pending.values()) {
+      p.cleanup();
+      p.reject(error);
+    }
+    gen.pending.clear();
+    if (gen.ready) {
+      // Let the instance run its dispose(); kill it if it does not exit in time.
+      gen.channel.keepAlive(true);
+      gen.channel.send({ t: 'dispose' });
+      const killTimer = setTimeout(() => void gen.channel.kill(), 2_000);
+      await gen.channel.exited;
+      clearTimeout(killTimer);
+    } else {
+      await gen.channel.kill();
+    }
+  }
+
+  /** Called by spawnWorkerInstance once the first start succeeded. */
+  markReady(): void {
+    this.state = 'ready';
+  }
+}
+
+/**
+ * Starts a worker (thread, or child process with `isolation: 'process'`), runs the entry's
+ * `createInstance(init, ctx)` in it and resolves with a ModelInstance that forwards executes to it.
+ * Rejects with createInstance's error (its code kept, e.g. INVALID_ARG) or INTERNAL naming the crash.
+ */
+export async function spawnWorkerInstance<Init>(o: WorkerInstanceOptions<Init>): Promise<WorkerInstance> {
+  const instance = new WorkerHostInstance(o);
+  try {
+    await instance.start();
+  } catch (error) {
+    await instance.dispose();
+    throw error;
+  }
+  instance.markReady();
+  return instance;
+}
+
+/** The bootstrap module every worker runs (exposed for tools that pre-warm or inspect workers). */
+export const WORKER_BOOTSTRAP_URL: URL = BOOTSTRAP_URL;

@@ -1,0 +1,222 @@
+/**
+ * Runs INSIDE a worker thread or child process (loaded by `bootstrap.mjs`): waits for `init`,
+ * imports the entry, calls its `createInstance(init, ctx)`, then serves execute/abort/dispose and
+ * relays BLS calls and log lines to the host. One instance per worker.
+ */
+import { parentPort } from 'node:worker_threads';
+import { InferError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import type { ExecuteResult } from '../backend/spi.ts';
+import {
+  BRAND,
+  isProtocolMessage,
+  normalizeTensor,
+  prepareRequest,
+  prepareResponse,
+  toWireError,
+  type FromWorkerBody,
+  type InitPayload,
+  type ToWorker,
+  type WireRequest,
+  type WireResult,
+} from './protocol.ts';
+import type { CreateWorkerInstance, WorkerContext, WorkerModelInstance } from './types.ts';
+
+type Send = (msg: FromWorkerBody, transfer?: ArrayBuffer[]) => void;
+
+function makeSend(): { send: Send; canTransfer: boolean; onMessage(fn: (m: unknown) => void): void } {
+  if (parentPort) {
+    const port = parentPort;
+    return {
+      send: (msg, transfer) => port.postMessage({ brand: BRAND, ...msg }, transfer ?? []),
+      canTransfer: true,
+      onMessage: (fn) => port.on('message', fn),
+    };
+  }
+  if (typeof process.send === 'function') {
+    return {
+      send: (msg) => {
+        process.send!({ brand: BRAND, ...msg });
+      },
+      canTransfer: false,
+      onMessage: (fn) => process.on('message', fn),
+    };
+  }
+  throw new Error('worker-runtime must run in a worker thread or a forked child process');
+}
+
+const channel = makeSend();
+const { send } = channel;
+
+function fromWire(request: WireRequest, signal?: AbortSignal): InferRequest {
+  const inputs = request.inputs.map(normalizeTensor);
+  return signal ? { ...request, inputs, signal } : { ...request, inputs };
+}
+
+const log: Logger = {
+  error: (message) => send({ t: 'log', level: 'error', message }),
+  warn: (message) => send({ t: 'log', level: 'warn', message }),
+  info: (message) => send({ t: 'log', level: 'info', message }),
+  verbose: (verbosity, message) => send({ t: 'log', level: 'verbose', message, verbosity }),
+};
+
+let nextCall = 1;
+const blsCalls = new Map<number, { resolve?: (r: InferResponse) => void; reject?: (e: InferError) => void; sink?: ResponseSink }>();
+
+function sendBls(request: Omit<InferRequest, 'signal'>, stream: boolean): number {
+  const call = nextCall++;
+  const transfer: ArrayBuffer[] = [];
+  // Worker-side BLS inputs may still be used by the caller (e.g. fed to a second call): copy, don't detach.
+  send({ t: 'bls', call, stream, request: prepareRequest(request, channel.canTransfer ? transfer : undefined, false) }, transfer);
+  return call;
+}
+
+function makeContext(payload: InitPayload): WorkerContext {
+  return {
+    model: payload.model,
+    instanceName: payload.instanceName,
+    log,
+    infer(request) {
+      return new Promise((resolve, reject) => {
+        const call = sendBls(request, false);
+        blsCalls.set(call, { resolve, reject });
+      });
+    },
+    inferStream(request, sink) {
+      const call = sendBls(request, true);
+      blsCalls.set(call, { sink });
+    },
+  };
+}
+
+let instance: WorkerModelInstance | undefined;
+const running = new Map<number, AbortController>();
+
+function sendResults(id: number, results: readonly ExecuteResult[], batchSize: number): void {
+  if (!Array.isArray(results) || results.length !== batchSize) {
+    const got = Array.isArray(results) ? `${results.length} results` : `a ${typeof results}`;
+    send({ t: 'result', id, error: { code: 'INTERNAL', message: `execute returned ${got} for a batch of ${batchSize} requests` } });
+    return;
+  }
+  const transfer: ArrayBuffer[] = [];
+  const wire: WireResult[] = results.map((r) =>
+    InferError.is(r) || r instanceof Error
+      ? { ok: false, error: toWireError(r) }
+      : { ok: true, response: prepareResponse(r, channel.canTransfer ? transfer : undefined, true) },
+  );
+  send({ t: 'result', id, results: wire, timings: instance?.lastTimings }, transfer);
+}
+
+function sinkFor(id: number, index: number): ResponseSink {
+  let done = false;
+  return {
+    response(response) {
+      if (done) return;
+      const transfer: ArrayBuffer[] = [];
+      send({ t: 'sink', id, index, response: prepareResponse(response, channel.canTransfer ? transfer : undefined, true) }, transfer);
+    },
+    complete(error) {
+      if (done) return;
+      done = true;
+      send({ t: 'sink', id, index, done: true, error: error ? toWireError(error) : undefined });
+    },
+  };
+}
+
+async function runExecute(id: number, wireBatch: readonly WireRequest[], decoupled: boolean): Promise<void> {
+  const controller = new AbortController();
+  running.set(id, controller);
+  const batch = wireBatch.map((r) => fromWire(r));
+  try {
+    if (!instance) throw new InferError('INTERNAL', 'instance is not initialized');
+    if (decoupled) {
+      if (!instance.executeDecoupled) throw new InferError('UNSUPPORTED', 'instance does not implement executeDecoupled');
+      await instance.executeDecoupled(batch, batch.map((_, i) => sinkFor(id, i)), { signal: controller.signal });
+      send({ t: 'result', id, results: [], timings: instance.lastTimings });
+    } else {
+      const results = await instance.execute(batch, { signal: controller.signal });
+      sendResults(id, results, batch.length);
+    }
+  } catch (error) {
+    send({ t: 'result', id, error: toWireError(error) });
+  } finally {
+    running.delete(id);
+  }
+}
+
+async function initialize(payload: InitPayload): Promise<void> {
+  try {
+    const mod = (await import(payload.entry)) as { createInstance?: CreateWorkerInstance<unknown>; default?: unknown };
+    const create = mod.createInstance ?? (mod.default as { createInstance?: CreateWorkerInstance<unknown> } | undefined)?.createInstance;
+    if (typeof create !== 'function') {
+      throw new InferError('INVALID_ARG', `worker entry '${payload.entry}' does not export createInstance(init, ctx)`);
+    }
+    instance = await create(payload.init, makeContext(payload));
+    if (!instance || typeof instance.execute !== 'function') {
+      throw new InferError('INVALID_ARG', `createInstance of '${payload.entry}' did not return an object with execute()`);
+    }
+    send({ t: 'ready' });
+  } catch (error) {
+    send({ t: 'fatal', error: toWireError(error) });
+  }
+}
+
+function onBlsReply(msg: Extract<ToWorker, { t: 'bls-reply' }>): void {
+  const pending = blsCalls.get(msg.call);
+  if (!pending) return;
+  const response = msg.response ? { ...msg.response, outputs: msg.response.outputs.map(normalizeTensor) } : undefined;
+  if (pending.sink) {
+    if (msg.more && response) {
+      pending.sink.response(response);
+      return;
+    }
+    blsCalls.delete(msg.call);
+    if (response) pending.sink.response(response);
+    pending.sink.complete(msg.error ? InferError.fromWire(msg.error) : undefined);
+    return;
+  }
+  blsCalls.delete(msg.call);
+  if (msg.error) pending.reject?.(InferError.fromWire(msg.error));
+  else if (response) pending.resolve?.(response);
+  else pending.reject?.(new InferError('INTERNAL', 'BLS reply carried neither a response nor an error'));
+}
+
+channel.onMessage((raw) => {
+  if (!isProtocolMessage(raw)) return;
+  const msg = raw as ToWorker;
+  switch (msg.t) {
+    case 'init':
+      void initialize(msg.payload);
+      break;
+    case 'execute':
+      void runExecute(msg.id, msg.batch, msg.decoupled);
+      break;
+    case 'abort':
+      running.get(msg.id)?.abort(new InferError('CANCELLED', 'execute cancelled'));
+      break;
+    case 'bls-reply':
+      onBlsReply(msg);
+      break;
+    case 'dispose':
+      void (async () => {
+        try {
+          await instance?.dispose?.();
+        } catch (error) {
+          log.warn(`dispose failed: ${InferError.from(error).message}`);
+        }
+        process.exit(0);
+      })();
+      break;
+  }
+});
+
+// A child process whose host went away must not linger.
+if (!parentPort) {
+  process.on('disconnect', () => process.exit(0));
+  // A thread's uncaught error reaches the host as an 'error' event; a child process must say it itself.
+  process.on('uncaughtException', (err) => {
+    const message = `uncaught: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`;
+    process.send!({ brand: BRAND, t: 'fatal', error: { code: 'INTERNAL', message } }, undefined, {}, () => process.exit(1));
+  });
+}

@@ -1,0 +1,244 @@
+/**
+ * The worker host with real worker threads: round trips, crash isolation and restart (throw, exit,
+ * execute timeout, heap limit), give-up after repeated crashes, BLS, cancellation, decoupled sinks.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InferError } from '../../src/errors.ts';
+import { spawnWorkerInstance } from '../../src/worker/worker-host.ts';
+import type { WorkerInstance, WorkerInstanceOptions } from '../../src/worker/types.ts';
+import { TEST_ENTRIES, type TestModelInit } from '../../src/testing/index.ts';
+import type { ExecuteResult } from '../../src/backend/spi.ts';
+import type { InferRequest, InferResponse, ResponseSink } from '../../src/types.ts';
+import { decodeStrings, tensorFromStrings, type Tensor } from '../../src/tensor/tensor.ts';
+
+const INIT: TestModelInit = { model: 'm', version: 1, inputs: ['INPUT0'], outputs: ['OUTPUT0'] };
+const never = new AbortController().signal;
+
+function int32(name: string, values: number[]): Tensor {
+  return { name, datatype: 'INT32', shape: [values.length], data: new Uint8Array(new Int32Array(values).buffer) };
+}
+
+function req(id: string, fault = 'ok', inputs: Tensor[] = [int32('INPUT0', [1, 2, 3])]): InferRequest {
+  return { id, model: 'm', inputs, parameters: { fault } };
+}
+
+function spawn(name: string, extra: Partial<WorkerInstanceOptions<TestModelInit>> = {}): Promise<WorkerInstance> {
+  return spawnWorkerInstance<TestModelInit>({
+    entry: TEST_ENTRIES.fault,
+    init: INIT,
+    model: 'm',
+    instanceName: name,
+    restart: { initialBackoffMs: 5, maxRestarts: 20 },
+    ...extra,
+  });
+}
+
+function ok(result: ExecuteResult | undefined): InferResponse {
+  if (!result || InferError.is(result)) throw new Error(`expected a response, got ${(result as InferError | undefined)?.message}`);
+  return result;
+}
+
+function ints(t: Tensor | undefined): number[] {
+  return t ? [...new Int32Array(t.data.buffer, t.data.byteOffset, t.data.byteLength / 4)] : [];
+}
+
+describe('worker host: round trip', () => {
+  let inst: WorkerInstance;
+  beforeAll(async () => {
+    inst = await spawnWorkerInstance<TestModelInit>({
+      entry: TEST_ENTRIES.identity,
+      init: { model: 'm', version: 1, inputs: ['A', 'B'], outputs: ['X', 'Y'] },
+      model: 'm',
+      instanceName: 'm_0_0',
+    });
+  });
+  afterAll(() => inst.dispose());
+
+  it('executes a batch and keeps the caller’s tensors intact', async () => {
+    const a = int32('A', [7, 8]);
+    const b = tensorFromStrings('B', [2], ['héllo', '']);
+    // A view over part of a pooled Buffer: must be copied, not cloned whole or transferred.
+    const pooled = Buffer.from(new Uint8Array(new Int32Array([5]).buffer));
+    const c: Tensor = { name: 'A', datatype: 'INT32', shape: [1], data: pooled };
+    const results = await inst.execute(
+      [
+        { id: '1', model: 'm', inputs: [a, b] },
+        { id: '2', model: 'm', inputs: [c, b], outputs: [{ name: 'Y' }] },
+      ],
+      never,
+    );
+    expect(results).toHaveLength(2);
+    const r1 = ok(results[0]);
+    expect(r1.outputs.map((o) => o.name)).toEqual(['X', 'Y']);
+    expect(ints(r1.outputs[0])).toEqual([7, 8]);
+    expect(decodeStrings(r1.outputs[1]!.data)).toEqual(['héllo', '']);
+    const r2 = ok(results[1]);
+    expect(r2.outputs.map((o) => o.name)).toEqual(['Y']);
+    // Caller's buffers are not detached.
+    expect(ints(a)).toEqual([7, 8]);
+    expect(pooled.readInt32LE(0)).toBe(5);
+    expect(inst.healthy).toBe(true);
+  });
+
+  it('fails one request with its own error and leaves the rest', async () => {
+    const results = await inst.execute([{ id: 'bad', model: 'm', inputs: [] }, { id: 'good', model: 'm', inputs: [int32('A', [1]), int32('B', [2])] }], never);
+    expect(InferError.is(results[0])).toBe(true);
+    expect((results[0] as InferError).code).toBe('INVALID_ARG');
+    expect((results[0] as InferError).message).toContain("expected input 'A'");
+    expect(ints(ok(results[1]).outputs[1])).toEqual([2]);
+  });
+});
+
+describe('worker host: crashes fail only in-flight requests, then restart', () => {
+  let a: WorkerInstance;
+  let b: WorkerInstance;
+  beforeAll(async () => {
+    [a, b] = await Promise.all([
+      spawn('m_0_0', { executeTimeoutMs: 1_000, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 } }),
+      spawn('m_0_1'),
+    ]);
+  });
+  afterAll(() => Promise.all([a.dispose(), b.dispose()]));
+
+  const cases: [string, string][] = [
+    ['throw', "model 'm' instance 'm_0_0' crashed: worker threw: Error: fault backend: uncaught throw on purpose"],
+    ['exit', "model 'm' instance 'm_0_0' crashed: worker exited with code 3"],
+    ['hang', "model 'm' instance 'm_0_0' crashed: execute timed out after 1000 ms"],
+    ['oom', "model 'm' instance 'm_0_0' crashed: worker exceeded its heap limit (ERR_WORKER_OUT_OF_MEMORY)"],
+  ];
+  for (const [fault, message] of cases) {
+    it(`${fault}: INTERNAL for the in-flight batch, the other instance is unaffected, the instance recovers`, async () => {
+      const restartsBefore = a.restarts;
+      const other = b.execute([req('other', 'delay:50')], never);
+      const crashed = a.execute([req('victim', fault), req('neighbour')], never);
+      await expect(crashed).rejects.toMatchObject({ code: 'INTERNAL', message });
+      expect(a.healthy).toBe(false);
+      expect(ints(ok((await other)[0]).outputs[0])).toEqual([1, 2, 3]);
+      // Arrives while restarting: waits for the new worker.
+      const after = await a.execute([req('next')], never);
+      expect(ints(ok(after[0]).outputs[0])).toEqual([1, 2, 3]);
+      expect(a.restarts).toBe(restartsBefore + 1);
+      expect(a.healthy).toBe(true);
+    });
+  }
+
+  it('a rejecting execute fails its batch without restarting the worker', async () => {
+    const restarts = a.restarts;
+    await expect(a.execute([req('r', 'reject')], never)).rejects.toMatchObject({ code: 'INTERNAL', message: 'fault backend: execute rejected on purpose' });
+    expect(ok((await a.execute([req('n')], never))[0]).id).toBe('n');
+    expect(a.restarts).toBe(restarts);
+  });
+
+  it('forwards cancellation to the worker’s signal', async () => {
+    const controller = new AbortController();
+    const pending = a.execute([req('slow', 'delay:20000')], controller.signal);
+    setTimeout(() => controller.abort(), 30);
+    const [result] = await pending;
+    expect(InferError.is(result)).toBe(true);
+    expect((result as InferError).code).toBe('CANCELLED');
+    await expect(a.execute([req('x')], controller.signal)).rejects.toMatchObject({ code: 'CANCELLED' });
+  });
+});
+
+describe('worker host: giving up', () => {
+  it('calls onUnavailable after too many crashes in the window and then fails UNAVAILABLE', async () => {
+    const reasons: string[] = [];
+    const inst = await spawn('g_0_0', { restart: { maxRestarts: 1, initialBackoffMs: 5, windowMs: 60_000 }, onUnavailable: (r) => reasons.push(r) });
+    try {
+      await expect(inst.execute([req('1', 'exit')], never)).rejects.toMatchObject({ code: 'INTERNAL' });
+      await expect(inst.execute([req('2', 'exit')], never)).rejects.toMatchObject({ code: 'INTERNAL' });
+      expect(reasons).toEqual(["model 'm' instance 'g_0_0' crashed 2 times within 60000 ms; last cause: worker exited with code 3"]);
+      expect(inst.healthy).toBe(false);
+      await expect(inst.execute([req('3')], never)).rejects.toMatchObject({
+        code: 'UNAVAILABLE',
+        message: `model 'm' instance 'g_0_0' is unavailable: ${reasons[0]}`,
+      });
+    } finally {
+      await inst.dispose();
+    }
+  });
+
+  it('bounds the wait for a restart', async () => {
+    const inst = await spawn('w_0_0', { restart: { initialBackoffMs: 60_000, maxBackoffMs: 60_000, waitMs: 20 } });
+    try {
+      await expect(inst.execute([req('1', 'exit')], never)).rejects.toMatchObject({ code: 'INTERNAL' });
+      await expect(inst.execute([req('2')], never)).rejects.toMatchObject({
+        code: 'UNAVAILABLE',
+        message: "model 'm' instance 'w_0_0' is restarting after a crash (worker exited with code 3) and did not recover within 20 ms",
+      });
+    } finally {
+      await inst.dispose();
+    }
+  });
+
+  it('rejects a failing createInstance with its own error', async () => {
+    await expect(
+      spawnWorkerInstance({ entry: new URL('./fixtures/init-fails.ts', import.meta.url), init: { reason: 'no weights' }, model: 'm', instanceName: 'm_0_0' }),
+    ).rejects.toMatchObject({ code: 'INVALID_ARG', message: 'bad init: no weights' });
+    await expect(
+      spawnWorkerInstance({ entry: new URL('./fixtures/no-create.ts', import.meta.url), init: null, model: 'm', instanceName: 'm_0_0' }),
+    ).rejects.toMatchObject({ code: 'INVALID_ARG', message: expect.stringContaining('does not export createInstance') });
+  });
+});
+
+describe('worker host: BLS and decoupled', () => {
+  it('lets worker code call other models through the main thread', async () => {
+    const seen: string[] = [];
+    const inst = await spawn('b_0_0', {
+      infer: async (request) => {
+        seen.push(`${request.model}:${request.id}`);
+        if (request.model === 'missing') throw new InferError('NOT_FOUND', "Request for unknown model: 'missing' is not found");
+        const doubled = ints(request.inputs[0]).map((x) => x * 2);
+        return { id: request.id, model: request.model, version: 1, outputs: [int32('OUT', doubled)] };
+      },
+    });
+    try {
+      const [r1, r2] = await inst.execute([req('1', 'bls:double'), req('2', 'bls:missing')], never);
+      expect(ints(ok(r1).outputs[0])).toEqual([2, 4, 6]);
+      expect(r2).toMatchObject({ code: 'NOT_FOUND', message: "Request for unknown model: 'missing' is not found" });
+      expect(seen).toEqual(['double:1/bls', 'missing:2/bls']);
+    } finally {
+      await inst.dispose();
+    }
+  });
+
+  it('fails BLS with UNSUPPORTED when no infer is wired', async () => {
+    const inst = await spawn('n_0_0');
+    try {
+      const [r] = await inst.execute([req('1', 'bls:x')], never);
+      expect(r).toMatchObject({ code: 'UNSUPPORTED' });
+    } finally {
+      await inst.dispose();
+    }
+  });
+
+  it('streams decoupled responses to each request’s sink', async () => {
+    const logs: string[] = [];
+    const inst = await spawnWorkerInstance({
+      entry: new URL('./fixtures/decoupled.ts', import.meta.url),
+      init: null,
+      model: 'd',
+      instanceName: 'd_0_0',
+      log: { error: () => {}, warn: () => {}, info: (m) => logs.push(m), verbose: () => {} },
+    });
+    try {
+      const got: string[][] = [[], []];
+      const sinks: ResponseSink[] = got.map((g) => ({
+        response: (r) => g.push(String(ints(r.outputs[0])[0])),
+        complete: (e) => g.push(e ? `error:${e.code}` : 'done'),
+      }));
+      await inst.executeDecoupled!(
+        [
+          { id: 'a', model: 'd', inputs: [], parameters: { count: 3 } },
+          { id: 'b', model: 'd', inputs: [], parameters: { count: -1 } },
+        ],
+        sinks,
+        never,
+      );
+      expect(got).toEqual([['0', '1', '2', 'done'], ['error:INVALID_ARG']]);
+      expect(logs).toContain('decoupled batch of 2');
+    } finally {
+      await inst.dispose();
+    }
+  });
+});
