@@ -1,0 +1,279 @@
+import { describe, expect, it } from 'vitest';
+import { InferError, createScheduler, manualClock, tensorFromTyped, typedView } from '../../src/index.ts';
+import type { EnsembleStep, InferRequest, InferResponse, ModelConfig, ModelInstance, Scheduler } from '../../src/index.ts';
+import { config, dynamicBatching, flush, input, manualInstance, settle } from '../scheduler/helpers.ts';
+
+const out = (name: string, dims: number[]) => ({ name, data_type: 'TYPE_FP32' as const, dims, label_filename: '', is_shape_tensor: false, is_non_linear_format_io: false });
+
+/** In-thread backends: each maps a batch to per-request results. */
+function instance(fn: (r: InferRequest) => InferResponse | InferError, onBatch?: (b: readonly InferRequest[]) => void): ModelInstance {
+  return {
+    async execute(batch) {
+      onBatch?.(batch);
+      await Promise.resolve();
+      return batch.map(fn);
+    },
+    dispose: () => Promise.resolve(),
+  };
+}
+const f32 = (t: { data: Uint8Array }) => [...new Float32Array(t.data.slice().buffer)];
+const tensor = (name: string, shape: number[], values: number[]) => tensorFromTyped(name, 'FP32', shape, new Float32Array(values));
+const get = (r: InferRequest, name: string) => r.inputs.find((t) => t.name === name)!;
+
+/** identity: INPUT0 → OUTPUT0; fails a request whose INPUT0 holds 666. */
+const identityFn = (model: string) => (r: InferRequest): InferResponse | InferError =>
+  f32(get(r, 'INPUT0')).includes(666)
+    ? new InferError('INTERNAL', `poisoned request in ${model}`)
+    : { id: r.id, model, version: 1, outputs: [{ ...get(r, 'INPUT0'), name: 'OUTPUT0' }] };
+/** add_sub: OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1. */
+const addSubFn = (r: InferRequest): InferResponse => {
+  const a = f32(get(r, 'INPUT0'));
+  const b = f32(get(r, 'INPUT1'));
+  const shape = get(r, 'INPUT0').shape;
+  return {
+    id: r.id,
+    model: 'add_sub',
+    version: 1,
+    outputs: [tensor('OUTPUT0', [...shape], a.map((x, i) => x + b[i]!)), tensor('OUTPUT1', [...shape], a.map((x, i) => x - b[i]!))],
+  };
+};
+
+function step(model_name: string, input_map: Record<string, string>, output_map: Record<string, string>): EnsembleStep {
+  return { model_name, model_version: -1, input_map, output_map, model_namespace: '' };
+}
+
+function ensemble(name: string, steps: EnsembleStep[], inputs: string[], outputs: string[], extra: Partial<ModelConfig> = {}): ModelConfig {
+  return config({
+    name,
+    platform: 'ensemble',
+    backend: '',
+    input: inputs.map((n) => input(n, [2])),
+    output: outputs.map((n) => out(n, [2])),
+    ensemble_scheduling: { step: steps, max_inflight_requests: 0 },
+    ...extra,
+  });
+}
+
+/** A tiny router: model name → scheduler, the `infer` every ensemble step re-enters. */
+class Router {
+  readonly schedulers = new Map<string, Scheduler>();
+  readonly configs = new Map<string, ModelConfig>();
+  readonly calls: InferRequest[] = [];
+  readonly clock = manualClock();
+  infer = (r: InferRequest): Promise<InferResponse> => {
+    this.calls.push(r);
+    const s = this.schedulers.get(r.model);
+    return s ? s.enqueue(r) : Promise.reject(new InferError('NOT_FOUND', `Request for unknown model: '${r.model}' is not found`));
+  };
+  add(cfg: ModelConfig, instances: ModelInstance[] = []): Scheduler {
+    this.configs.set(cfg.name, cfg);
+    const s = createScheduler(cfg, {
+      modelName: cfg.name,
+      version: 1,
+      instances,
+      infer: this.infer,
+      clock: this.clock,
+      getModelConfig: (n) => this.configs.get(n),
+    });
+    this.schedulers.set(cfg.name, s);
+    return s;
+  }
+}
+
+const pair = (id: string, a: number[], b: number[], rows = 1): InferRequest => ({
+  id,
+  model: 'E',
+  inputs: [tensor('A', [rows, a.length / rows], a), tensor('B', [rows, b.length / rows], b)],
+});
+
+describe('per-step ensembles', () => {
+  function chain(router: Router, extra: Partial<ModelConfig> = {}) {
+    router.add(config({ name: 'add_sub', input: [input('INPUT0', [2]), input('INPUT1', [2])], output: [out('OUTPUT0', [2]), out('OUTPUT1', [2])] }), [instance(addSubFn)]);
+    router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [instance(identityFn('identity'))]);
+    return router.add(
+      ensemble(
+        'E',
+        [step('add_sub', { INPUT0: 'A', INPUT1: 'B' }, { OUTPUT0: 'sum', OUTPUT1: 'DIFF' }), step('identity', { INPUT0: 'sum' }, { OUTPUT0: 'SUM' })],
+        ['A', 'B'],
+        ['SUM', 'DIFF'],
+        extra,
+      ),
+    );
+  }
+
+  it('routes a request through the DAG, each step through its own scheduler', async () => {
+    const router = new Router();
+    const e = chain(router);
+    const res = await e.enqueue(pair('q1', [1, 2], [10, 20]));
+    expect(res.model).toBe('E');
+    expect(res.id).toBe('q1');
+    const byName = Object.fromEntries(res.outputs.map((o) => [o.name, f32(o)]));
+    expect(byName).toEqual({ SUM: [11, 22], DIFF: [-9, -18] });
+    expect(router.calls.map((c) => c.model)).toEqual(['add_sub', 'identity']);
+    expect(router.calls[0]!.outputs?.map((o) => o.name)).toEqual(['OUTPUT0', 'OUTPUT1']);
+  });
+
+  it('prefixes step errors with the ensemble name', async () => {
+    const router = new Router();
+    const e = chain(router);
+    const err = await e.enqueue(pair('q', [666, 0], [0, 0])).catch((x: unknown) => x as InferError);
+    expect(err.code).toBe('INTERNAL');
+    expect(err.message).toBe("in ensemble 'E', poisoned request in identity");
+  });
+
+  it('runs independent steps concurrently; first error wins after in-flight steps drain', async () => {
+    const router = new Router();
+    const left = manualInstance();
+    const right = manualInstance();
+    router.add(config({ name: 'left', input: [input('INPUT0', [2])] }), [left]);
+    router.add(config({ name: 'right', input: [input('INPUT0', [2])] }), [right]);
+    const e = router.add(
+      ensemble('E', [step('left', { INPUT0: 'A' }, { OUTPUT0: 'L' }), step('right', { INPUT0: 'A' }, { OUTPUT0: 'R' })], ['A'], ['L', 'R'], {
+        input: [input('A', [2])],
+      }),
+    );
+    const res = settle(e.enqueue({ id: 'x', model: 'E', inputs: [tensor('A', [1, 2], [1, 2])] }));
+    await flush();
+    expect(left.calls).toHaveLength(1);
+    expect(right.calls).toHaveLength(1);
+    left.calls[0]!.reject(new InferError('UNAVAILABLE', 'left is down'));
+    await flush();
+    expect(res.done).toBe(false); // right still in flight
+    right.calls[0]!.resolve();
+    await flush();
+    expect(res.error?.message).toBe("in ensemble 'E', left is down");
+    expect(res.error?.code).toBe('UNAVAILABLE');
+  });
+
+  it('propagates cancellation to steps', async () => {
+    const router = new Router();
+    const slow = manualInstance();
+    router.add(config({ name: 'slow', input: [input('INPUT0', [2])] }), [slow]);
+    router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [instance(identityFn('identity'))]);
+    const e = router.add(
+      ensemble('E', [step('slow', { INPUT0: 'A' }, { OUTPUT0: 'x' }), step('identity', { INPUT0: 'x' }, { OUTPUT0: 'Y' })], ['A'], ['Y'], {
+        input: [input('A', [2])],
+      }),
+    );
+    const ctl = new AbortController();
+    const res = settle(e.enqueue({ id: 'c', model: 'E', inputs: [tensor('A', [1, 2], [1, 2])], signal: ctl.signal }));
+    await flush();
+    ctl.abort();
+    await flush();
+    expect(slow.calls[0]!.signal.aborted).toBe(true);
+    expect(res.error?.code).toBe('CANCELLED');
+    expect(router.calls.map((c) => c.model)).toEqual(['slow']);
+  });
+
+  it('max_inflight_requests bounds in-flight calls per step', async () => {
+    const router = new Router();
+    const inst = manualInstance();
+    router.add(config({ name: 'slow', input: [input('INPUT0', [2])], dynamic_batching: dynamicBatching() }), [inst]);
+    const cfg = ensemble('E', [step('slow', { INPUT0: 'A' }, { OUTPUT0: 'Y' })], ['A'], ['Y'], { input: [input('A', [2])] });
+    cfg.ensemble_scheduling!.max_inflight_requests = 1;
+    const e = router.add(cfg);
+    const results = [1, 2, 3].map((v) => settle(e.enqueue({ id: `${v}`, model: 'E', inputs: [tensor('A', [1, 2], [v, v])] })));
+    await flush();
+    expect(router.calls).toHaveLength(1);
+    inst.calls[0]!.resolve();
+    await flush();
+    expect(router.calls).toHaveLength(2);
+    inst.calls[1]!.resolve();
+    await flush();
+    inst.calls[2]!.resolve();
+    await flush();
+    expect(results.map((r) => f32(r.value!.outputs[0]!)[0])).toEqual([1, 2, 3]);
+  });
+
+  it('nested ensembles work because steps re-enter infer', async () => {
+    const router = new Router();
+    chain(router);
+    const outer = router.add(ensemble('OUTER', [step('E', { A: 'X', B: 'X' }, { SUM: 'S' })], ['X'], ['S']));
+    const res = await outer.enqueue({ id: 'n', model: 'OUTER', inputs: [tensor('X', [1, 2], [3, 4])] });
+    expect(f32(res.outputs[0]!)).toEqual([6, 8]);
+    expect(res.outputs[0]!.name).toBe('S');
+  });
+
+  it('reports the deadlock message when an output can never be set', async () => {
+    const router = new Router();
+    router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [instance(identityFn('identity'))]);
+    const e = router.add(ensemble('E', [step('identity', { INPUT0: 'missing' }, { OUTPUT0: 'Y' })], ['A'], ['Y']));
+    const err = await e.enqueue({ id: 'd', model: 'E', inputs: [tensor('A', [1, 2], [1, 2])] }).catch((x: unknown) => x as InferError);
+    expect(err.message).toBe("in ensemble 'E', unexpected deadlock, at least one output is not set while no more ensemble steps can be made");
+  });
+
+  it('adapts batch dims between batching and non-batching models', async () => {
+    const router = new Router();
+    const seen: number[][] = [];
+    router.add(config({ name: 'nobatch', max_batch_size: 0, input: [input('INPUT0', [2])] }), [
+      instance((r) => (seen.push([...r.inputs[0]!.shape]), identityFn('nobatch')(r))),
+    ]);
+    router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [instance((r) => (seen.push([...r.inputs[0]!.shape]), identityFn('identity')(r)))]);
+    const e = router.add(
+      ensemble('E', [step('nobatch', { INPUT0: 'A' }, { OUTPUT0: 'x' }), step('identity', { INPUT0: 'x' }, { OUTPUT0: 'Y' })], ['A'], ['Y'], {
+        input: [input('A', [2])],
+      }),
+    );
+    const res = await e.enqueue({ id: 'b', model: 'E', inputs: [tensor('A', [1, 2], [5, 6])] });
+    expect(seen).toEqual([[2], [1, 2]]);
+    expect(res.outputs[0]!.shape).toEqual([1, 2]);
+  });
+});
+
+describe('pipeline-batching ensembles', () => {
+  function pipeline(router: Router, stepBatches: number[][]) {
+    const record = (b: readonly InferRequest[]) => stepBatches.push(b.map((r) => r.inputs[0]!.shape[0]!));
+    router.add(config({ name: 'add_sub', input: [input('INPUT0', [2]), input('INPUT1', [2])], output: [out('OUTPUT0', [2]), out('OUTPUT1', [2])] }), [
+      instance(addSubFn, record),
+    ]);
+    router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [instance(identityFn('identity'))]);
+    return router.add(
+      ensemble(
+        'E',
+        [step('add_sub', { INPUT0: 'A', INPUT1: 'B' }, { OUTPUT0: 'sum', OUTPUT1: 'DIFF' }), step('identity', { INPUT0: 'sum' }, { OUTPUT0: 'SUM' })],
+        ['A', 'B'],
+        ['SUM', 'DIFF'],
+        { dynamic_batching: dynamicBatching({ preferred_batch_size: [4], max_queue_delay_microseconds: 1000 }) },
+      ),
+    );
+  }
+
+  it('concatenates a batch into one request through every step and splits rows back', async () => {
+    const router = new Router();
+    const stepBatches: number[][] = [];
+    const e = pipeline(router, stepBatches);
+    const results = [1, 2, 3, 4].map((v) => settle(e.enqueue(pair(`p${v}`, [v, v], [1, 1]))));
+    await flush(10);
+    expect(stepBatches).toEqual([[4]]); // one merged request of 4 rows
+    expect(router.calls.map((c) => c.model)).toEqual(['add_sub', 'identity']);
+    expect(results.map((r) => r.value!.id)).toEqual(['p1', 'p2', 'p3', 'p4']);
+    expect(results.map((r) => f32(r.value!.outputs.find((o) => o.name === 'SUM')!))).toEqual([
+      [2, 2],
+      [3, 3],
+      [4, 4],
+      [5, 5],
+    ]);
+  });
+
+  it('bisects a failing batch so only the poisoned request fails', async () => {
+    const router = new Router();
+    const e = pipeline(router, []);
+    const results = [1, 2, 665, 4].map((v) => settle(e.enqueue(pair(`p${v}`, [v, v], [1, 1]))));
+    await flush(20);
+    expect(results.map((r) => r.error?.message ?? 'ok')).toEqual(['ok', 'ok', "in ensemble 'E', poisoned request in identity", 'ok']);
+    expect(f32(results[3]!.value!.outputs.find((o) => o.name === 'DIFF')!)).toEqual([3, 3]);
+  });
+
+  it('waits for the ensemble max_queue_delay before sending a partial batch', async () => {
+    const router = new Router();
+    const stepBatches: number[][] = [];
+    const e = pipeline(router, stepBatches);
+    const r = settle(e.enqueue(pair('solo', [1, 2], [3, 4])));
+    await flush();
+    expect(stepBatches).toEqual([]);
+    router.clock.advance(1000);
+    await flush(10);
+    expect(stepBatches).toEqual([[1]]);
+    expect(r.value!.outputs).toHaveLength(2);
+  });
+});
