@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InferError, createScheduler, manualClock, tensorFromTyped, typedView } from '../../src/index.ts';
+import { InferError, createScheduler, manualClock, tensorFromTyped } from '../../src/index.ts';
 import type { EnsembleStep, InferRequest, InferResponse, ModelConfig, ModelInstance, Scheduler } from '../../src/index.ts';
 import { config, dynamicBatching, flush, input, manualInstance, settle } from '../scheduler/helpers.ts';
 
