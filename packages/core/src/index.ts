@@ -44,3 +44,4 @@ export type {
   WorkerModelInstance,
   CreateWorkerInstance,
 } from './worker/types.ts';
+export * from './config/index.ts';
