@@ -231,7 +231,8 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     this.crashTimes = this.crashTimes.filter((t) => now - t < this.policy.windowMs);
     this.crashTimes.push(now);
     if (this.crashTimes.length > this.policy.maxRestarts) {
-      this.giveUp(`${this.label} crashed ${this.crashTimes.length} times within ${this.policy.windowMs} ms; last cause: ${cause}`);
+      const n = this.crashTimes.length;
+      this.giveUp(`${this.label} crashed ${n} time${n === 1 ? '' : 's'} within ${this.policy.windowMs} ms; last cause: ${cause}`);
       return;
     }
     this.state = 'restarting';
