@@ -81,6 +81,8 @@ export function identity(batch: readonly InferRequest[], model = 'm'): InferResp
 export interface Call {
   readonly batch: readonly InferRequest[];
   readonly signal: AbortSignal;
+  /** True once resolved or rejected. */
+  done: boolean;
   resolve(results?: readonly ExecuteResult[]): void;
   reject(error: unknown): void;
 }
@@ -94,23 +96,39 @@ export function manualInstance(): ModelInstance & { calls: Call[]; busy: number 
     execute(batch: readonly InferRequest[], signal: AbortSignal) {
       inst.busy++;
       return new Promise<readonly ExecuteResult[]>((resolve, reject) => {
-        calls.push({
+        const call: Call = {
           batch,
           signal,
+          done: false,
           resolve: (results) => {
+            if (call.done) return;
+            call.done = true;
             inst.busy--;
             resolve(results ?? identity(batch));
           },
           reject: (e) => {
+            if (call.done) return;
+            call.done = true;
             inst.busy--;
             reject(e);
           },
-        });
+        };
+        calls.push(call);
       });
     },
     dispose: () => Promise.resolve(),
   };
   return inst;
+}
+
+/** Executions of these instances not yet completed. */
+export function openCalls(instances: readonly { calls: Call[] }[]): Call[] {
+  return instances.flatMap((i) => i.calls.filter((c) => !c.done));
+}
+
+/** Completes every open execution with identity results. */
+export function completeAll(instances: readonly { calls: Call[] }[]): void {
+  for (const c of openCalls(instances)) c.resolve();
 }
 
 /** An instance answering identity after a microtask (optionally failing requests holding `poison`). */
