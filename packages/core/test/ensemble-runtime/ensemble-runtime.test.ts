@@ -116,7 +116,7 @@ describe('per-step ensembles', () => {
   it('prefixes step errors with the ensemble name', async () => {
     const router = new Router();
     const e = chain(router);
-    const err = await e.enqueue(pair('q', [666, 0], [0, 0])).catch((x: unknown) => x as InferError);
+    const err = await e.enqueue(pair('q', [666, 0], [0, 0])).then(() => { throw new Error('expected a failure'); }, (x: unknown) => x as InferError);
     expect(err.code).toBe('INTERNAL');
     expect(err.message).toBe("in ensemble 'E', poisoned request in identity");
   });
@@ -198,7 +198,7 @@ describe('per-step ensembles', () => {
     const router = new Router();
     router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [instance(identityFn('identity'))]);
     const e = router.add(ensemble('E', [step('identity', { INPUT0: 'missing' }, { OUTPUT0: 'Y' })], ['A'], ['Y']));
-    const err = await e.enqueue({ id: 'd', model: 'E', inputs: [tensor('A', [1, 2], [1, 2])] }).catch((x: unknown) => x as InferError);
+    const err = await e.enqueue({ id: 'd', model: 'E', inputs: [tensor('A', [1, 2], [1, 2])] }).then(() => { throw new Error('expected a failure'); }, (x: unknown) => x as InferError);
     expect(err.message).toBe("in ensemble 'E', unexpected deadlock, at least one output is not set while no more ensemble steps can be made");
   });
 

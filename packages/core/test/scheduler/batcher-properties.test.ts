@@ -31,7 +31,9 @@ const cfgArb = fc.record({
   instances: fc.integer({ min: 1, max: 3 }),
 });
 
-function build(c: fc.Infer<typeof cfgArb>): ModelConfig {
+type Cfg = typeof cfgArb extends fc.Arbitrary<infer T> ? T : never;
+
+function build(c: Cfg): ModelConfig {
   return config({
     max_batch_size: c.maxBatch,
     dynamic_batching: dynamicBatching({
