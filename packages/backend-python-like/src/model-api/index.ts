@@ -32,6 +32,7 @@ export {
 export type { InferenceRequestInit, InferenceResponseSender, ExecOptions } from './request.ts';
 export { getInputConfigByName, getOutputConfigByName, usingDecoupledModelTransactionPolicy } from './config-helpers.ts';
 export type { ModelConfigLike } from './config-helpers.ts';
+export { stackInputs, batchSizes } from './stack.ts';
 export { AutoCompleteConfig } from './auto-complete.ts';
 export type { AutoCompleteTensor } from './auto-complete.ts';
 export { Logger } from './logger.ts';

@@ -1,0 +1,39 @@
+import { BACKEND_API_VERSION, type Backend, type BackendModel, type LoadSpec, type WorkerRestartPolicy } from '@tritium/core';
+import { locateModelFile } from './locate-model.ts';
+import { sandboxParameters } from './parameters.ts';
+import { PythonLikeModel } from './python-like-model.ts';
+import { transpileModel } from './transpile.ts';
+
+/** Options of {@link pythonLikeBackend}. */
+export interface PythonLikeBackendOptions {
+  /** Folder for transpiled bundles (default `<tmpdir>/tritium-python-like`); never inside the repository. */
+  readonly cacheDir?: string;
+  /** Isolation when a config does not set `tritium.isolation` (default `thread`). */
+  readonly defaultIsolation?: 'thread' | 'process';
+  /** Crash-restart policy of instance workers (core's defaults otherwise). */
+  readonly restart?: WorkerRestartPolicy;
+}
+
+let loads = 0;
+
+/**
+ * The python-like backend (`backend: "python"`): runs a version folder's `model.ts` / `model.js` /
+ * `model.mjs`, transpiled with esbuild at load, one sandboxed worker per instance. See the README
+ * for the author API and the `tritium.*` config parameters.
+ */
+export function pythonLikeBackend(options: PythonLikeBackendOptions = {}): Backend {
+  return {
+    name: 'python',
+    apiVersion: BACKEND_API_VERSION,
+    platforms: [],
+    async loadModel(spec: LoadSpec): Promise<BackendModel> {
+      const params = sandboxParameters(spec.config, options.defaultIsolation ? { isolation: options.defaultIsolation } : {});
+      const modelFile = await locateModelFile(spec.config, spec.versionDir);
+      const bundle = await transpileModel(spec.config.name, modelFile, {
+        ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
+        tag: `v${spec.version}-${process.pid}-${++loads}`,
+      });
+      return new PythonLikeModel(spec, modelFile, bundle, params, options.restart ? { restart: options.restart } : {});
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  InferError,
+  modelConfigToJson,
+  spawnWorkerInstance,
+  type BackendModel,
+  type InferRequest,
+  type InferResponse,
+  type InstanceSpec,
+  type LoadSpec,
+  type ModelInstance,
+  type WorkerRestartPolicy,
+} from '@tritium/core';
+import type { SandboxParameters } from './parameters.ts';
+import { removeTranspiled, type TranspiledModel } from './transpile.ts';
+import type { PythonLikeInit } from './worker/init.ts';
+
+const ENTRY_URL = new URL('./worker/instance-entry.ts', import.meta.url);
+
+/** Folders an isolated instance may read beyond the runtime's own: the model's folder, its bundle, its packages. */
+function readAllowlist(modelDir: string, bundle: TranspiledModel): string[] {
+  const paths = new Set<string>([modelDir, bundle.file]);
+  for (const file of bundle.externals) {
+    const idx = file.lastIndexOf(`${path.sep}node_modules${path.sep}`);
+    // The node_modules folder holding the package also holds its own dependencies.
+    paths.add(idx >= 0 ? file.slice(0, idx + `${path.sep}node_modules`.length) : path.dirname(file));
+  }
+  return [...paths];
+}
+
+export interface PythonLikeModelOptions {
+  readonly restart?: WorkerRestartPolicy;
+}
+
+/**
+ * One loaded version of a `model.ts`: owns its transpiled bundle (deleted on dispose) and starts one
+ * worker per instance. Each worker imports the bundle itself, so no two instances, versions or loads
+ * share module state.
+ */
+export class PythonLikeModel implements BackendModel {
+  readonly #spec: LoadSpec;
+  readonly #bundle: TranspiledModel;
+  readonly #modelFile: string;
+  readonly #params: SandboxParameters;
+  readonly #options: PythonLikeModelOptions;
+  readonly #instanceCount: number;
+  /** Instances of this model waiting on a BLS call to the model itself. */
+  #blockedOnSelf = 0;
+
+  constructor(spec: LoadSpec, modelFile: string, bundle: TranspiledModel, params: SandboxParameters, options: PythonLikeModelOptions) {
+    this.#spec = spec;
+    this.#modelFile = modelFile;
+    this.#bundle = bundle;
+    this.#params = params;
+    this.#options = options;
+    const groups = spec.config.instance_group ?? [];
+    this.#instanceCount = groups.length > 0 ? groups.reduce((n, g) => n + Math.max(1, g.count || 1), 0) : 1;
+  }
+
+  /**
+   * BLS from an instance. A call back into this same model while every one of its instances is
+   * already waiting on such a call can never be served (each waits for a free instance): it fails
+   * at once with UNAVAILABLE instead of hanging. Calls to other models just queue.
+   */
+  async #bls(request: InferRequest): Promise<InferResponse> {
+    const infer = this.#spec.infer;
+    if (!infer) throw new InferError('UNSUPPORTED', `BLS is not available to model '${this.#spec.config.name}' (no server to route it)`);
+    if (request.model !== this.#spec.config.name) return infer(request);
+    if (this.#blockedOnSelf + 1 >= this.#instanceCount) {
+      throw new InferError(
+        'UNAVAILABLE',
+        `model '${request.model}' called itself through BLS while all ${this.#instanceCount} of its instance(s) are busy in execute; ` +
+          `the call would deadlock (add instances with instance_group count, or do not call the model from itself)`,
+      );
+    }
+    this.#blockedOnSelf++;
+    try {
+      return await infer(request);
+    } finally {
+      this.#blockedOnSelf--;
+    }
+  }
+
+  async createInstance(spec: InstanceSpec): Promise<ModelInstance> {
+    const { config, version, modelDir, log } = this.#spec;
+    const init: PythonLikeInit = {
+      bundleUrl: pathToFileURL(this.#bundle.file).href,
+      modelFile: this.#modelFile,
+      modelName: config.name,
+      version,
+      modelDir: path.resolve(modelDir),
+      config,
+      configJson: modelConfigToJson(config),
+      instance: { name: spec.name, kind: spec.kind, device: spec.device },
+    };
+    const p = this.#params;
+    return spawnWorkerInstance<PythonLikeInit>({
+      entry: ENTRY_URL,
+      init,
+      model: config.name,
+      instanceName: spec.name,
+      ...(p.heapMb ? { resourceLimits: { maxOldGenerationSizeMb: p.heapMb } } : {}),
+      ...(p.executeTimeoutMs ? { executeTimeoutMs: p.executeTimeoutMs } : {}),
+      ...(p.startTimeoutMs ? { startTimeoutMs: p.startTimeoutMs } : {}),
+      ...(this.#options.restart ? { restart: this.#options.restart } : {}),
+      infer: (request) => this.#bls(request),
+      log,
+      isolation: p.isolation,
+      ...(p.isolation === 'process' ? { processPermissions: { allowRead: readAllowlist(path.resolve(modelDir), this.#bundle) } } : {}),
+    });
+  }
+
+  async dispose(): Promise<void> {
+    await removeTranspiled(this.#bundle.file);
+  }
+}

@@ -1,0 +1,133 @@
+import { createHash } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build, type Message, type Plugin } from 'esbuild';
+import { InferError } from '@tritium/core';
+
+/** The author API module every model imports; always bundled from this package's own copy. */
+export const MODEL_API_SPECIFIER = '@tritium/backend-python-like/model';
+const MODEL_API_FILE = realpathSync(fileURLToPath(new URL('./model-api/index.ts', import.meta.url)));
+const RUNTIME_FACE_FILE = realpathSync(fileURLToPath(new URL('./model-api/runtime-face.ts', import.meta.url)));
+const TS_FILE = /\.[cm]?tsx?$/;
+
+export interface TranspiledModel {
+  /** Absolute path of the written `.mjs` (inline source map pointing at the model's sources). */
+  readonly file: string;
+  /** Absolute paths the bare imports resolved to (for process isolation's read allowlist). */
+  readonly externals: readonly string[];
+}
+
+export interface TranspileOptions {
+  /** Where to write the output (default `<tmpdir>/tritium-python-like`). */
+  readonly cacheDir?: string;
+  /** Distinguishes loads of one model (each load gets its own file, so no two share module state). */
+  readonly tag: string;
+}
+
+const SKIP = Symbol('resolve without the plugin');
+const BUILTINS = new Set(builtinModules);
+
+function isBare(spec: string): boolean {
+  return !spec.startsWith('.') && !path.isAbsolute(spec) && !/^[a-z][a-z0-9+.-]*:/i.test(spec);
+}
+
+/**
+ * Resolves bare imports at build time FROM THE MODEL'S FOLDER (Node semantics: its node_modules,
+ * then the parents', so the workspace's packages too) and leaves JavaScript packages external as
+ * absolute file URLs; local files and TypeScript packages (the author API, workspace sources) are
+ * bundled. The output can then live anywhere (a cache folder outside the repository, so poll mode
+ * never sees it), runs without a TypeScript loader (process isolation), and still imports exactly
+ * what the model would.
+ */
+function externalsPlugin(externals: Set<string>): Plugin {
+  return {
+    name: 'tritium-externals',
+    setup(b) {
+      b.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.pluginData === SKIP || args.kind === 'entry-point' || !isBare(args.path)) return undefined;
+        if (args.path === MODEL_API_SPECIFIER) return { path: MODEL_API_FILE };
+        if (args.path.startsWith('node:') || BUILTINS.has(args.path) || BUILTINS.has(args.path.split('/')[0]!)) {
+          return { path: args.path, external: true };
+        }
+        const resolved = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: SKIP });
+        if (resolved.errors.length > 0) return { errors: resolved.errors };
+        if (TS_FILE.test(resolved.path)) return { path: resolved.path };
+        externals.add(resolved.path);
+        return { path: pathToFileURL(resolved.path).href, external: true };
+      });
+    },
+  };
+}
+
+function formatMessage(m: Message, workDir: string): string {
+  if (!m.location) return m.text;
+  const file = path.resolve(workDir, m.location.file);
+  return `${file}:${m.location.line}:${m.location.column + 1}: error: ${m.text}\n    ${m.location.lineText}`;
+}
+
+/**
+ * Transpiles `model.ts` (and the local files it imports) to one ES module with an inline source
+ * map, so stack traces and errors name lines of `model.ts`; it exports `model` (the model's
+ * exports) and `api` (see `model-api/runtime-face.ts`). A syntax or resolution error is an
+ * INVALID_ARG naming `file:line:column`.
+ */
+export async function transpileModel(modelName: string, modelFile: string, options: TranspileOptions): Promise<TranspiledModel> {
+  const cacheDir = options.cacheDir ?? path.join(os.tmpdir(), 'tritium-python-like');
+  const workDir = path.dirname(modelFile);
+  const hash = createHash('sha1').update(modelFile).digest('hex').slice(0, 8);
+  const safeName = modelName.replace(/[^A-Za-z0-9_.-]/g, '_');
+  const outfile = path.join(cacheDir, `${safeName}-${hash}-${options.tag}.mjs`);
+  const externals = new Set<string>();
+  const fileUrl = pathToFileURL(modelFile).href;
+  let contents: Uint8Array;
+  try {
+    const result = await build({
+      // One module exporting the model and the runtime's face of the author API (one shared copy).
+      stdin: {
+        contents: `export * as model from ${JSON.stringify(modelFile)};\nexport * as api from ${JSON.stringify(RUNTIME_FACE_FILE)};\n`,
+        resolveDir: workDir,
+        sourcefile: '<tritium-model-entry>',
+        loader: 'js',
+      },
+      absWorkingDir: workDir,
+      outfile,
+      write: false,
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      sourcemap: 'inline',
+      conditions: ['node'],
+      mainFields: ['main', 'module'],
+      logLevel: 'silent',
+      // The model sees its own location, not the cache file's (e.g. `new URL('./vocab.txt', import.meta.url)`).
+      define: {
+        'import.meta.url': JSON.stringify(fileUrl),
+        'import.meta.filename': JSON.stringify(modelFile),
+        'import.meta.dirname': JSON.stringify(workDir),
+      },
+      plugins: [externalsPlugin(externals)],
+      // Bundled CommonJS reaching for require() gets one.
+      banner: {
+        js: `import { createRequire as __tritiumCreateRequire } from 'node:module'; const require = __tritiumCreateRequire(${JSON.stringify(modelFile)});`,
+      },
+    });
+    contents = result.outputFiles[0]!.contents;
+  } catch (error) {
+    const errors = (error as { errors?: Message[] }).errors;
+    const detail = errors && errors.length > 0 ? errors.map((m) => formatMessage(m, workDir)).join('\n') : String(error);
+    throw new InferError('INVALID_ARG', `model '${modelName}': failed to compile ${modelFile}:\n${detail}`);
+  }
+  await mkdir(cacheDir, { recursive: true });
+  await writeFile(outfile, contents);
+  return { file: outfile, externals: [...externals] };
+}
+
+/** Deletes a transpiled file (on model unload); missing files are fine. */
+export async function removeTranspiled(file: string): Promise<void> {
+  await rm(file, { force: true });
+}

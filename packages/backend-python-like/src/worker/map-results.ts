@@ -1,0 +1,97 @@
+import {
+  InferError,
+  rowsOf,
+  splitOutputs,
+  type ExecuteResult,
+  type InferRequest,
+  type ModelConfig,
+  type Parameters,
+  type Tensor as WireTensor,
+} from '@tritium/core';
+import { checkOutputs } from './check-outputs.ts';
+
+/** One author response, reduced to plain data. */
+export interface PlainResponse {
+  readonly error?: InferError;
+  readonly outputs: readonly WireTensor[];
+  readonly parameters?: Parameters;
+}
+
+export interface MapContext {
+  readonly config: ModelConfig;
+  readonly version: number;
+  /** Per request: the output names it asked for (all outputs when it named none). */
+  readonly requested: readonly (readonly string[])[];
+}
+
+/** Copies a tensor into a fresh buffer: the host transfers (detaches) it, and the model may keep its arrays. */
+function owned(t: WireTensor): WireTensor {
+  const data = new Uint8Array(t.data.byteLength);
+  data.set(t.data);
+  return { name: t.name, datatype: t.datatype, shape: t.shape, data };
+}
+
+function rowsFor(config: ModelConfig, request: Omit<InferRequest, 'signal'>): number | undefined {
+  return config.max_batch_size > 0 ? rowsOf(request) : undefined;
+}
+
+/** One response for one request: its error, or its checked and filtered outputs. */
+export function answerOne(
+  response: PlainResponse,
+  request: Omit<InferRequest, 'signal'>,
+  requested: readonly string[],
+  ctx: Pick<MapContext, 'config' | 'version'>,
+): ExecuteResult {
+  if (response.error) return response.error;
+  const checked = checkOutputs(ctx.config, response.outputs, rowsFor(ctx.config, request), requested);
+  if (InferError.is(checked)) return checked;
+  return {
+    id: request.id,
+    model: ctx.config.name,
+    version: ctx.version,
+    outputs: checked.map(owned),
+    ...(response.parameters ? { parameters: response.parameters } : {}),
+  };
+}
+
+/**
+ * Maps what `execute` returned to one result per request: one response per request, or ONE
+ * response whose outputs' dim 0 is the batch total, split by rows. Anything else throws an INTERNAL
+ * error (failing the whole batch) saying what was expected.
+ */
+export function mapResults(
+  responses: readonly PlainResponse[],
+  batch: readonly Omit<InferRequest, 'signal'>[],
+  ctx: MapContext,
+): ExecuteResult[] {
+  const model = ctx.config.name;
+  const n = batch.length;
+  if (responses.length === n) return responses.map((r, i) => answerOne(r, batch[i]!, ctx.requested[i]!, ctx));
+  const rows = batch.map((r) => rowsOf(r));
+  const total = rows.reduce((a, b) => a + b, 0);
+  const expected = `expected ${n} (one per request) or 1 whose outputs' first dimension equals the batch total ${total}`;
+  if (responses.length !== 1) {
+    throw new InferError('INTERNAL', `model '${model}' execute returned ${responses.length} responses for ${n} requests; ${expected}`);
+  }
+  const whole = responses[0]!;
+  if (whole.error) return batch.map(() => whole.error!);
+  const checked = checkOutputs(ctx.config, whole.outputs, ctx.config.max_batch_size > 0 ? total : undefined, [
+    ...new Set(ctx.requested.flat()),
+  ]);
+  if (InferError.is(checked)) {
+    // A batch-total mismatch is a wrong-count error; say so rather than "shape".
+    const bad = whole.outputs.find((t) => t.shape[0] !== total);
+    if (bad) {
+      throw new InferError(
+        'INTERNAL',
+        `model '${model}' execute returned 1 response for ${n} requests whose output '${bad.name}' has first dimension ${bad.shape[0] ?? 'none'}; ${expected}`,
+      );
+    }
+    return batch.map(() => checked);
+  }
+  const split = splitOutputs(batch as InferRequest[], checked, { model, version: ctx.version, rows });
+  return split.map((response, i) => {
+    const wanted = ctx.requested[i]!;
+    return { ...response, outputs: wanted.map((name) => response.outputs.find((t) => t.name === name)!).filter(Boolean) };
+  });
+}
