@@ -20,6 +20,8 @@ export interface AutoCompleteSpec {
   /** The version folder auto-complete reads the model file from (Triton uses the first/highest). */
   readonly versionDir: string | undefined;
   readonly log: Logger;
+  /** Server-wide settings for this backend (`--backend-config=onnxruntime,default-max-batch-size=8`). */
+  readonly backendConfig?: Readonly<Record<string, string>>;
 }
 
 export interface LoadSpec {

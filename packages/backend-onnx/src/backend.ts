@@ -1,0 +1,127 @@
+/**
+ * The ONNX Runtime backend: `onnxBackend()` → a core Backend named `onnxruntime` serving
+ * `onnxruntime_onnx`. Auto-complete and config/model validation run on the main thread from the
+ * model's protobuf; each instance's session lives in its own worker (core's worker host), because
+ * onnxruntime-node's `run()` blocks the thread it runs on.
+ */
+import {
+  BACKEND_API_VERSION,
+  InferError,
+  configToWireDataType,
+  spawnWorkerInstance,
+  type AutoCompleteSpec,
+  type Backend,
+  type BackendModel,
+  type InstanceSpec,
+  type LoadSpec,
+  type ModelConfig,
+  type ModelInstance,
+  type ModelInput,
+  type ModelOutput,
+  type DataType,
+} from '@tritium/core';
+import { autoCompleteConfig, autoCompleteSkipped, DEFAULT_MAX_BATCH_SIZE } from './autocomplete.ts';
+import { DEFAULT_MODEL_FILENAME, readModelIo, resolveModelPath } from './model-io.ts';
+import { validateModelIo } from './validate-io.ts';
+import { instanceProviders, modelSessionOptions } from './session-options.ts';
+import type { OnnxInstanceInit, TensorPlan } from './plan.ts';
+
+export interface OnnxBackendOptions {
+  /** Triton's `--backend-config=onnxruntime,default-max-batch-size=N` (default 4). */
+  readonly defaultMaxBatchSize?: number;
+  /** KIND_GPU on a host without a usable GPU fails to load instead of falling back to CPU. */
+  readonly strictGpu?: boolean;
+  /** An execute running longer kills its worker (its requests fail, the instance restarts). Default: none. */
+  readonly executeTimeoutMs?: number;
+  /** Override of the cores the default intra-op thread count divides (default: os.availableParallelism()). */
+  readonly cores?: number;
+}
+
+const ENTRY = new URL('./instance-entry.ts', import.meta.url);
+
+function truthy(value: string | undefined): boolean {
+  return value !== undefined && ['1', 'true', 'on', 'yes'].includes(value.trim().toLowerCase());
+}
+
+function plan(io: ModelInput | ModelOutput, model: string): TensorPlan {
+  const datatype: DataType | undefined = configToWireDataType(io.data_type);
+  if (!datatype) throw new InferError('INVALID_ARG', `model '${model}': tensor '${io.name}' has unsupported data type ${io.data_type}`);
+  return {
+    name: io.name,
+    datatype,
+    dims: [...io.dims],
+    ...(io.reshape ? { reshape: [...io.reshape.shape] } : {}),
+    ...('optional' in io && io.optional ? { optional: true } : {}),
+  };
+}
+
+/** The instance's give-up callback (an optional InstanceSpec field, read loosely so older cores typecheck). */
+function giveUp(instance: InstanceSpec): ((reason: string) => void) | undefined {
+  return (instance as InstanceSpec & { onUnavailable?: (reason: string) => void }).onUnavailable;
+}
+
+class OnnxModel implements BackendModel {
+  constructor(
+    private readonly spec: LoadSpec,
+    private readonly modelPath: string,
+    private readonly options: OnnxBackendOptions,
+  ) {}
+
+  async createInstance(instance: InstanceSpec): Promise<ModelInstance> {
+    const { config, log } = this.spec;
+    const strictGpu = this.options.strictGpu ?? truthy(this.spec.backendConfig?.['strict-gpu']);
+    const shared = modelSessionOptions(config, this.options.cores);
+    const providers = instanceProviders(config, instance, log, strictGpu);
+    const init: OnnxInstanceInit = {
+      modelPath: this.modelPath,
+      modelName: config.name,
+      version: this.spec.version,
+      maxBatchSize: config.max_batch_size,
+      inputs: config.input.map((i) => plan(i, config.name)),
+      outputs: config.output.map((o) => plan(o, config.name)),
+      session: { ...shared.session, executionProviders: providers.executionProviders },
+      run: shared.run,
+    };
+    log.verbose(1, `model '${config.name}' instance '${instance.name}': onnxruntime on ${providers.description}, ${init.session.intraOpNumThreads} intra-op thread(s)`);
+    return spawnWorkerInstance({
+      entry: ENTRY,
+      init,
+      model: config.name,
+      instanceName: instance.name,
+      log,
+      ...(giveUp(instance) ? { onUnavailable: giveUp(instance)! } : {}),
+      ...(this.options.executeTimeoutMs ? { executeTimeoutMs: this.options.executeTimeoutMs } : {}),
+    });
+  }
+
+  async dispose(): Promise<void> {}
+}
+
+/** Creates the ONNX Runtime backend. */
+export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
+  return {
+    name: 'onnxruntime',
+    apiVersion: BACKEND_API_VERSION,
+    platforms: ['onnxruntime_onnx'],
+    defaultModelFilename: DEFAULT_MODEL_FILENAME,
+
+    async autoComplete(spec: AutoCompleteSpec): Promise<ModelConfig> {
+      const { config } = spec;
+      if (autoCompleteSkipped(config)) return autoCompleteConfig(config, { inputs: [], outputs: [], overridableInitializers: [] }, spec.log);
+      // No version folder: nothing to read; core reports the missing version.
+      if (!spec.versionDir) return config;
+      const path = await resolveModelPath(config, spec.versionDir);
+      const io = await readModelIo(path, config.name);
+      const configured = Number(spec.backendConfig?.['default-max-batch-size']);
+      const defaultMax = options.defaultMaxBatchSize ?? (Number.isInteger(configured) && spec.backendConfig?.['default-max-batch-size'] ? configured : DEFAULT_MAX_BATCH_SIZE);
+      return autoCompleteConfig(config, io, spec.log, defaultMax);
+    },
+
+    async loadModel(spec: LoadSpec): Promise<BackendModel> {
+      const path = await resolveModelPath(spec.config, spec.versionDir);
+      const io = await readModelIo(path, spec.config.name);
+      validateModelIo(spec.config, io);
+      return new OnnxModel(spec, path, options);
+    },
+  };
+}

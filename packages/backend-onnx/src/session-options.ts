@@ -1,0 +1,142 @@
+/**
+ * Triton's onnxruntime model settings → onnxruntime-node session and run options: `parameters`
+ * (thread counts, execution mode, memory arena/pattern, arena shrinkage, device allocator for
+ * initializers), `optimization.graph.level`, and the execution providers for an instance's kind
+ * (`optimization.execution_accelerators`). The result is plain data, handed to the worker.
+ */
+import { availableParallelism } from 'node:os';
+import { InferError, type Logger, type ModelConfig, type InstanceSpec } from '@tritium/core';
+import { gpuSupport, type GpuSupport } from './gpu.ts';
+
+/** Plain-data subset of ort's InferenceSession.SessionOptions that Tritium sets. */
+export interface OrtSessionOptions {
+  intraOpNumThreads?: number;
+  interOpNumThreads?: number;
+  executionMode?: 'sequential' | 'parallel';
+  enableCpuMemArena?: boolean;
+  enableMemPattern?: boolean;
+  graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
+  executionProviders?: (string | { name: string; deviceId?: number; [key: string]: unknown })[];
+  extra?: Record<string, unknown>;
+}
+
+export interface OrtRunOptions {
+  extra?: Record<string, unknown>;
+}
+
+function parameter(config: ModelConfig, key: string): string | undefined {
+  return config.parameters?.[key]?.string_value;
+}
+
+function intParameter(config: ModelConfig, key: string): number | undefined {
+  const raw = parameter(config, key);
+  if (raw === undefined) return undefined;
+  const value = Number(raw.trim());
+  if (raw.trim() === '' || !Number.isInteger(value)) {
+    throw new InferError('INVALID_ARG', `model '${config.name}': parameter '${key}' must be an integer, got '${raw}'`);
+  }
+  return value;
+}
+
+function boolParameter(config: ModelConfig, key: string): boolean | undefined {
+  const raw = parameter(config, key);
+  if (raw === undefined) return undefined;
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'on', 'yes'].includes(v)) return true;
+  if (['0', 'false', 'off', 'no'].includes(v)) return false;
+  throw new InferError('INVALID_ARG', `model '${config.name}': parameter '${key}' must be a boolean, got '${raw}'`);
+}
+
+/** Total instances the config asks for (each group's count, at least 1). */
+export function instanceCount(config: ModelConfig): number {
+  const groups = config.instance_group ?? [];
+  if (groups.length === 0) return 1;
+  return groups.reduce((n, g) => n + Math.max(1, g.count ?? 1), 0);
+}
+
+/** Session/run options shared by every instance of the model (everything but the providers). */
+export function modelSessionOptions(config: ModelConfig, cores = availableParallelism()): { session: OrtSessionOptions; run: OrtRunOptions } {
+  const session: OrtSessionOptions = {};
+  // Instances run side by side: by default split the cores between them so they do not oversubscribe.
+  session.intraOpNumThreads = intParameter(config, 'intra_op_thread_count') || Math.max(1, Math.floor(cores / instanceCount(config)));
+  const inter = intParameter(config, 'inter_op_thread_count');
+  if (inter !== undefined && inter > 0) session.interOpNumThreads = inter;
+  const mode = intParameter(config, 'execution_mode');
+  if (mode !== undefined) {
+    if (mode !== 0 && mode !== 1) {
+      throw new InferError('INVALID_ARG', `model '${config.name}': parameter 'execution_mode' must be 0 (sequential) or 1 (parallel), got ${mode}`);
+    }
+    session.executionMode = mode === 1 ? 'parallel' : 'sequential';
+  }
+  const arena = boolParameter(config, 'enable_mem_arena');
+  if (arena !== undefined) session.enableCpuMemArena = arena;
+  const pattern = boolParameter(config, 'enable_mem_pattern');
+  if (pattern !== undefined) session.enableMemPattern = pattern;
+  const deviceAllocator = boolParameter(config, 'session.use_device_allocator_for_initializers');
+  if (deviceAllocator !== undefined) session.extra = { session: { use_device_allocator_for_initializers: deviceAllocator ? '1' : '0' } };
+  // Triton: -1 basic, 1 extended, 2 disabled; anything else (default) enables all.
+  const level = config.optimization?.graph?.level;
+  session.graphOptimizationLevel = level === -1 ? 'basic' : level === 1 ? 'extended' : level === 2 ? 'disabled' : 'all';
+  const run: OrtRunOptions = {};
+  const shrink = parameter(config, 'memory.enable_memory_arena_shrinkage');
+  if (shrink !== undefined && shrink !== '') run.extra = { memory: { enable_memory_arena_shrinkage: shrink } };
+  return { session, run };
+}
+
+export interface ProviderChoice {
+  readonly executionProviders: NonNullable<OrtSessionOptions['executionProviders']>;
+  /** A human-readable description for logs (e.g. `CPU`, `CUDA device 0`). */
+  readonly description: string;
+}
+
+/**
+ * Execution providers for one instance. KIND_GPU without a usable GPU: CPU with a warning naming
+ * the fallback, or UNAVAILABLE when `strictGpu`.
+ */
+export function instanceProviders(
+  config: ModelConfig,
+  instance: Pick<InstanceSpec, 'name' | 'kind' | 'device'>,
+  log: Logger,
+  strictGpu: boolean,
+  gpu: GpuSupport = gpuSupport(),
+): ProviderChoice {
+  const accelerators = config.optimization?.execution_accelerators;
+  for (const acc of accelerators?.cpu_execution_accelerator ?? []) {
+    if (acc.name === 'openvino') {
+      log.warn(`model '${config.name}' instance '${instance.name}': the OpenVINO execution accelerator is not available in onnxruntime-node; using the default CPU execution provider`);
+    } else {
+      throw new InferError('INVALID_ARG', `unknown Execution Accelerator '${acc.name}' is requested`);
+    }
+  }
+  if (instance.kind !== 'GPU') return { executionProviders: ['cpu'], description: 'CPU' };
+  const gpuAccelerators = accelerators?.gpu_execution_accelerator ?? [];
+  for (const acc of gpuAccelerators) {
+    if (acc.name !== 'tensorrt' && acc.name !== 'cuda') {
+      throw new InferError('INVALID_ARG', `unknown Execution Accelerator '${acc.name}' is requested`);
+    }
+  }
+  if (!gpu.cuda) {
+    if (strictGpu) {
+      throw new InferError(
+        'UNAVAILABLE',
+        `model '${config.name}' instance '${instance.name}' needs a GPU (KIND_GPU) but ${gpu.reason}; refusing to fall back to CPU because the server runs with strict GPU placement`,
+      );
+    }
+    log.warn(
+      `model '${config.name}' instance '${instance.name}': KIND_GPU requested but ${gpu.reason}; falling back to the CPU execution provider`,
+    );
+    return { executionProviders: ['cpu'], description: 'CPU (fallback from KIND_GPU)' };
+  }
+  const providers: ProviderChoice['executionProviders'] = [];
+  for (const acc of gpuAccelerators) {
+    if (acc.name === 'tensorrt') {
+      if (!gpu.tensorrt) {
+        log.warn(`model '${config.name}' instance '${instance.name}': TensorRT execution provider unavailable; using CUDA`);
+        continue;
+      }
+      providers.push({ name: 'tensorrt', deviceId: instance.device, ...acc.parameters });
+    }
+  }
+  providers.push({ name: 'cuda', deviceId: instance.device }, 'cpu');
+  return { executionProviders: providers, description: `${providers.length > 2 ? 'TensorRT+' : ''}CUDA device ${instance.device}` };
+}

@@ -1,0 +1,96 @@
+/**
+ * Load-time check of the config against the model signature, as Triton's onnxruntime backend does
+ * when it creates an instance (`ValidateInputs` / `ValidateOutputs` + backend_common's
+ * `CompareDimsSupported`), with Triton's messages.
+ */
+import { InferError, configToWireDataType, type ModelConfig } from '@tritium/core';
+import { onnxToConfigType } from './onnx-types.ts';
+import { shapeToString, type IoInfo, type ModelIo } from './model-io.ts';
+
+function compareDims(model: string, tensor: string, modelShape: readonly number[], dims: readonly number[], maxBatchSize: number, exact: boolean): void {
+  const matches = (expected: readonly number[]) =>
+    modelShape.length === expected.length && modelShape.every((d, i) => (!exact && d === -1) || d === expected[i]);
+  if (maxBatchSize > 0) {
+    if (modelShape.length === 0 || modelShape[0] !== -1) {
+      throw new InferError(
+        'INVALID_ARG',
+        `model '${model}', tensor '${tensor}': for the model to support batching the shape should have at least 1 dimension and the first dimension must be -1; but shape expected by the model is ${shapeToString(modelShape)}`,
+      );
+    }
+    const full = [-1, ...dims];
+    if (!matches(full)) {
+      throw new InferError(
+        'INVALID_ARG',
+        `model '${model}', tensor '${tensor}': the model expects ${modelShape.length} dimensions (shape ${shapeToString(modelShape)}) but the model configuration specifies ${full.length} dimensions (an initial batch dimension because max_batch_size > 0 followed by the explicit tensor shape, making complete shape ${shapeToString(full)})`,
+      );
+    }
+  } else if (!matches(dims)) {
+    throw new InferError(
+      'INVALID_ARG',
+      `model '${model}', tensor '${tensor}': the model expects ${modelShape.length} dimensions (shape ${shapeToString(modelShape)}) but the model configuration specifies ${dims.length} dimensions (shape ${shapeToString(dims)})`,
+    );
+  }
+}
+
+function checkType(kind: 'input' | 'output', model: string, name: string, configType: string, info: IoInfo): void {
+  if (configToWireDataType(configType) === undefined) {
+    throw new InferError('INTERNAL', `unsupported datatype ${configType} for ${kind} '${name}' for model '${model}'`);
+  }
+  const modelType = onnxToConfigType(info.onnxType);
+  if (modelType !== configType) {
+    const wire = configToWireDataType(modelType) ?? 'INVALID';
+    throw new InferError('INVALID_ARG', `unexpected datatype ${wire} for ${kind} '${name}', model '${model}', expects ${configType}`);
+  }
+}
+
+function sortedNames(infos: readonly IoInfo[]): string {
+  // Triton lists the allowed names from a std::set: sorted.
+  return infos
+    .map((i) => i.name)
+    .sort()
+    .join(', ');
+}
+
+/** Throws Triton's INVALID_ARG when the config's inputs/outputs contradict the model. */
+export function validateModelIo(config: ModelConfig, io: ModelIo): void {
+  const model = config.name;
+  const maxBatchSize = config.max_batch_size ?? 0;
+  const configInputs = config.input ?? [];
+  if (io.inputs.length !== configInputs.length) {
+    throw new InferError(
+      'INVALID_ARG',
+      `unable to load model '${model}', configuration expects ${configInputs.length} inputs, model provides ${io.inputs.length}`,
+    );
+  }
+  const inputs = new Map([...io.inputs, ...io.overridableInitializers].map((i) => [i.name, i]));
+  for (const input of configInputs) {
+    const info = inputs.get(input.name);
+    if (!info) {
+      throw new InferError('INVALID_ARG', `unexpected inference input '${input.name}', allowed inputs are: ${sortedNames(io.inputs)}`);
+    }
+    checkType('input', model, input.name, input.data_type, info);
+    const dims = input.reshape ? input.reshape.shape : input.dims;
+    if (input.allow_ragged_batch) {
+      if (info.dims.length !== 1 || info.dims[0] !== -1) {
+        throw new InferError(
+          'INVALID_ARG',
+          `unable to load model '${model}', configuration expects model provides input with shape [-1]  for ragged input '${input.name}', model provides ${shapeToString(info.dims)}`,
+        );
+      }
+    } else {
+      compareDims(model, input.name, info.dims, dims, maxBatchSize, false);
+    }
+  }
+  const outputs = new Map(io.outputs.map((o) => [o.name, o]));
+  const batchOutputs = new Set((config.batch_output ?? []).flatMap((b) => b.target_name));
+  for (const output of config.output ?? []) {
+    const info = outputs.get(output.name);
+    if (!info) {
+      throw new InferError('INVALID_ARG', `unexpected inference output '${output.name}', allowed outputs are: ${sortedNames(io.outputs)}`);
+    }
+    checkType('output', model, output.name, output.data_type, info);
+    if (!batchOutputs.has(output.name)) {
+      compareDims(model, output.name, info.dims, output.reshape ? output.reshape.shape : output.dims, maxBatchSize, true);
+    }
+  }
+}
