@@ -45,3 +45,21 @@ export type {
   CreateWorkerInstance,
 } from './worker/types.ts';
 export * from './config/index.ts';
+export { InferenceServer } from './server/inference-server.ts';
+export type { InferenceServerOptions, ModelControlMode } from './server/inference-server.ts';
+export { ModelStats, EnsembleStats } from './server/model-stats.ts';
+export { validateRequest, requestTag } from './server/request-validation.ts';
+export { serverMetadata, modelMetadata, SERVER_EXTENSIONS, TRITON_COMPATIBLE_VERSION } from './server/server-metadata.ts';
+export { ModelRepository } from './repository/model-repository.ts';
+export type { ModelSource, ScanResult, ResolvedModel, ResolvedVersion, RepositoryOptions } from './repository/model-repository.ts';
+export { defaultConfigCodec } from './repository/config-codec.ts';
+export type { ConfigCodec, NormalizeContext } from './repository/config-codec.ts';
+export { selectVersions, parseVersionDirName } from './repository/version-policy.ts';
+export { assertSafeModelName } from './repository/model-name.ts';
+export { findBackend, backendNameOf } from './repository/backend-resolution.ts';
+export { validateEnsembleScheduling } from './ensemble/validate/ensemble-scheduling.ts';
+export { validateEnsembleModels } from './ensemble/validate/ensemble-models.ts';
+export type { EnsembleValidation } from './ensemble/validate/ensemble-models.ts';
+export { composingModels, findCircularDependency } from './ensemble/validate/ensemble-dependencies.ts';
+export { runWarmup } from './warmup/run-warmup.ts';
+export { warmupTensors } from './warmup/warmup-data.ts';

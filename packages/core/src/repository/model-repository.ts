@@ -1,0 +1,259 @@
+/**
+ * The model repository: one or more folders of `<model>/config.pbtxt` + `<model>/<version>/`.
+ * Scans model folders, reads and completes each model's config (core autofill, the backend's
+ * auto-complete, Triton's defaults, validation) and picks the versions its policy serves.
+ * Read-only: loading is the server's job.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { InferError } from '../errors.ts';
+import type { ModelConfig } from '../config/model-config.ts';
+import type { Backend } from '../backend/spi.ts';
+import { silentLogger, type Logger } from '../logger.ts';
+import { validateEnsembleScheduling } from '../ensemble/validate/ensemble-scheduling.ts';
+import { findBackend, isEnsembleConfig } from './backend-resolution.ts';
+import { defaultConfigCodec, type ConfigCodec } from './config-codec.ts';
+import { folderStamp, textStamp } from './fingerprint.ts';
+import { assertSafeModelName } from './model-name.ts';
+import { assertRealPathInside } from './safe-path.ts';
+import { parseVersionDirName, selectVersions } from './version-policy.ts';
+
+/** Where a model lives. */
+export interface ModelSource {
+  readonly name: string;
+  readonly repository: string;
+  readonly dir: string;
+}
+
+export interface ScanResult {
+  /** Models found in exactly one repository. */
+  readonly models: ReadonlyMap<string, ModelSource>;
+  /** Names found in more than one repository (Triton refuses to load them). */
+  readonly duplicates: ReadonlySet<string>;
+  /** Repositories that could not be read, with the reason. */
+  readonly errors: readonly string[];
+}
+
+export interface ResolvedVersion {
+  readonly version: number;
+  readonly dir: string;
+  /** Changes when any file below the version folder changes (size/mtime). */
+  readonly stamp: string;
+}
+
+/** A model read from the repository, ready to load. */
+export interface ResolvedModel {
+  readonly source: ModelSource;
+  /** Completed, normalized and validated config. */
+  readonly config: ModelConfig;
+  /** The backend serving it; undefined for ensembles. */
+  readonly backend: Backend | undefined;
+  /** Versions the policy selects, ascending. */
+  readonly versions: readonly ResolvedVersion[];
+  /** Changes when the config or any model-level file (labels, warmup data) changes. */
+  readonly stamp: string;
+}
+
+export interface RepositoryOptions {
+  readonly repositories: readonly string[];
+  readonly backends: readonly Backend[];
+  /** `--model-config-name`: use `<model>/configs/<name>.pbtxt` when present. */
+  readonly modelConfigName?: string;
+  /** `--disable-auto-complete-config`: no backend auto-complete; config.pbtxt then required. */
+  readonly disableAutoCompleteConfig?: boolean;
+  readonly codec?: ConfigCodec;
+  readonly log?: Logger;
+  /** `--backend-config` settings by backend name, handed to auto-complete. */
+  readonly backendConfig?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+}
+
+/** Overrides the load API may pass (`config` JSON already parsed; files written to `dir`). */
+export interface ReadOverrides {
+  readonly config?: ModelConfig;
+  readonly dir?: string;
+}
+
+async function isDirectory(p: string): Promise<boolean> {
+  return (await stat(p).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+async function dirEntries(dir: string): Promise<{ name: string; isDirectory: boolean }[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries.map((e) => ({ name: e.name, isDirectory: e.isDirectory() }));
+}
+
+function checkName(config: ModelConfig, folder: string): void {
+  if (config.name !== folder) {
+    throw new InferError(
+      'INVALID_ARG',
+      `unexpected directory name '${folder}' for model '${config.name}', directory name must equal model name`,
+    );
+  }
+}
+
+async function readIfExists(p: string): Promise<string | undefined> {
+  try {
+    return await readFile(p, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new InferError('INVALID_ARG', `failed to read text proto from ${p}: ${(err as Error).message}`);
+  }
+}
+
+export class ModelRepository {
+  readonly repositories: readonly string[];
+  private readonly codec: ConfigCodec;
+  private readonly log: Logger;
+
+  constructor(private readonly options: RepositoryOptions) {
+    this.repositories = options.repositories.map((r) => path.resolve(r));
+    this.codec = options.codec ?? defaultConfigCodec;
+    this.log = options.log ?? silentLogger;
+  }
+
+  /** Lists model folders of every repository. Hidden folders (`.git`) are skipped. */
+  async scan(): Promise<ScanResult> {
+    const models = new Map<string, ModelSource>();
+    const duplicates = new Set<string>();
+    const errors: string[] = [];
+    for (const repository of this.repositories) {
+      let names: string[];
+      try {
+        names = (await readdir(repository)).sort();
+      } catch (err) {
+        errors.push(`failed to poll model repository '${repository}': ${(err as Error).message}`);
+        continue;
+      }
+      for (const name of names) {
+        if (name.startsWith('.')) continue;
+        const dir = path.join(repository, name);
+        if (!(await isDirectory(dir))) continue;
+        if (models.has(name) || duplicates.has(name)) {
+          duplicates.add(name);
+          models.delete(name);
+          continue;
+        }
+        models.set(name, { name, repository, dir });
+      }
+    }
+    return { models, duplicates, errors };
+  }
+
+  /** Finds one model by name (explicit loads), with Triton's errors for missing and duplicate names. */
+  async find(name: string): Promise<ModelSource> {
+    assertSafeModelName(name);
+    const found: ModelSource[] = [];
+    for (const repository of this.repositories) {
+      const dir = path.join(repository, name);
+      if (await isDirectory(dir)) found.push({ name, repository, dir });
+    }
+    if (found.length === 0) {
+      throw new InferError('INVALID_ARG', `failed to poll model '${name}': model not found in any model repository.`);
+    }
+    if (found.length > 1) {
+      throw new InferError('INVALID_ARG', `failed to poll model '${name}': not unique across all model repositories`);
+    }
+    return found[0]!;
+  }
+
+  /** Path of the config file this model uses (`configs/<name>.pbtxt` when selected and present). */
+  async configPath(dir: string): Promise<string> {
+    const custom = this.options.modelConfigName;
+    if (custom) {
+      const candidate = path.join(dir, 'configs', `${custom}.pbtxt`);
+      if ((await stat(candidate).catch(() => undefined))?.isFile()) return candidate;
+    }
+    return path.join(dir, 'config.pbtxt');
+  }
+
+  /**
+   * Reads one model: config (or override), autofill, auto-complete, defaults, validation, the
+   * versions its policy selects and change stamps. Throws INVALID_ARG with Triton's messages.
+   */
+  async read(source: ModelSource, overrides: ReadOverrides = {}): Promise<ResolvedModel> {
+    assertSafeModelName(source.name);
+    const dir = overrides.dir ?? source.dir;
+    if (!overrides.dir) await assertRealPathInside(source.repository, dir, 'model folder');
+    const autoComplete = !this.options.disableAutoCompleteConfig;
+
+    let config: ModelConfig;
+    let configText: string;
+    if (overrides.config) {
+      config = overrides.config;
+      configText = JSON.stringify(config, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+    } else {
+      const file = await this.configPath(dir);
+      const text = await readIfExists(file);
+      if (text === undefined && !autoComplete) {
+        throw new InferError('INVALID_ARG', `failed to read text proto from ${file}: file not found`);
+      }
+      configText = text ?? '';
+      config = this.codec.parseText(configText, file);
+    }
+    const versionDirs = await this.versionDirs(source, dir, !!overrides.dir);
+    const firstName = [...versionDirs.keys()].map(String).sort()[0];
+    const firstVersionEntries = firstName ? await dirEntries(versionDirs.get(Number(firstName))!) : undefined;
+    const context = { modelName: source.name, firstVersionEntries };
+    config = this.codec.normalize(config, context);
+    // Triton checks the name before anything touches the backend.
+    checkName(config, source.name);
+
+    let backend: Backend | undefined;
+    if (!isEnsembleConfig(config)) {
+      backend = findBackend(config, this.options.backends);
+      if (autoComplete && backend.autoComplete) {
+        const latest = Math.max(...versionDirs.keys());
+        config = await backend.autoComplete({
+          config,
+          modelDir: dir,
+          versionDir: versionDirs.size > 0 ? versionDirs.get(latest) : undefined,
+          log: this.log,
+          backendConfig: this.options.backendConfig?.[backend.name],
+        });
+        config = this.codec.normalize(config, context);
+      }
+    }
+    this.codec.validate(config, source.name);
+    validateEnsembleScheduling(config);
+
+    const selected = selectVersions(config.name, config.version_policy, [...versionDirs.keys()]);
+    const versions = await Promise.all(
+      selected.map(async (version) => {
+        const vdir = versionDirs.get(version)!;
+        return { version, dir: vdir, stamp: await folderStamp(vdir) };
+      }),
+    );
+    const stamp = textStamp(configText + '\0' + (await this.modelLevelStamp(dir, versionDirs)));
+    return { source: { ...source, dir }, config, backend, versions, stamp };
+  }
+
+  /** Numeric version folders, each checked to stay inside the repository (symlinks included). */
+  private async versionDirs(source: ModelSource, dir: string, overridden: boolean): Promise<Map<number, string>> {
+    const out = new Map<number, string>();
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names) {
+      const version = parseVersionDirName(name);
+      if (version === undefined) continue;
+      const vdir = path.join(dir, name);
+      if (!(await isDirectory(vdir))) continue;
+      if (!overridden) await assertRealPathInside(source.repository, vdir, 'version folder');
+      out.set(version, vdir);
+    }
+    return out;
+  }
+
+  /** Stamp of everything in the model folder except the version folders and the config itself. */
+  private async modelLevelStamp(dir: string, versionDirs: ReadonlyMap<number, string>): Promise<string> {
+    const skip = new Set([...versionDirs.values()].map((v) => path.basename(v)));
+    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => !skip.has(n)).sort();
+    const parts = await Promise.all(
+      names.map(async (n) => {
+        const p = path.join(dir, n);
+        const st = await stat(p, { bigint: true }).catch(() => undefined);
+        if (!st) return n;
+        return st.isDirectory() ? `${n}/${await folderStamp(p)}` : `${n}:${st.size}:${st.mtimeNs}`;
+      }),
+    );
+    return parts.join('\n');
+  }
+}

@@ -1,0 +1,781 @@
+/**
+ * InferenceServer: model repositories + backends → loaded model versions behind schedulers, with
+ * Triton's routing errors, request checks, metadata, repository index, model control (none /
+ * poll / explicit), statistics and graceful stop. Transports talk to it through
+ * `InferenceServerApi` only.
+ *
+ * Concurrency: model-control operations (start, poll, load, unload, stop) run one at a time;
+ * inference never waits for them. Routing and enqueue happen in one synchronous step, so a
+ * version swapped by a reload never receives a request after its scheduler was told to stop.
+ *
+ * @example
+ * const server = new InferenceServer({ repositories: ['model_repository'], backends: [onnxBackend()] });
+ * await server.start();
+ * const response = await server.infer({ id: '1', model: 'simple', inputs });
+ * await server.stop();
+ */
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { InferError } from '../errors.ts';
+import type { ModelConfig } from '../config/model-config.ts';
+import type { Backend } from '../backend/spi.ts';
+import { silentLogger, type Logger } from '../logger.ts';
+import type { Clock } from '../scheduler/scheduler.ts';
+import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import { ModelRepository, type ModelSource, type ResolvedModel } from '../repository/model-repository.ts';
+import type { ConfigCodec } from '../repository/config-codec.ts';
+import { defaultConfigCodec } from '../repository/config-codec.ts';
+import { assertSafeModelName } from '../repository/model-name.ts';
+import { joinInside } from '../repository/safe-path.ts';
+import { composingModels, findCircularDependency } from '../ensemble/validate/ensemble-dependencies.ts';
+import { validateEnsembleModels } from '../ensemble/validate/ensemble-models.ts';
+import type {
+  InferenceServerApi,
+  LoadOptions,
+  ModelIndexEntry,
+  ModelMetadata,
+  ModelMetricsSnapshot,
+  ModelStatistics,
+  ServerMetadata,
+} from './server-api.ts';
+import { ModelRecord } from './model-record.ts';
+import { EnsembleStats, ModelStats } from './model-stats.ts';
+import { modelMetadata, serverMetadata } from './server-metadata.ts';
+import { validateRequest } from './request-validation.ts';
+import { statusText } from './status-text.ts';
+import { loadVersion, type VersionLoadDeps } from './version-loader.ts';
+import type { LoadedVersion } from './loaded-version.ts';
+
+export type ModelControlMode = 'none' | 'poll' | 'explicit';
+
+export interface InferenceServerOptions {
+  /** `--model-repository` (repeatable). */
+  readonly repositories: readonly string[];
+  readonly backends: readonly Backend[];
+  /** `--model-control-mode` (default `none`). */
+  readonly modelControlMode?: ModelControlMode;
+  /** `--load-model` (explicit mode); `'*'` alone loads every model. */
+  readonly startupModels?: readonly string[];
+  /** `--repository-poll-secs` (poll mode, default 15; 0 = no timer, call `pollNow()`). */
+  readonly repositoryPollSecs?: number;
+  /** `--disable-auto-complete-config`. */
+  readonly disableAutoCompleteConfig?: boolean;
+  /** Deprecated `--strict-model-config`: true also disables auto-complete. */
+  readonly strictModelConfig?: boolean;
+  /** `--strict-readiness` (default true): ready only while every model is ready. */
+  readonly strictReadiness?: boolean;
+  /** `--exit-on-error` (default true): `start()` rejects if any model fails to load. */
+  readonly exitOnError?: boolean;
+  /** `--model-config-name`. */
+  readonly modelConfigName?: string;
+  /** `--model-load-retry-count` (default 0). */
+  readonly modelLoadRetryCount?: number;
+  /** Accept `file:` contents in the load API (default false). */
+  readonly allowModelFileOverride?: boolean;
+  /** `--backend-config=<backend>,<k>=<v>`. */
+  readonly backendConfig?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  readonly log?: Logger;
+  readonly clock?: Clock;
+  /** The config reader (defaults to core's parser); for embedders and tests. */
+  readonly configCodec?: ConfigCodec;
+}
+
+const POLL_MODE_ERROR = 'explicit model load / unload is not allowed if polling is enabled';
+
+export class InferenceServer implements InferenceServerApi {
+  private readonly repository: ModelRepository;
+  private readonly codec: ConfigCodec;
+  private readonly log: Logger;
+  private readonly mode: ModelControlMode;
+  private readonly models = new Map<string, ModelRecord>();
+  private readonly stats = new Map<string, ModelStats>();
+  private ops: Promise<unknown> = Promise.resolve();
+  private started = false;
+  private stopping = false;
+  private pollTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly loadDeps: VersionLoadDeps;
+
+  constructor(private readonly options: InferenceServerOptions) {
+    this.log = options.log ?? silentLogger;
+    this.mode = options.modelControlMode ?? 'none';
+    this.codec = options.configCodec ?? defaultConfigCodec;
+    this.repository = new ModelRepository({
+      repositories: options.repositories,
+      backends: options.backends,
+      modelConfigName: options.modelConfigName,
+      disableAutoCompleteConfig: options.disableAutoCompleteConfig ?? options.strictModelConfig ?? false,
+      codec: this.codec,
+      log: this.log,
+      backendConfig: options.backendConfig,
+    });
+    this.infer = this.infer.bind(this);
+    this.inferStream = this.inferStream.bind(this);
+    this.loadDeps = {
+      infer: this.infer,
+      inferStream: this.inferStream,
+      getModelConfig: (name, version) => this.tryRoute(name, version)?.config,
+      backendConfig: options.backendConfig,
+      clock: options.clock,
+      log: this.log,
+      retries: Math.max(0, options.modelLoadRetryCount ?? 0),
+      onUnavailable: (model, version, reason) => {
+        const slot = this.models.get(model)?.slots.get(version);
+        if (slot?.state === 'READY') {
+          slot.state = 'UNAVAILABLE';
+          slot.reason = reason;
+          this.log.error(`model '${model}' version ${version} is unavailable: ${reason}`);
+        }
+      },
+    };
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /**
+   * Loads the startup models (all of them in `none`/`poll` mode; `startupModels` in `explicit`
+   * mode), composing models before their ensembles. With `exitOnError` (default) it rejects with
+   * every failure, one per line in Triton's log wording.
+   */
+  async start(): Promise<void> {
+    if (this.started) throw new InferError('ALREADY_EXISTS', 'server already started');
+    this.started = true;
+    const failures = await this.serialized(async () => {
+      if (this.mode === 'explicit') {
+        const wanted = this.options.startupModels ?? [];
+        if (wanted.includes('*')) {
+          if (wanted.length > 1) throw new InferError('INVALID_ARG', "Wildcard model name '*' must be the ONLY startup model if specified at all.");
+          return this.syncWithRepository(true);
+        }
+        return this.loadNamed(wanted, {});
+      }
+      return this.syncWithRepository(true);
+    });
+    for (const line of failures) this.log.error(line);
+    if (failures.length > 0 && (this.options.exitOnError ?? true)) {
+      await this.stop();
+      throw new InferError('INTERNAL', failures.join('\n'));
+    }
+    const secs = this.options.repositoryPollSecs ?? 15;
+    if (this.mode === 'poll' && secs > 0) {
+      this.pollTimer = setInterval(() => {
+        this.pollNow().catch((err: unknown) => this.log.error(`failed to poll model repository: ${InferError.from(err).message}`));
+      }, secs * 1000);
+      this.pollTimer.unref?.();
+    }
+  }
+
+  /**
+   * Poll mode: rescans the repositories now and applies what changed (new, removed and changed
+   * models and versions). Resolves with the failures, in Triton's log wording.
+   */
+  pollNow(): Promise<string[]> {
+    if (this.mode !== 'poll') return Promise.reject(new InferError('UNAVAILABLE', 'repository polling is only enabled in poll mode'));
+    return this.serialized(async () => {
+      const failures = await this.syncWithRepository(false);
+      for (const line of failures) this.log.error(line);
+      return failures;
+    });
+  }
+
+  /** Readiness drops, new requests get UNAVAILABLE, in-flight ones finish, then models unload. */
+  async stop(options: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    await this.ops.catch(() => undefined);
+    const live: LoadedVersion[] = [];
+    for (const record of this.models.values()) {
+      for (const slot of record.slots.values()) {
+        if (slot.live) {
+          live.push(slot.live);
+          slot.state = 'UNLOADING';
+        }
+      }
+    }
+    const drained = Promise.all(live.map((v) => v.unload()));
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
+    for (const record of this.models.values()) {
+      for (const slot of record.slots.values()) {
+        slot.live = undefined;
+        slot.state = 'UNAVAILABLE';
+        slot.reason = 'unloaded';
+      }
+      if (record.overrideDir) await rm(record.overrideDir, { recursive: true, force: true });
+    }
+  }
+
+  // ---------------------------------------------------------------- health and metadata
+
+  isLive(): boolean {
+    return !this.stopping;
+  }
+
+  isReady(): boolean {
+    if (!this.started || this.stopping) return false;
+    if (this.options.strictReadiness === false) return true;
+    for (const record of this.models.values()) {
+      if (record.error && record.slots.size === 0) return false;
+      for (const slot of record.slots.values()) {
+        if (slot.state === 'READY') continue;
+        if (slot.state === 'UNAVAILABLE' && slot.reason === 'unloaded') continue;
+        return false;
+      }
+    }
+    return true;
+  }
+
+  serverMetadata(): ServerMetadata {
+    return serverMetadata();
+  }
+
+  modelReady(name: string, version?: string): boolean {
+    return this.tryRoute(name, parseVersion(version)) !== undefined;
+  }
+
+  modelMetadata(name: string, version?: string): ModelMetadata {
+    const loaded = this.route(name, parseVersion(version));
+    return modelMetadata(loaded.config, this.models.get(name)!.readyVersions());
+  }
+
+  modelConfig(name: string, version?: string): ModelConfig {
+    return this.route(name, parseVersion(version)).config;
+  }
+
+  isDecoupled(name: string, version?: string): boolean {
+    return this.route(name, parseVersion(version)).config.model_transaction_policy?.decoupled === true;
+  }
+
+  // ---------------------------------------------------------------- inference
+
+  /** Routes, validates and enqueues in one synchronous step (see the class comment). */
+  infer(request: InferRequest): Promise<InferResponse> {
+    try {
+      const loaded = this.routeForInference(request);
+      return loaded.scheduler.enqueue(request);
+    } catch (err) {
+      return Promise.reject(InferError.from(err));
+    }
+  }
+
+  inferStream(request: InferRequest, sink: ResponseSink): void {
+    let loaded: LoadedVersion;
+    try {
+      loaded = this.routeForInference(request);
+    } catch (err) {
+      sink.complete(InferError.from(err));
+      return;
+    }
+    if (loaded.scheduler.enqueueStream) {
+      loaded.scheduler.enqueueStream(request, sink);
+      return;
+    }
+    loaded.scheduler.enqueue(request).then(
+      (response) => {
+        sink.response(response);
+        sink.complete();
+      },
+      (err: unknown) => sink.complete(InferError.from(err)),
+    );
+  }
+
+  private routeForInference(request: InferRequest): LoadedVersion {
+    if (this.stopping) throw new InferError('UNAVAILABLE', 'Server is stopping: new inference requests are refused');
+    const loaded = this.route(request.model, request.version);
+    validateRequest(loaded.config, request);
+    return loaded;
+  }
+
+  /** Triton's model lookup with its NOT_FOUND / UNAVAILABLE messages (reference §3.3). */
+  private route(name: string, version: number | undefined): LoadedVersion {
+    const prefix = `Request for unknown model: '${name}'`;
+    const record = this.models.get(name);
+    if (!record || (record.slots.size === 0 && !record.resolved)) throw new InferError('NOT_FOUND', `${prefix} is not found`);
+    if (version === undefined || version === -1) {
+      const ready = record.readyVersions();
+      if (ready.length === 0) throw new InferError('NOT_FOUND', `${prefix} has no available versions`);
+      return record.slots.get(ready[ready.length - 1]!)!.live!;
+    }
+    const slot = record.slots.get(version);
+    if (!slot) throw new InferError('NOT_FOUND', `${prefix} version ${version} is not found`);
+    if (slot.state !== 'READY' || !slot.live) throw new InferError('UNAVAILABLE', `${prefix} version ${version} is not at ready state`);
+    return slot.live;
+  }
+
+  private tryRoute(name: string, version: number | undefined): LoadedVersion | undefined {
+    try {
+      return this.route(name, version);
+    } catch {
+      return undefined;
+    }
+  }
+
+  // ---------------------------------------------------------------- statistics
+
+  statistics(name?: string, version?: string): ModelStatistics[] {
+    const v = parseVersion(version);
+    if (name) {
+      // Same lookup errors as inference (Triton resolves the model first).
+      if (v !== undefined) this.route(name, v);
+      else if (!this.models.has(name)) this.route(name, undefined);
+    }
+    const out: ModelStatistics[] = [];
+    for (const record of [...this.models.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+      if (name && record.name !== name) continue;
+      for (const ver of record.readyVersions()) {
+        if (v !== undefined && ver !== v) continue;
+        out.push(this.statsFor(record.name, ver, record.slots.get(ver)!.live!.config).snapshot());
+      }
+    }
+    return out;
+  }
+
+  metrics(): ModelMetricsSnapshot[] {
+    const out: ModelMetricsSnapshot[] = [];
+    for (const record of this.models.values()) {
+      for (const ver of record.readyVersions()) {
+        const live = record.slots.get(ver)!.live!;
+        const s = live.stats.snapshot();
+        const us = (d: { ns: number }): number => Math.round(d.ns / 1000);
+        out.push({
+          model: record.name,
+          version: String(ver),
+          metricTags: live.config.metric_tags ?? {},
+          requestSuccess: s.inference_stats.success.count,
+          requestFailure: live.stats.failureCounts(),
+          inferenceCount: s.inference_count,
+          executionCount: s.execution_count,
+          pendingRequests: live.stats.pendingRequests,
+          requestDurationUs: us(s.inference_stats.success) + us(s.inference_stats.fail),
+          queueDurationUs: us(s.inference_stats.queue),
+          computeInputDurationUs: us(s.inference_stats.compute_input),
+          computeInferDurationUs: us(s.inference_stats.compute_infer),
+          computeOutputDurationUs: us(s.inference_stats.compute_output),
+          loadDurationSecs: live.stats.loadDurationSecs,
+          instances: live.instances.map(({ spec, instance }) => ({
+            name: spec.name,
+            healthy: instance.healthy ?? true,
+            restarts: (instance as { readonly restarts?: number }).restarts ?? 0,
+          })),
+        });
+      }
+    }
+    return out;
+  }
+
+  private statsFor(name: string, version: number, config: ModelConfig): ModelStats {
+    const key = `${name}\0${version}`;
+    let s = this.stats.get(key);
+    if (!s) {
+      const perStepEnsemble = config.platform === 'ensemble' && !config.dynamic_batching;
+      s = perStepEnsemble ? new EnsembleStats(name, String(version)) : new ModelStats(name, String(version));
+      this.stats.set(key, s);
+    }
+    return s;
+  }
+
+  // ---------------------------------------------------------------- repository API
+
+  /**
+   * Triton's index: every model folder of the repositories; per known version its state and
+   * reason; a model never loaded has only its name (state UNKNOWN here, version ''); a name in
+   * several repositories is UNAVAILABLE. `readyOnly` keeps READY versions only.
+   */
+  async repositoryIndex(options: { readyOnly?: boolean; repository?: string } = {}): Promise<ModelIndexEntry[]> {
+    if (options.repository) throw new InferError('UNSUPPORTED', "'repository_name' specification is not supported");
+    const scan = await this.repository.scan();
+    const names = [...new Set([...scan.models.keys(), ...scan.duplicates])].sort();
+    const out: ModelIndexEntry[] = [];
+    for (const name of names) {
+      if (scan.duplicates.has(name)) {
+        if (!options.readyOnly) out.push({ name, version: '', state: 'UNAVAILABLE', reason: 'model appears in two or more repositories' });
+        continue;
+      }
+      const record = this.models.get(name);
+      const versions = record ? [...record.slots.entries()].sort(([a], [b]) => a - b) : [];
+      if (versions.length === 0) {
+        if (options.readyOnly) continue;
+        if (record?.error) out.push({ name, version: '', state: 'UNAVAILABLE', reason: record.error });
+        else out.push({ name, version: '', state: 'UNKNOWN', reason: '' });
+        continue;
+      }
+      for (const [version, slot] of versions) {
+        if (options.readyOnly && slot.state !== 'READY') continue;
+        out.push({ name, version: String(version), state: slot.state, reason: slot.reason });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Explicit mode: (re)loads `name` and its composing models. `configJson` replaces config.pbtxt;
+   * `files` (only with `allowModelFileOverride`) supply the model's files.
+   */
+  loadModel(name: string, options: LoadOptions & { repository?: string } = {}): Promise<void> {
+    if (this.mode !== 'explicit') return Promise.reject(new InferError('UNAVAILABLE', POLL_MODE_ERROR));
+    if (this.stopping) return Promise.reject(new InferError('UNAVAILABLE', 'Server is stopping'));
+    return this.serialized(async () => {
+      assertSafeModelName(name);
+      const failures = await this.loadNamed([name], options);
+      if (failures.length > 0) throw new InferError('INVALID_ARG', failures.map((f) => `load failed for model '${name}': ${f}\n`).join(''));
+    });
+  }
+
+  /** Explicit mode: unloads every version of `name` (and, with `unloadDependents`, composing models nobody else uses). */
+  unloadModel(name: string, options: { unloadDependents?: boolean; repository?: string } = {}): Promise<void> {
+    if (this.mode !== 'explicit') return Promise.reject(new InferError('UNAVAILABLE', POLL_MODE_ERROR));
+    return this.serialized(async () => {
+      assertSafeModelName(name);
+      const record = this.models.get(name);
+      if (!record) return;
+      record.explicit = false;
+      const toUnload = [record];
+      if (options.unloadDependents) toUnload.push(...this.orphanedComposing(record));
+      await Promise.all(toUnload.map((r) => this.unloadRecord(r)));
+    });
+  }
+
+  // ---------------------------------------------------------------- model control internals
+
+  private serialized<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.ops.then(fn, fn);
+    this.ops = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Composing models of `record` (recursively) that no other loaded ensemble uses and nobody loaded by name. */
+  private orphanedComposing(record: ModelRecord): ModelRecord[] {
+    const removed = new Set<string>([record.name]);
+    const out: ModelRecord[] = [];
+    let frontier = composingModels(record.resolved?.config ?? {});
+    while (frontier.length > 0) {
+      const next: string[] = [];
+      for (const dep of frontier) {
+        const r = this.models.get(dep);
+        if (!r || removed.has(dep) || r.explicit) continue;
+        const usedElsewhere = [...this.models.values()].some(
+          (o) => !removed.has(o.name) && o.readyVersions().length > 0 && composingModels(o.resolved?.config ?? {}).includes(dep),
+        );
+        if (usedElsewhere) continue;
+        removed.add(dep);
+        out.push(r);
+        next.push(...composingModels(r.resolved?.config ?? {}));
+      }
+      frontier = next;
+    }
+    return out;
+  }
+
+  private async unloadRecord(record: ModelRecord): Promise<void> {
+    const jobs: Promise<void>[] = [];
+    for (const slot of record.slots.values()) {
+      if (slot.live) {
+        const live = slot.live;
+        slot.state = 'UNLOADING';
+        slot.reason = '';
+        jobs.push(
+          live.unload().finally(() => {
+            if (slot.live === live) slot.live = undefined;
+            slot.state = 'UNAVAILABLE';
+            slot.reason = 'unloaded';
+          }),
+        );
+      } else if (slot.state !== 'UNAVAILABLE') {
+        slot.state = 'UNAVAILABLE';
+        slot.reason = 'unloaded';
+      }
+    }
+    await Promise.all(jobs);
+    if (record.overrideDir) {
+      await rm(record.overrideDir, { recursive: true, force: true });
+      record.overrideDir = undefined;
+    }
+  }
+
+  /** Full scan (startup in none/poll mode, `*` in explicit mode, every poll). Returns failure lines. */
+  private async syncWithRepository(startup: boolean): Promise<string[]> {
+    const scan = await this.repository.scan();
+    const failures: string[] = [...scan.errors];
+    for (const name of scan.duplicates) {
+      failures.push(`failed to poll model '${name}': not unique across all model repositories`);
+      const record = this.models.get(name);
+      if (record) await this.unloadRecord(record);
+    }
+    if (!startup) {
+      // Models whose folder disappeared are unloaded.
+      for (const record of this.models.values()) {
+        if (!scan.models.has(record.name) && !scan.duplicates.has(record.name) && record.readyVersions().length > 0) {
+          await this.unloadRecord(record);
+        }
+      }
+    }
+    const sources = [...scan.models.values()];
+    for (const s of sources) this.recordFor(s.name).explicit = true;
+    return this.applySources(sources, new Map());
+  }
+
+  /** Explicit loads: the named models plus (recursively) the composing models they name. */
+  private async loadNamed(names: readonly string[], options: LoadOptions): Promise<string[]> {
+    const failures: string[] = [];
+    const sources: ModelSource[] = [];
+    const overrides = new Map<string, { config?: ModelConfig; dir?: string }>();
+    const seen = new Set<string>();
+    const addModel = async (name: string, top: boolean): Promise<void> => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      try {
+        assertSafeModelName(name);
+        let source: ModelSource;
+        if (top && (options.configJson !== undefined || options.files)) {
+          const override = await this.prepareOverride(name, options);
+          overrides.set(name, override);
+          source = override.dir ? { name, repository: override.dir, dir: override.dir } : await this.repository.find(name);
+        } else source = await this.repository.find(name);
+        sources.push(source);
+        if (top) this.recordFor(name).explicit = true;
+        // Composing models are polled and loaded with their ensemble (Triton's polling chain).
+        const config = overrides.get(name)?.config;
+        const deps = config ? composingModels(config) : await this.peekComposing(source);
+        for (const dep of deps) await addModel(dep, false);
+      } catch (err) {
+        const e = InferError.from(err);
+        if (top) failures.push(e.message);
+        else this.log.error(e.message);
+      }
+    };
+    for (const name of names) await addModel(name, true);
+    if (failures.length > 0 && sources.length === 0) return failures;
+    return [...failures, ...(await this.applySources(sources, overrides))];
+  }
+
+  /** Reads an ensemble's step model names without failing on an otherwise invalid config. */
+  private async peekComposing(source: ModelSource): Promise<string[]> {
+    try {
+      const { readFile } = await import('node:fs/promises');
+      const text = await readFile(await this.repository.configPath(source.dir), 'utf8');
+      return composingModels(this.codec.parseText(text, 'config.pbtxt'));
+    } catch {
+      return [];
+    }
+  }
+
+  private async prepareOverride(name: string, options: LoadOptions): Promise<{ config?: ModelConfig; dir?: string }> {
+    let config: ModelConfig | undefined;
+    if (options.configJson !== undefined) {
+      try {
+        config = this.codec.fromJson(options.configJson);
+      } catch (err) {
+        throw new InferError('INVALID_ARG', `Invalid config override: ${InferError.from(err).message}`);
+      }
+      if (!config.name) config = { ...config, name };
+    }
+    const files = options.files ?? {};
+    if (Object.keys(files).length === 0) return { config };
+    if (!this.options.allowModelFileOverride) {
+      throw new InferError('UNSUPPORTED', 'model file override through the load API is disabled on this server');
+    }
+    if (!config) throw new InferError('INVALID_ARG', "Load parameter 'config' must be specified for model file override");
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'tritium-override-'));
+    try {
+      for (const [key, bytes] of Object.entries(files)) {
+        const rel = key.startsWith('file:') ? key.slice('file:'.length) : key;
+        let target: string;
+        try {
+          target = joinInside(dir, rel, 'file parameter');
+        } catch {
+          throw new InferError('INVALID_ARG', `Invalid file parameter '${key}' with normalized path '${path.resolve(dir, rel)}' must stay within model directory.`);
+        }
+        await mkdir(path.dirname(target), { recursive: true });
+        await writeFile(target, bytes);
+      }
+    } catch (err) {
+      await rm(dir, { recursive: true, force: true });
+      throw err;
+    }
+    const record = this.recordFor(name);
+    if (record.overrideDir) await rm(record.overrideDir, { recursive: true, force: true });
+    record.overrideDir = dir;
+    return { config, dir };
+  }
+
+  private recordFor(name: string): ModelRecord {
+    let record = this.models.get(name);
+    if (!record) {
+      record = new ModelRecord(name);
+      this.models.set(name, record);
+    }
+    return record;
+  }
+
+  /**
+   * Reads every source, then loads: plain models concurrently, each ensemble once the models it
+   * names have been applied. Returns failure lines in Triton's log wording.
+   */
+  private async applySources(sources: readonly ModelSource[], overrides: ReadonlyMap<string, { config?: ModelConfig; dir?: string }>): Promise<string[]> {
+    const failures: string[] = [];
+    const resolved = new Map<string, ResolvedModel>();
+    await Promise.all(
+      sources.map(async (source) => {
+        const record = this.recordFor(source.name);
+        try {
+          const r = await this.repository.read(source, overrides.get(source.name) ?? {});
+          resolved.set(source.name, r);
+        } catch (err) {
+          const message = InferError.from(err).message;
+          failures.push(`Poll failed for model directory '${source.name}': ${message}`);
+          // A model that is serving keeps serving when its new config is broken (poll reload).
+          if (record.readyVersions().length === 0) {
+            record.error = message;
+            record.resolved = undefined;
+          }
+        }
+      }),
+    );
+
+    const configOf = (name: string): ModelConfig | undefined => resolved.get(name)?.config ?? this.models.get(name)?.resolved?.config;
+    const done = new Map<string, Promise<void>>();
+    const apply = (name: string): Promise<void> => {
+      let p = done.get(name);
+      if (!p) {
+        p = (async () => {
+          const model = resolved.get(name)!;
+          const deps = composingModels(model.config).filter((d) => resolved.has(d) && d !== name);
+          const cycle = deps.length > 0 || composingModels(model.config).includes(name) ? findCircularDependency(name, configOf) : undefined;
+          if (!cycle) await Promise.all(deps.map((d) => apply(d)));
+          failures.push(...(await this.applyModel(model, cycle)));
+        })();
+        done.set(name, p);
+      }
+      return p;
+    };
+    await Promise.all([...resolved.keys()].map((n) => apply(n)));
+    return failures;
+  }
+
+  /**
+   * Brings one model's loaded versions in line with `model`: loads new versions, reloads changed
+   * ones beside the serving one (swapped in only when READY), unloads versions the policy dropped.
+   */
+  private async applyModel(model: ResolvedModel, preError: InferError | undefined): Promise<string[]> {
+    const record = this.recordFor(model.source.name);
+    const previous = record.resolved;
+    record.resolved = model;
+    record.error = undefined;
+    const failures: string[] = [];
+    const wanted = new Set(model.versions.map((v) => v.version));
+
+    // Versions the policy no longer selects (or whose folder is gone) are unloaded.
+    await Promise.all(
+      [...record.slots.entries()]
+        .filter(([v, slot]) => !wanted.has(v) && slot.live)
+        .map(async ([, slot]) => {
+          const live = slot.live!;
+          slot.state = 'UNLOADING';
+          await live.unload();
+          slot.live = undefined;
+          slot.state = 'UNAVAILABLE';
+          slot.reason = 'unloaded';
+        }),
+    );
+
+    let config = model.config;
+    let configError = preError;
+    if (!configError && model.config.platform === 'ensemble') {
+      try {
+        config = this.completeEnsemble(model.config);
+      } catch (err) {
+        configError = InferError.from(err);
+      }
+    }
+
+    await Promise.all(
+      model.versions.map(async (rv) => {
+        let slot = record.slots.get(rv.version);
+        const unchanged = slot?.live && slot.state === 'READY' && slot.live.stamp === rv.stamp && previous?.stamp === model.stamp;
+        if (unchanged) return;
+        if (!slot) {
+          slot = { state: 'UNKNOWN', reason: '' };
+          record.slots.set(rv.version, slot);
+        }
+        const serving = slot.state === 'READY' ? slot.live : undefined;
+        if (!serving) {
+          slot.state = 'LOADING';
+          slot.reason = '';
+        }
+        const fail = (err: InferError): void => {
+          failures.push(`failed to load '${model.source.name}' version ${rv.version}: ${statusText(err.code)}: ${err.message}`);
+          if (serving) return; // a failed reload keeps the old version serving
+          slot.state = 'UNAVAILABLE';
+          slot.reason = err.message;
+          slot.live = undefined;
+        };
+        if (configError) return fail(configError);
+        const started = performance.now();
+        const stats = this.statsFor(model.source.name, rv.version, config);
+        try {
+          const loaded = await loadVersion(model, rv, config, stats, this.loadDeps);
+          if (this.stopping) {
+            await loaded.unload();
+            return;
+          }
+          stats.loadDurationSecs = (performance.now() - started) / 1000;
+          slot.live = loaded;
+          slot.state = 'READY';
+          slot.reason = '';
+          this.log.info(`successfully loaded '${model.source.name}' version ${rv.version}`);
+          // The old version drains its in-flight requests after the swap; nothing new reaches it.
+          if (serving) await serving.unload();
+        } catch (err) {
+          fail(InferError.from(err));
+        }
+      }),
+    );
+    return failures;
+  }
+
+  /**
+   * Checks an ensemble against its composing models as loaded now (Triton's CheckNode +
+   * ValidateEnsembleConfig) and returns its config completed with the decoupled flag it inherits.
+   */
+  private completeEnsemble(config: ModelConfig): ModelConfig {
+    const E = config.name;
+    const steps = config.ensemble_scheduling?.step ?? [];
+    const missing = composingModels(config).filter((m) => {
+      const r = this.models.get(m);
+      return !r || (!r.resolved && !r.error);
+    });
+    if (missing.length > 0) {
+      throw new InferError('INVALID_ARG', `ensemble ${E} contains models that are not available or ambiguous: ${missing.join(', ')}`);
+    }
+    for (const step of steps) {
+      const r = this.models.get(step.model_name)!;
+      if (!r.resolved && r.error) {
+        throw new InferError('INVALID_ARG', `ensemble '${E}' depends on '${r.name}' which is not valid. Model '${r.name}' failed with error: ${r.error}`);
+      }
+      const ready = r.readyVersions();
+      if (ready.length === 0) {
+        const why = r.loadError();
+        throw new InferError(
+          'INVALID_ARG',
+          `ensemble '${E}' depends on '${r.name}' which has no loaded version.${why ? ` Model '${r.name}' loading failed with error: ${why}` : ''}`,
+        );
+      }
+      const required = Number(step.model_version);
+      if (required !== -1 && !ready.includes(required)) {
+        throw new InferError('INVALID_ARG', `ensemble '${E}' depends on '${r.name}' whose required version ${required} is not loaded.`);
+      }
+    }
+    const result = validateEnsembleModels(config, (m) => this.route(m, undefined).config);
+    if (!result.decoupled) return config;
+    return { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled: true } };
+  }
+}
+
+function parseVersion(version: string | undefined): number | undefined {
+  if (version === undefined || version === '') return undefined;
+  if (!/^-?[0-9]+$/.test(version)) throw new InferError('INVALID_ARG', `failed to parse model version '${version}'`);
+  return Number(version);
+}

@@ -1,0 +1,39 @@
+/**
+ * One loaded model version: its completed config, backend model, instances and scheduler.
+ * Created by `loadVersion`, torn down by `unload()` (drain the scheduler, dispose instances, then
+ * the backend model), as Triton's model lifecycle does.
+ */
+import type { ModelConfig } from '../config/model-config.ts';
+import type { BackendModel, InstanceSpec, ModelInstance } from '../backend/spi.ts';
+import type { Scheduler } from '../scheduler/scheduler.ts';
+import type { ModelStats } from './model-stats.ts';
+
+export class LoadedVersion {
+  private unloading: Promise<void> | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly version: number,
+    readonly config: ModelConfig,
+    readonly stamp: string,
+    readonly scheduler: Scheduler,
+    readonly instances: readonly { readonly spec: InstanceSpec; readonly instance: ModelInstance }[],
+    readonly backendModel: BackendModel | undefined,
+    readonly stats: ModelStats,
+  ) {}
+
+  /** Stops accepting work, waits for in-flight requests, releases instances and the model. Idempotent. */
+  unload(): Promise<void> {
+    this.unloading ??= (async () => {
+      await this.scheduler.stop();
+      await disposeAll(this.instances.map((i) => i.instance), this.backendModel);
+    })();
+    return this.unloading;
+  }
+}
+
+/** Disposes instances then the model; errors are swallowed so one bad instance cannot block shutdown. */
+export async function disposeAll(instances: readonly ModelInstance[], model: BackendModel | undefined): Promise<void> {
+  await Promise.allSettled(instances.map((i) => i.dispose()));
+  if (model) await model.dispose().catch(() => undefined);
+}

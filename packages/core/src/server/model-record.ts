@@ -1,0 +1,38 @@
+import type { ModelState } from './server-api.ts';
+import type { ResolvedModel } from '../repository/model-repository.ts';
+import type { LoadedVersion } from './loaded-version.ts';
+
+/** What the server knows about one version: its state, why, and the loaded version serving it. */
+export interface VersionSlot {
+  state: ModelState;
+  reason: string;
+  /** Serving version (READY), or the one being unloaded. A reload swaps it only once the new one is READY. */
+  live?: LoadedVersion;
+}
+
+/** What the server knows about one model name. */
+export class ModelRecord {
+  resolved?: ResolvedModel;
+  readonly slots = new Map<number, VersionSlot>();
+  /** Set when the model could not be read (no versions known); shown in the index with version ''. */
+  error?: string;
+  /** Loaded by name (startup list or load API), not only as an ensemble's composing model. */
+  explicit = false;
+  /** Temp folder holding `file:` overrides from the load API; removed on unload. */
+  overrideDir?: string;
+
+  constructor(readonly name: string) {}
+
+  readyVersions(): number[] {
+    return [...this.slots.entries()]
+      .filter(([, s]) => s.state === 'READY' && s.live)
+      .map(([v]) => v)
+      .sort((a, b) => a - b);
+  }
+
+  /** The message of the most recent failed version load, if any. */
+  loadError(): string | undefined {
+    for (const s of this.slots.values()) if (s.state === 'UNAVAILABLE' && s.reason && s.reason !== 'unloaded') return s.reason;
+    return this.error;
+  }
+}

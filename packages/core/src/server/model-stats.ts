@@ -1,0 +1,147 @@
+/**
+ * Per model-version statistics: the StatsRecorder schedulers report into, aggregated into Triton's
+ * ModelStatistics (HTTP/gRPC statistics extension) and the counters behind Triton's Prometheus
+ * metrics. All durations are kept in nanoseconds.
+ */
+import type { FailureReason, StatsRecorder } from '../scheduler/stats-recorder.ts';
+import type { ModelStatistics, StatisticDuration } from './server-api.ts';
+
+const duration = (): StatisticDuration => ({ count: 0, ns: 0 });
+
+function add(d: StatisticDuration, ns: number, count = 1): void {
+  d.count += count;
+  d.ns += Math.max(0, Math.round(ns));
+}
+
+const copy = (d: StatisticDuration): StatisticDuration => ({ count: d.count, ns: d.ns });
+
+interface BatchStats {
+  compute_input: StatisticDuration;
+  compute_infer: StatisticDuration;
+  compute_output: StatisticDuration;
+}
+
+export class ModelStats implements StatsRecorder {
+  private lastInferenceMs = 0;
+  protected inferenceCount = 0;
+  private executionCount = 0;
+  private pending = 0;
+  private readonly success = duration();
+  private readonly fail = duration();
+  private readonly queue = duration();
+  private readonly computeInput = duration();
+  private readonly computeInfer = duration();
+  private readonly computeOutput = duration();
+  private readonly batches = new Map<number, BatchStats>();
+  private readonly failures: Record<FailureReason, number> = { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 0 };
+  /** Seconds the last load of this version took (nv_model_load_duration_secs). */
+  loadDurationSecs = 0;
+
+  constructor(
+    readonly name: string,
+    readonly version: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  requestQueued(): void {
+    this.pending++;
+  }
+
+  requestDequeued(queueNs: number): void {
+    this.pending = Math.max(0, this.pending - 1);
+    void queueNs; // counted per request in requestSucceeded, as Triton counts successful requests only
+  }
+
+  execution(batchSize: number, t: { computeInputNs: number; computeInferNs: number; computeOutputNs: number }): void {
+    this.executionCount++;
+    this.inferenceCount += batchSize;
+    this.lastInferenceMs = this.now();
+    let b = this.batches.get(batchSize);
+    if (!b) {
+      b = { compute_input: duration(), compute_infer: duration(), compute_output: duration() };
+      this.batches.set(batchSize, b);
+    }
+    add(b.compute_input, t.computeInputNs);
+    add(b.compute_infer, t.computeInferNs);
+    add(b.compute_output, t.computeOutputNs);
+  }
+
+  requestSucceeded(
+    totalNs: number,
+    d: { queueNs: number; computeInputNs: number; computeInferNs: number; computeOutputNs: number },
+  ): void {
+    add(this.success, totalNs);
+    add(this.queue, d.queueNs);
+    add(this.computeInput, d.computeInputNs);
+    add(this.computeInfer, d.computeInferNs);
+    add(this.computeOutput, d.computeOutputNs);
+    this.lastInferenceMs = this.now();
+  }
+
+  requestFailed(totalNs: number, reason: FailureReason, dequeued: boolean): void {
+    if (!dequeued) this.pending = Math.max(0, this.pending - 1);
+    add(this.fail, totalNs);
+    this.failures[reason]++;
+    this.lastInferenceMs = this.now();
+  }
+
+  /** Requests accepted and not yet executing. */
+  get pendingRequests(): number {
+    return this.pending;
+  }
+
+  /** Triton's ModelStatistics for this version. */
+  snapshot(): ModelStatistics {
+    return {
+      name: this.name,
+      version: this.version,
+      last_inference: this.lastInferenceMs,
+      inference_count: this.inferenceCount,
+      execution_count: this.executionCount,
+      inference_stats: {
+        success: copy(this.success),
+        fail: copy(this.fail),
+        queue: copy(this.queue),
+        compute_input: copy(this.computeInput),
+        compute_infer: copy(this.computeInfer),
+        compute_output: copy(this.computeOutput),
+        cache_hit: duration(),
+        cache_miss: duration(),
+      },
+      batch_stats: [...this.batches.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([batch_size, b]) => ({
+          batch_size,
+          compute_input: copy(b.compute_input),
+          compute_infer: copy(b.compute_infer),
+          compute_output: copy(b.compute_output),
+        })),
+      memory_usage: [],
+      response_stats: {},
+    };
+  }
+
+  /** Failure counts by Triton's metric reason label. */
+  failureCounts(): Readonly<Record<FailureReason, number>> {
+    return { ...this.failures };
+  }
+}
+
+/**
+ * An ensemble's statistics as Triton reports them: request counts and end-to-end times of the
+ * ensemble requests, `inference_count` per successful request and no executions of its own (its
+ * composing models report their executions under their own names).
+ */
+export class EnsembleStats extends ModelStats {
+  override execution(): void {
+    // An ensemble never executes a model itself: Triton reports execution_count 0 for it.
+  }
+
+  override requestSucceeded(
+    totalNs: number,
+    d: { queueNs: number; computeInputNs: number; computeInferNs: number; computeOutputNs: number },
+  ): void {
+    super.requestSucceeded(totalNs, d);
+    this.inferenceCount++;
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Loads one model version: backend model, `instance_group` count × kind instances, warmup on each
+ * instance, then its scheduler. Any failure disposes what was created and rethrows; retried up
+ * to `retries` extra times (`--model-load-retry-count`).
+ */
+import { InferError } from '../errors.ts';
+import type { ModelConfig } from '../config/model-config.ts';
+import type { BackendModel, InstanceSpec, ModelInstance } from '../backend/spi.ts';
+import type { Logger } from '../logger.ts';
+import type { Clock } from '../scheduler/scheduler.ts';
+import { createScheduler } from '../scheduler/create-scheduler.ts';
+import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import type { ResolvedModel, ResolvedVersion } from '../repository/model-repository.ts';
+import { runWarmup } from '../warmup/run-warmup.ts';
+import { disposeAll, LoadedVersion } from './loaded-version.ts';
+import type { ModelStats } from './model-stats.ts';
+
+export interface VersionLoadDeps {
+  readonly infer: (request: InferRequest) => Promise<InferResponse>;
+  readonly inferStream: (request: InferRequest, sink: ResponseSink) => void;
+  readonly getModelConfig: (name: string, version?: number) => ModelConfig | undefined;
+  readonly backendConfig?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  readonly clock?: Clock;
+  readonly log: Logger;
+  readonly retries: number;
+  /** An instance of `model` version `version` gave up recovering (worker crash loop). */
+  readonly onUnavailable?: (model: string, version: number, reason: string) => void;
+}
+
+/** Instance specs of a config: one per count per device (KIND_GPU groups once per listed GPU). */
+export function instanceSpecs(config: ModelConfig): InstanceSpec[] {
+  const specs: InstanceSpec[] = [];
+  config.instance_group.forEach((group, g) => {
+    const groupName = group.name || `${config.name}_${g}`;
+    const count = Math.max(1, group.count);
+    if (group.kind === 'KIND_GPU') {
+      const gpus = group.gpus.length > 0 ? group.gpus : [0];
+      let index = 0;
+      for (const device of gpus) {
+        for (let i = 0; i < count; i++) specs.push({ name: `${groupName}_${index++}`, kind: 'GPU', device, groupName });
+      }
+    } else {
+      const kind = group.kind === 'KIND_MODEL' ? 'MODEL' : 'CPU';
+      for (let i = 0; i < count; i++) specs.push({ name: `${groupName}_${i}`, kind, device: 0, groupName });
+    }
+  });
+  return specs;
+}
+
+async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: ModelConfig, stats: ModelStats, deps: VersionLoadDeps): Promise<LoadedVersion> {
+  const schedulerDeps = {
+    modelName: config.name,
+    version: rv.version,
+    infer: deps.infer,
+    inferStream: deps.inferStream,
+    getModelConfig: deps.getModelConfig,
+    clock: deps.clock,
+    stats,
+    log: deps.log,
+  };
+  if (!model.backend) {
+    const scheduler = createScheduler(config, { ...schedulerDeps, instances: [] });
+    return new LoadedVersion(config.name, rv.version, config, rv.stamp, scheduler, [], undefined, stats);
+  }
+  const backend = model.backend;
+  let backendModel: BackendModel | undefined;
+  const created: { spec: InstanceSpec; instance: ModelInstance }[] = [];
+  try {
+    backendModel = await backend.loadModel({
+      config,
+      version: rv.version,
+      modelDir: model.source.dir,
+      versionDir: rv.dir,
+      log: deps.log,
+      infer: deps.infer,
+      backendConfig: deps.backendConfig?.[backend.name],
+    });
+    for (const spec of instanceSpecs(config)) {
+      const withHook: InstanceSpec = {
+        ...spec,
+        onUnavailable: (reason) => deps.onUnavailable?.(config.name, rv.version, reason),
+      };
+      created.push({ spec, instance: await backendModel.createInstance(withHook) });
+    }
+    await runWarmup(config, model.source.dir, created.map((c) => c.instance));
+    const scheduler = createScheduler(config, { ...schedulerDeps, instances: created.map((c) => c.instance) });
+    return new LoadedVersion(config.name, rv.version, config, rv.stamp, scheduler, created, backendModel, stats);
+  } catch (err) {
+    await disposeAll(created.map((c) => c.instance), backendModel);
+    throw InferError.from(err);
+  }
+}
+
+/** Loads `rv` of `model` (with `config`, possibly completed by ensemble validation). */
+export async function loadVersion(
+  model: ResolvedModel,
+  rv: ResolvedVersion,
+  config: ModelConfig,
+  stats: ModelStats,
+  deps: VersionLoadDeps,
+): Promise<LoadedVersion> {
+  let lastError: InferError | undefined;
+  for (let attempt = 0; attempt <= deps.retries; attempt++) {
+    try {
+      return await loadOnce(model, rv, config, stats, deps);
+    } catch (err) {
+      lastError = InferError.from(err);
+      if (attempt < deps.retries) deps.log.warn(`failed to load '${config.name}' version ${rv.version}, retrying: ${lastError.message}`);
+    }
+  }
+  throw lastError!;
+}

@@ -1,0 +1,41 @@
+/**
+ * Runs `model_warmup` on each instance before its version turns READY; any failure fails the load
+ * with Triton's wording (`failed to run warmup sample '<name>': <error>`).
+ */
+import { InferError } from '../errors.ts';
+import type { ModelConfig } from '../config/model-config.ts';
+import type { ModelInstance } from '../backend/spi.ts';
+import type { InferRequest } from '../types.ts';
+import { warmupTensors } from './warmup-data.ts';
+
+export async function runWarmup(config: ModelConfig, modelDir: string, instances: readonly ModelInstance[]): Promise<void> {
+  for (const sample of config.model_warmup ?? []) {
+    let batches: Awaited<ReturnType<typeof warmupTensors>>;
+    try {
+      batches = await warmupTensors(config, modelDir, sample);
+    } catch (err) {
+      throw new InferError('INVALID_ARG', `failed to run warmup sample '${sample.name}': ${InferError.from(err).message}`);
+    }
+    const repeats = Math.max(1, sample.count);
+    for (const instance of instances) {
+      for (let r = 0; r < repeats; r++) {
+        const batch: InferRequest[] = batches.map((inputs, i) => ({
+          id: `warmup_${sample.name}_${r}_${i}`,
+          model: config.name,
+          inputs: inputs.map((t) => ({ ...t, data: t.data.slice() })),
+        }));
+        const controller = new AbortController();
+        let results;
+        try {
+          results = await instance.execute(batch, controller.signal);
+        } catch (err) {
+          throw new InferError('INTERNAL', `failed to run warmup sample '${sample.name}': ${InferError.from(err).message}`);
+        }
+        const failed = results.find((r) => InferError.is(r));
+        if (failed) {
+          throw new InferError(failed.code, `failed to run warmup sample '${sample.name}': ${failed.message}`);
+        }
+      }
+    }
+  }
+}
