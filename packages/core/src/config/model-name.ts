@@ -1,10 +1,10 @@
 /** Triton's rule that a model's `name` equals its folder's name (model_repository_manager.cc). */
-import { ConfigValidationError } from './validate.ts';
+import { ConfigValidationError } from './validation-error.ts';
 import type { ModelConfig } from './model-config.ts';
 
 /**
- * @throws ConfigValidationError INVALID_ARG `unexpected directory name 'D' for model 'N', directory
- * name must equal model name` when a normalized config's name differs from its folder name.
+ * @throws ConfigValidationError INVALID_ARG `unexpected directory name 'D' for model 'N', directory name must
+ * equal model name` when a normalized config's name differs from its folder name.
  */
 export function checkModelNameMatchesDirectory(config: ModelConfig, directoryName: string): void {
   if (config.name !== directoryName) {

@@ -6,9 +6,12 @@
  *
  * One deliberate difference: an ensemble may carry `dynamic_batching` (pipeline batching).
  */
-import { InferError } from '../errors.ts';
+import { ConfigValidationError } from './validation-error.ts';
 import type { ModelConfig, ModelInput, ModelOutput, SequenceControlKind } from './model-config.ts';
 import { BACKENDS, PLATFORMS } from './normalize.ts';
+import { checkModelNameMatchesDirectory } from './model-name.ts';
+
+export { ConfigValidationError };
 
 export interface ValidateOptions {
   /** GPU ids this server can use (default none: Tritium runs on CPU). */
@@ -20,19 +23,11 @@ export interface ValidateOptions {
    * runtimes, `*.py` / `*.ts` / `*.js` / `*.mjs`, of the python backend).
    */
   knownRuntimes?: readonly string[];
-}
-
-/** A validation failure: Triton's message, plus the field it concerns (for `file:line:column`). */
-export class ConfigValidationError extends InferError {
-  constructor(
-    message: string,
-    /** Field path in the config (e.g. `input[0].dims`), '' when the config as a whole is at fault. */
-    readonly fieldPath: string = '',
-    code: 'INVALID_ARG' | 'INTERNAL' = 'INVALID_ARG',
-  ) {
-    super(code, message);
-    this.name = 'ConfigValidationError';
-  }
+  /**
+   * The model's folder name, when the config came from a repository: `name` must equal it. Checked
+   * where Triton checks it (after the config-level rules, before runtime, instances and I/O).
+   */
+  directoryName?: string;
 }
 
 const WILDCARD_DIM = -1;
@@ -554,12 +549,14 @@ function validateInstanceGroups(config: ModelConfig, options: ValidateOptions): 
  * Every single-config rule Triton applies at load time, in Triton's order, on a normalized config
  * (see normalizeModelConfig): ValidateModelConfig (name, platform/backend, batching, queue
  * policies, sequence controls, the ensemble's own rules and data flow, response cache, metrics),
- * the `runtime` library checks, ValidateInstanceGroup and ValidateModelIOConfig.
+ * the folder-name rule (with `directoryName`), the `runtime` library checks, ValidateInstanceGroup
+ * and ValidateModelIOConfig.
  *
  * @throws ConfigValidationError (InferError, INVALID_ARG) with Triton's message.
  */
 export function validateModelConfig(config: ModelConfig, options: ValidateOptions = {}): void {
   validateTopLevel(config);
+  if (options.directoryName !== undefined) checkModelNameMatchesDirectory(config, options.directoryName);
   validateRuntime(config, options);
   validateInstanceGroups(config, options);
   validateIO(config);
