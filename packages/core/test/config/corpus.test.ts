@@ -7,8 +7,8 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InferError, normalizeModelConfig, parseModelConfigText, validateModelConfig } from '@tritium/core';
-import type { VersionDirEntry } from '@tritium/core';
+import { InferError, normalizeModelConfig, parseModelConfigText, validateModelConfig } from '../../src/index.ts';
+import type { VersionDirEntry } from '../../src/index.ts';
 import { corpusUnavailableReason, loadCorpusCases, matchesExpected, withPlatform, type CorpusCase } from './corpus-cases.ts';
 
 /**
