@@ -153,7 +153,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         gen.pending.delete(msg.id);
         p.cleanup();
         this.idle(gen);
-        if (msg.timings) this.lastTimings = msg.timings;
+        this.lastTimings = msg.timings;
         if (msg.error) p.reject(InferError.fromWire(msg.error));
         else
           p.resolve(
@@ -318,8 +318,13 @@ class WorkerHostInstance<Init> implements WorkerInstance {
 
   private async run(batch: readonly InferRequest[], signal: AbortSignal, sinks: readonly ResponseSink[] | undefined): Promise<unknown> {
     if (signal.aborted) throw new InferError('CANCELLED', 'request cancelled');
-    await this.waitReady(signal);
-    const gen = this.gen!;
+    let gen: Generation;
+    // The worker may die between "ready" and this turn; then wait for its successor (bounded by waitReady).
+    for (;;) {
+      await this.waitReady(signal);
+      gen = this.gen!;
+      if (!gen.dead) break;
+    }
     const id = this.nextId++;
     const transfer: ArrayBuffer[] = [];
     const wireBatch = batch.map((r) => prepareRequest(r, gen.channel.canTransfer ? transfer : undefined, this.o.transferInputs === true));
@@ -374,6 +379,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       await gen.channel.exited;
       clearTimeout(killTimer);
     } else {
+      gen.started.reject(error);
       await gen.channel.kill();
     }
   }
