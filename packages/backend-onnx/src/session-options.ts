@@ -17,10 +17,13 @@ export interface OrtSessionOptions {
   enableMemPattern?: boolean;
   graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
   executionProviders?: (string | { name: string; deviceId?: number; [key: string]: unknown })[];
+  /** 0 verbose … 4 fatal. */
+  logSeverityLevel?: 0 | 1 | 2 | 3 | 4;
   extra?: Record<string, unknown>;
 }
 
 export interface OrtRunOptions {
+  logSeverityLevel?: 0 | 1 | 2 | 3 | 4;
   extra?: Record<string, unknown>;
 }
 
@@ -56,7 +59,8 @@ export function instanceCount(config: ModelConfig): number {
 
 /** Session/run options shared by every instance of the model (everything but the providers). */
 export function modelSessionOptions(config: ModelConfig, cores = availableParallelism()): { session: OrtSessionOptions; run: OrtRunOptions } {
-  const session: OrtSessionOptions = {};
+  // Failures come back as InferErrors naming the model; ORT's own stderr lines would only duplicate them.
+  const session: OrtSessionOptions = { logSeverityLevel: 4 };
   // Instances run side by side: by default split the cores between them so they do not oversubscribe.
   session.intraOpNumThreads = intParameter(config, 'intra_op_thread_count') || Math.max(1, Math.floor(cores / instanceCount(config)));
   const inter = intParameter(config, 'inter_op_thread_count');
@@ -77,7 +81,7 @@ export function modelSessionOptions(config: ModelConfig, cores = availableParall
   // Triton: -1 basic, 1 extended, 2 disabled; anything else (default) enables all.
   const level = config.optimization?.graph?.level;
   session.graphOptimizationLevel = level === -1 ? 'basic' : level === 1 ? 'extended' : level === 2 ? 'disabled' : 'all';
-  const run: OrtRunOptions = {};
+  const run: OrtRunOptions = { logSeverityLevel: 4 };
   const shrink = parameter(config, 'memory.enable_memory_arena_shrinkage');
   if (shrink !== undefined && shrink !== '') run.extra = { memory: { enable_memory_arena_shrinkage: shrink } };
   return { session, run };

@@ -7,7 +7,7 @@ export type { Dim, AttributeValue, InitializerValues, ModelOptions } from './gra
 export { Rng } from './rng.ts';
 export { ONNX_ELEMENT_TYPE, ORT_NODE_ELEMENT_TYPES } from './dtypes.ts';
 export type { ElementType } from './dtypes.ts';
-export { buildAddSubModel, buildNoBatchModel, buildIdentityModel, buildSequenceModel, buildScalarModel } from './op-models.ts';
+export { buildAddSubModel, buildNoBatchModel, buildIdentityModel, buildMultiIdentityModel, buildSequenceModel, buildScalarModel } from './op-models.ts';
 export type { AddSubOptions, IdentityOptions, SequenceOptions, ScalarOptions } from './op-models.ts';
 export { buildBertModel } from './bert.ts';
 export type { BertOptions, BertNames, BertOverrides } from './bert.ts';

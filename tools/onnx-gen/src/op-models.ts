@@ -65,6 +65,20 @@ export function buildIdentityModel(options: IdentityOptions): Uint8Array {
   return g.toBytes({ graphName: `identity_${options.dtype.toLowerCase()}` });
 }
 
+/**
+ * One identity per element type in one graph: `INPUT_<TYPE>` → `OUTPUT_<TYPE>` (e.g. `INPUT_FP16`),
+ * so a single session exercises every type. Default shape `['batch', -1]`.
+ */
+export function buildMultiIdentityModel(dtypes: readonly ElementType[], shape: readonly Dim[] = ['batch', -1]): Uint8Array {
+  const g = new GraphBuilder();
+  for (const dtype of dtypes) g.input(`INPUT_${dtype}`, dtype, shape);
+  for (const dtype of dtypes) {
+    g.output(`OUTPUT_${dtype}`, dtype, shape);
+    g.node('Identity', [`INPUT_${dtype}`], [`OUTPUT_${dtype}`]);
+  }
+  return g.toBytes({ graphName: 'multi_identity' });
+}
+
 export interface SequenceOptions {
   /** Input name (default `input_ids`). */
   readonly inputName?: string;
