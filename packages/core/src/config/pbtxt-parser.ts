@@ -229,7 +229,14 @@ class Parser {
     }
     if (field.label === 'repeated') {
       const list = target[field.name] as unknown[];
+      if (field.value.kind !== 'message') {
+        list.push(this.parseValue(field.value, field.name, fieldPath));
+        return;
+      }
+      // Messages of a repeated field are addressed by index (`input[1].dims`).
       const elementPath = `${fieldPath}[${list.length}]`;
+      const at = this.peek(fieldPath);
+      this.positions.set(elementPath, { line: at.line, column: at.column });
       list.push(this.parseValue(field.value, field.name, elementPath));
       return;
     }
