@@ -1,0 +1,87 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InferError } from '@tritium/core';
+import { FIXTURES, asInt32, int32, loadFixture, ok, request, run, type Loaded } from './helpers.ts';
+
+describe('sandbox: a fault fails only that instance’s in-flight requests, and the instance restarts', () => {
+  let m: Loaded;
+  beforeAll(async () => {
+    m = await loadFixture('faulty', { instances: 2 });
+  });
+  afterAll(async () => {
+    await m?.dispose();
+  });
+
+  for (const mode of ['exit', 'loop', 'oom', 'uncaught']) {
+    it(`survives ${mode}`, async () => {
+      const [bad, good] = m.instances;
+      const crashing = run(bad!, [request('faulty', 'a', [int32('X', [1])], { mode }), request('faulty', 'b', [int32('X', [2])])]).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      // The other instance keeps serving meanwhile.
+      const other = await run(good!, [request('faulty', 'c', [int32('X', [3])])]);
+      expect(asInt32(ok(other[0]).outputs[0])).toEqual([3]);
+      const failure = await crashing;
+      expect(InferError.is(failure)).toBe(true);
+      expect((failure as InferError).code).toBe('INTERNAL');
+      // The crashed instance comes back (fresh worker) and serves the next request.
+      const after = await run(bad!, [request('faulty', 'd', [int32('X', [4])])]);
+      expect(asInt32(ok(after[0]).outputs[0])).toEqual([4]);
+    });
+  }
+});
+
+describe('loading', () => {
+  it('a folder with only model.py fails, saying to write model.ts', async () => {
+    await expect(loadFixture('py_only')).rejects.toMatchObject({
+      message: expect.stringContaining(
+        `model 'py_only': model.py found but Tritium runs TypeScript models: write ${path.join(FIXTURES, 'py_only/1/model.ts')} exporting class TritonPythonModel`,
+      ),
+    });
+  });
+
+  it('two versions, and two loads of one version, never share module state', async () => {
+    const [v1, v2, v1again] = await Promise.all([
+      loadFixture('counter', { version: 1 }),
+      loadFixture('counter', { version: 2 }),
+      loadFixture('counter', { version: 1 }),
+    ]);
+    try {
+      const call = async (l: Loaded) => asInt32(ok((await run(l.instances[0]!, [request('counter', 'r', [int32('X', [0], [1])])]))[0]).outputs[0]);
+      expect(await call(v1)).toEqual([1, 1]);
+      expect(await call(v1)).toEqual([2, 1]);
+      expect(await call(v1)).toEqual([3, 1]);
+      expect(await call(v2)).toEqual([1, 2]);
+      expect(await call(v1again)).toEqual([1, 1]);
+    } finally {
+      await Promise.all([v1.dispose(), v2.dispose(), v1again.dispose()]);
+    }
+  });
+});
+
+describe('isolation: process', () => {
+  let m: Loaded;
+  let outside: string;
+  beforeAll(async () => {
+    outside = mkdtempSync(path.join(os.tmpdir(), 'tritium-secret-'));
+    writeFileSync(path.join(outside, 'secret.txt'), 'top secret');
+    m = await loadFixture('isolated');
+  });
+  afterAll(async () => {
+    await m?.dispose();
+    rmSync(outside, { recursive: true, force: true });
+  });
+
+  it('reads its own folder but not a file outside it', async () => {
+    const own = path.join(FIXTURES, 'isolated/config.pbtxt');
+    const [mine, theirs] = await run(m.instances[0]!, [
+      request('isolated', 'a', [int32('X', [1])], { mode: `read:${own}` }),
+    ]).then(async (first) => [first[0], (await run(m.instances[0]!, [request('isolated', 'b', [int32('X', [1])], { mode: `read:${path.join(outside, 'secret.txt')}` })]).catch((e: unknown) => e))]);
+    expect(asInt32(ok(mine).outputs[0])[0]).toBeGreaterThan(0);
+    expect(InferError.is(theirs)).toBe(true);
+    expect((theirs as InferError).message).toMatch(/ERR_ACCESS_DENIED|permission|Access to this API has been restricted/i);
+  });
+});
