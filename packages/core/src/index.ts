@@ -34,6 +34,7 @@ export { EnsembleScheduler } from './ensemble/runtime/ensemble-scheduler.ts';
 export { createPipelineEnsemble, runPipelineBatch, PIPELINE_CONCURRENCY_PARAMETER } from './ensemble/runtime/pipeline-ensemble.ts';
 export { runEnsemble, ensemblePrefix } from './ensemble/runtime/ensemble-run.ts';
 export { spawnWorkerInstance, WORKER_BOOTSTRAP_URL } from './worker/worker-host.ts';
+export { bundleForProcessIsolation } from './worker/process-bundle.ts';
 export type {
   WorkerInstanceOptions,
   WorkerInstance,

@@ -154,12 +154,15 @@ export function spawnProcess(
     },
     keepAlive(on) {
       const ipc = child.channel as { ref?(): void; unref?(): void } | undefined;
+      const err = child.stderr as { ref?(): void; unref?(): void } | null;
       if (on) {
         child.ref();
         ipc?.ref?.();
+        err?.ref?.();
       } else {
         child.unref();
         ipc?.unref?.();
+        err?.unref?.();
       }
     },
     async kill() {

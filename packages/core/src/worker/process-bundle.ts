@@ -45,6 +45,16 @@ function externalizeJs(): import('esbuild').Plugin {
   };
 }
 
+/**
+ * Bundles one ESM module for a process-isolated worker (no tsx there): TypeScript it reaches is
+ * bundled in; bare imports that resolve to JavaScript stay external as absolute file URLs, so the
+ * output runs from any folder the child may read. Backends use it for code the entry loads at run
+ * time (e.g. a transpiled user model that imports a TypeScript author API).
+ */
+export async function bundleForProcessIsolation(entryFile: string, outfile: string): Promise<void> {
+  return bundle(entryFile, outfile);
+}
+
 async function bundle(entryFile: string, outfile: string): Promise<void> {
   const esbuild = await import('esbuild');
   await esbuild.build({
