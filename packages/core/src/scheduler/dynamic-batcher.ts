@@ -61,8 +61,12 @@ interface Entry extends QueueItem {
 
 interface Running {
   readonly entries: Entry[];
-  readonly controller: AbortController;
+  /** Only batches holding a cancellable request get a controller (creating one is costly). */
+  readonly controller: AbortController | undefined;
 }
+
+/** The signal of batches nobody can cancel. */
+const NEVER_ABORTED = new AbortController().signal;
 
 interface Slot {
   readonly instance: ModelInstance;
@@ -244,7 +248,7 @@ export class DynamicBatcher implements Scheduler {
     const running = entry.batch;
     this.finish(entry, new InferError('CANCELLED', CANCELLED_MESSAGE), 'CANCELED');
     // Abort the execution once nobody in it is waiting any more.
-    if (running && running.entries.every((e) => e.state === 'done')) running.controller.abort();
+    if (running && running.entries.every((e) => e.state === 'done')) running.controller?.abort();
     if (wasQueued) this.pump();
   }
 
@@ -344,7 +348,8 @@ export class DynamicBatcher implements Scheduler {
   // ---- execution -------------------------------------------------------------------------
 
   private dispatch(slot: Slot, entries: Entry[], now: number): void {
-    const running: Running = { entries, controller: new AbortController() };
+    const running: Running = { entries, controller: entries.some((e) => e.request.signal) ? new AbortController() : undefined };
+    const signal = running.controller?.signal ?? NEVER_ABORTED;
     for (const e of entries) {
       this.queue.remove(e);
       e.state = 'running';
@@ -370,12 +375,12 @@ export class DynamicBatcher implements Scheduler {
     };
     const batchSize = entries.reduce((n, e) => n + e.batchSize, 0);
     if (this.decoupled) {
-      this.runDecoupled(slot, entries, requests, running, startUs, batchSize).finally(done);
+      this.runDecoupled(slot, entries, requests, signal, startUs, batchSize).finally(done);
       return;
     }
     let call: Promise<readonly (InferResponse | InferError)[]>;
     try {
-      call = slot.instance.execute(requests, running.controller.signal);
+      call = slot.instance.execute(requests, signal);
     } catch (err) {
       call = Promise.reject(err);
     }
@@ -403,7 +408,7 @@ export class DynamicBatcher implements Scheduler {
     ).finally(done);
   }
 
-  private async runDecoupled(slot: Slot, entries: Entry[], requests: InferRequest[], running: Running, startUs: number, batchSize: number): Promise<void> {
+  private async runDecoupled(slot: Slot, entries: Entry[], requests: InferRequest[], signal: AbortSignal, startUs: number, batchSize: number): Promise<void> {
     const exec = slot.instance.executeDecoupled;
     if (!exec) {
       this.failBatch(entries, new InferError('INTERNAL', `model '${this.opts.modelName}' is decoupled but its instance has no executeDecoupled`), 'OTHER');
@@ -419,7 +424,7 @@ export class DynamicBatcher implements Scheduler {
       },
     }));
     try {
-      await exec.call(slot.instance, requests, sinks, running.controller.signal);
+      await exec.call(slot.instance, requests, sinks, signal);
       this.recordExecution(slot, batchSize, startUs);
     } catch (err) {
       this.recordExecution(slot, batchSize, startUs);

@@ -19,10 +19,9 @@ import { elementCount, type Tensor } from './tensor.ts';
  */
 export function batchSizeOf(request: InferRequest, config: Pick<ModelConfig, 'name' | 'max_batch_size' | 'input'>): number {
   if (config.max_batch_size <= 0) return 1;
-  const shapeTensors = new Set(config.input.filter((i) => i.is_shape_tensor).map((i) => i.name));
   let size: number | undefined;
   for (const t of request.inputs) {
-    if (shapeTensors.has(t.name)) continue;
+    if (config.input.some((i) => i.is_shape_tensor && i.name === t.name)) continue;
     if (t.shape.length === 0) {
       throw new InferError('INVALID_ARG', `input '${t.name}' has no shape but model requires batch dimension for '${config.name}'`);
     }
