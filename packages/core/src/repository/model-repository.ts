@@ -82,15 +82,6 @@ async function dirEntries(dir: string): Promise<{ name: string; isDirectory: boo
   return entries.map((e) => ({ name: e.name, isDirectory: e.isDirectory() }));
 }
 
-function checkName(config: ModelConfig, folder: string): void {
-  if (config.name !== folder) {
-    throw new InferError(
-      'INVALID_ARG',
-      `unexpected directory name '${folder}' for model '${config.name}', directory name must equal model name`,
-    );
-  }
-}
-
 async function readIfExists(p: string): Promise<string | undefined> {
   try {
     return await readFile(p, 'utf8');
@@ -194,9 +185,11 @@ export class ModelRepository {
     const firstName = [...versionDirs.keys()].map(String).sort()[0];
     const firstVersionEntries = firstName ? await dirEntries(versionDirs.get(Number(firstName))!) : undefined;
     const context = { modelName: source.name, firstVersionEntries };
+    // Triton's order: normalize, validate, name check (InitializeModelInfo); backend auto-complete
+    // happens when the model loads, followed by the I/O checks again.
     config = this.codec.normalize(config, context);
-    // Triton checks the name before anything touches the backend.
-    checkName(config, source.name);
+    this.codec.validate(config, source.name);
+    validateEnsembleScheduling(config);
 
     let backend: Backend | undefined;
     if (!isEnsembleConfig(config)) {
@@ -211,10 +204,9 @@ export class ModelRepository {
           backendConfig: this.options.backendConfig?.[backend.name],
         });
         config = this.codec.normalize(config, context);
+        this.codec.validate(config, source.name);
       }
     }
-    this.codec.validate(config, source.name);
-    validateEnsembleScheduling(config);
 
     const selected = selectVersions(config.name, config.version_policy, [...versionDirs.keys()]);
     const versions = await Promise.all(

@@ -1,0 +1,66 @@
+/**
+ * Triton's ensemble validation corpus (`autofill_noplatform/ensemble/*`), run the way Triton's
+ * L0_model_config harness runs it: each case becomes a model repository (version folders from
+ * version-dirs.txt), the server starts with auto-complete on, must FAIL to start, and one of its
+ * error lines must match an `expected*` grep regex.
+ *
+ * Composing models name Triton QA backends; they run on our real worker-hosted test backends:
+ * `identity` → identityBackend(); `repeat` (Triton's decoupled repeat backend) → identityBackend()
+ * registered under the name `repeat`. Validation only needs their configs (decoupled flag included),
+ * so what they compute does not matter here.
+ */
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { identityBackend } from '@tritium/core/testing';
+import type { Backend } from '../../src/backend/spi.ts';
+import { InferenceServer } from '../../src/server/inference-server.ts';
+import { corpusUnavailableReason, loadCorpusCases, matchesExpected, type CorpusCase } from '../config/corpus-cases.ts';
+
+const backends: Backend[] = [identityBackend(), { ...identityBackend(), name: 'repeat' }];
+const temps: string[] = [];
+
+afterAll(() => {
+  for (const t of temps) rmSync(t, { recursive: true, force: true });
+});
+
+/** Lays a case out as a repository: a single-model case becomes `<repo>/<case>/`. */
+function materialize(c: CorpusCase): string {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'tritium-corpus-'));
+  temps.push(root);
+  const target = c.singleModel ? path.join(root, c.modelName) : root;
+  cpSync(c.folder, target, { recursive: true, filter: (src) => !/\/expected[^/]*$/.test(src) });
+  for (const v of c.versionDirs) mkdirSync(path.join(target, v), { recursive: true });
+  return root;
+}
+
+async function startFailure(c: CorpusCase): Promise<string | undefined> {
+  const server = new InferenceServer({ repositories: [materialize(c)], backends, strictModelConfig: false });
+  try {
+    await server.start();
+  } catch (err) {
+    return (err as Error).message;
+  }
+  await server.stop();
+  return undefined;
+}
+
+const unavailable = corpusUnavailableReason();
+const cases = loadCorpusCases().filter((c) => c.group === 'autofill_noplatform/ensemble');
+
+describe.concurrent.skipIf(unavailable !== undefined)('Triton ensemble validation corpus', () => {
+  it('lists the ensemble cases', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(30);
+  });
+
+  for (const c of cases) {
+    it(c.id, async () => {
+      const message = await startFailure(c);
+      expect(message, 'server must refuse to start').toBeDefined();
+      const lines = message!.split('\n');
+      const hit = lines.some((line) => matchesExpected(c, line));
+      expect(hit, `no line matches ${c.expected.map((e) => e.pattern).join(' | ')}:\n${message}`).toBe(true);
+    });
+  }
+});
