@@ -77,9 +77,9 @@ describe('isolation: process', () => {
 
   it('reads its own folder but not a file outside it', async () => {
     const own = path.join(FIXTURES, 'isolated/config.pbtxt');
-    const [mine, theirs] = await run(m.instances[0]!, [
-      request('isolated', 'a', [int32('X', [1])], { mode: `read:${own}` }),
-    ]).then(async (first) => [first[0], (await run(m.instances[0]!, [request('isolated', 'b', [int32('X', [1])], { mode: `read:${path.join(outside, 'secret.txt')}` })]).catch((e: unknown) => e))]);
+    const [mine] = await run(m.instances[0]!, [request('isolated', 'a', [int32('X', [1])], { mode: `read:${own}` })]);
+    const secret = path.join(outside, 'secret.txt');
+    const theirs = await run(m.instances[0]!, [request('isolated', 'b', [int32('X', [1])], { mode: `read:${secret}` })]).catch((e: unknown) => e);
     expect(asInt32(ok(mine).outputs[0])[0]).toBeGreaterThan(0);
     expect(InferError.is(theirs)).toBe(true);
     expect((theirs as InferError).message).toMatch(/ERR_ACCESS_DENIED|permission|Access to this API has been restricted/i);
