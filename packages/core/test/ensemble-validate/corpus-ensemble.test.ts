@@ -49,7 +49,7 @@ async function startFailure(c: CorpusCase): Promise<string | undefined> {
 const unavailable = corpusUnavailableReason();
 const cases = loadCorpusCases().filter((c) => c.group === 'autofill_noplatform/ensemble');
 
-describe.concurrent.skipIf(unavailable !== undefined)('Triton ensemble validation corpus', () => {
+describe.skipIf(unavailable !== undefined)('Triton ensemble validation corpus', () => {
   it('lists the ensemble cases', () => {
     expect(cases.length).toBeGreaterThanOrEqual(30);
   });
