@@ -1,1 +1,24 @@
-export {};
+/**
+ * @tritium/client — a typed client for Triton's protocols (KServe v2 over HTTP and gRPC),
+ * organised like tritonclient: `http.InferenceServerClient`, `grpc.InferenceServerClient`,
+ * `InferInput`, `InferRequestedOutput`, `InferResult`.
+ */
+import { HttpInferenceServerClient } from './http-client.ts';
+import { GrpcInferenceServerClient } from './grpc-client.ts';
+
+export { HttpInferenceServerClient } from './http-client.ts';
+export type { HttpInferOptions, HttpResponse } from './http-client.ts';
+export { GrpcInferenceServerClient } from './grpc-client.ts';
+export type { GrpcInferOptions, StreamCallback } from './grpc-client.ts';
+export { InferInput, InferRequestedOutput } from './infer-input.ts';
+export type { InputData } from './infer-input.ts';
+export { InferResult } from './infer-result.ts';
+export type { OutputTensor, InferResponseInfo } from './infer-result.ts';
+export { InferenceServerException } from './errors.ts';
+export type { Datatype, TypedArrayFor } from './tensor-data.ts';
+export { serializeBytes, deserializeBytes } from './tensor-data.ts';
+
+/** `http.InferenceServerClient`, as `tritonclient.http`. */
+export const http = { InferenceServerClient: HttpInferenceServerClient } as const;
+/** `grpc.InferenceServerClient`, as `tritonclient.grpc`. */
+export const grpc = { InferenceServerClient: GrpcInferenceServerClient } as const;

@@ -1,0 +1,96 @@
+/**
+ * The composition root: the only place dependency injection is used. Backends are multi-injected
+ * under TOKENS.Backend, so a platform team adds its own by binding one more:
+ *
+ * @example
+ * const container = createContainer({ options });
+ * container.bind(TOKENS.Backend).toConstantValue(myBackend());
+ * const server = container.get<TritiumServer>(TOKENS.TritiumServer);
+ * await server.start();
+ */
+import 'reflect-metadata';
+import { Container } from 'inversify';
+import type { Backend, InferenceServerApi } from '@tritium/core';
+import { TOKENS } from './tokens.ts';
+import type { ServeOptions } from './cli/flags.ts';
+import { TritonLog } from './logging/triton-log.ts';
+import { HttpTransport } from './http/http-server.ts';
+import { GrpcTransport } from './grpc/grpc-server.ts';
+import { MetricsTransport } from './metrics/metrics-server.ts';
+import { SharedMemoryRegistry } from './protocol/shared-memory.ts';
+import { TraceSettingsStore } from './protocol/settings.ts';
+import type { TransportContext } from './protocol/context.ts';
+import { TritiumServer } from './tritium-server.ts';
+
+/** Builds the InferenceServer from the bound backends and the options. */
+export type InferenceServerFactory = (deps: { backends: Backend[]; options: ServeOptions; log: TritonLog }) => InferenceServerApi;
+
+export interface CreateContainerOptions {
+  readonly options: ServeOptions;
+  /** Backends bound at creation (more can be bound later under TOKENS.Backend). */
+  readonly backends?: readonly Backend[];
+  readonly log?: TritonLog;
+  /** How to build the InferenceServer (default: core's InferenceServer over the repositories). */
+  readonly inferenceServer?: InferenceServerFactory;
+}
+
+export function createContainer(init: CreateContainerOptions): Container {
+  const { options } = init;
+  const c = new Container();
+  c.bind(TOKENS.ServeOptions).toConstantValue(options);
+  c.bind(TOKENS.Log).toConstantValue(
+    init.log ??
+      new TritonLog({
+        info: options.logInfo,
+        warning: options.logWarning,
+        error: options.logError,
+        verbose: options.logVerbose,
+        format: options.logFormat,
+        file: options.logFile,
+      }),
+  );
+  for (const b of init.backends ?? []) c.bind(TOKENS.Backend).toConstantValue(b);
+  const factory = init.inferenceServer ?? defaultInferenceServer;
+  c.bind(TOKENS.InferenceServer)
+    .toDynamicValue((ctx) =>
+      factory({
+        backends: ctx.getAll<Backend>(TOKENS.Backend, { optional: true }) ?? [],
+        options,
+        log: ctx.get<TritonLog>(TOKENS.Log),
+      }),
+    )
+    .inSingletonScope();
+  c.bind(TOKENS.TransportContext)
+    .toDynamicValue(
+      (ctx): TransportContext => ({
+        api: ctx.get(TOKENS.InferenceServer),
+        log: ctx.get(TOKENS.Log),
+        limits: {
+          maxInputBytes: options.httpMaxInputSize,
+          maxTensorElements: options.maxTensorElements,
+          maxHeaderCount: options.httpMaxHeaderCount,
+        },
+        shm: new SharedMemoryRegistry(options.allowClientShm),
+        trace: new TraceSettingsStore(),
+        allowModelFileLoad: options.allowModelFileLoad,
+      }),
+    )
+    .inSingletonScope();
+  c.bind(TOKENS.HttpTransport)
+    .toDynamicValue((ctx) => new HttpTransport(ctx.get(TOKENS.TransportContext), { address: options.httpAddress, port: options.httpPort }))
+    .inSingletonScope();
+  c.bind(TOKENS.GrpcTransport)
+    .toDynamicValue((ctx) => new GrpcTransport(ctx.get(TOKENS.TransportContext), { address: options.grpcAddress, port: options.grpcPort }))
+    .inSingletonScope();
+  c.bind(TOKENS.MetricsTransport)
+    .toDynamicValue(
+      (ctx) => new MetricsTransport(ctx.get(TOKENS.InferenceServer), { address: options.metricsAddress, port: options.metricsPort }, ctx.get(TOKENS.Log)),
+    )
+    .inSingletonScope();
+  c.bind(TOKENS.TritiumServer).to(TritiumServer).inSingletonScope();
+  return c;
+}
+
+function defaultInferenceServer(): InferenceServerApi {
+  throw new Error('no InferenceServer factory given (core InferenceServer not wired yet)');
+}

@@ -1,0 +1,156 @@
+/** ModelInfer and ModelStreamInfer over the hand-written codec. */
+import { status as GrpcStatus, type sendUnaryData, type ServerDuplexStream, type ServerUnaryCall } from '@grpc/grpc-js';
+import { InferError, type InferResponse } from '@tritium/core';
+import type { WireInferRequest, WireStreamResponse } from '@tritium/client/proto';
+import type { TransportContext } from '../protocol/context.ts';
+import { mapError } from '../protocol/status.ts';
+import { DecodeFailure } from './service-definition.ts';
+import { fromWireRequest, toWireResponse } from './infer-convert.ts';
+
+export const DECOUPLED_UNARY_MESSAGE = "ModelInfer RPC doesn't support models with decoupled transaction policy";
+
+function grpcError(error: unknown): { code: GrpcStatus; details: string } {
+  const m = mapError(error);
+  return { code: m.grpcStatus, details: m.message };
+}
+
+export function modelInferHandler(ctx: TransportContext) {
+  return (call: ServerUnaryCall<WireInferRequest | DecodeFailure, unknown>, callback: sendUnaryData<unknown>): void => {
+    const msg = call.request;
+    if (msg instanceof DecodeFailure) {
+      callback({ code: GrpcStatus.INVALID_ARGUMENT, details: msg.message });
+      return;
+    }
+    const abort = new AbortController();
+    call.once('cancelled', () => abort.abort());
+    let converted;
+    try {
+      if (ctx.api.isDecoupled(msg.model_name, msg.model_version || undefined)) {
+        throw new InferError('UNSUPPORTED', DECOUPLED_UNARY_MESSAGE);
+      }
+      converted = fromWireRequest(msg, ctx, abort.signal);
+    } catch (e) {
+      callback(grpcError(e));
+      return;
+    }
+    const { request, outputShm } = converted;
+    ctx.api.infer(request).then(
+      (response) => {
+        try {
+          callback(null, toWireResponse(response, outputShm, ctx));
+        } catch (e) {
+          callback(grpcError(e));
+        }
+      },
+      (e) => callback(grpcError(e)),
+    );
+  };
+}
+
+/**
+ * Each request on the stream runs independently; responses are written as they come. Errors go in
+ * `error_message` (the stream stays open) unless the client sent `triton_grpc_error: true`, then
+ * the stream ends with the gRPC status. Every response carries `triton_final_response`.
+ */
+export function modelStreamInferHandler(ctx: TransportContext) {
+  return (call: ServerDuplexStream<WireInferRequest | DecodeFailure, WireStreamResponse>): void => {
+    const grpcErrorMode = call.metadata.get('triton_grpc_error').some((v) => String(v).toLowerCase() === 'true');
+    const aborts = new Set<AbortController>();
+    let pending = 0;
+    let ended = false;
+    let closed = false;
+    const finishIfDone = () => {
+      if (ended && pending === 0 && !closed) {
+        closed = true;
+        call.end();
+      }
+    };
+    const fail = (error: unknown, id = '') => {
+      if (closed) return;
+      if (grpcErrorMode) {
+        closed = true;
+        for (const a of aborts) a.abort();
+        call.emit('error', grpcError(error));
+        return;
+      }
+      call.write({ error_message: mapError(error).message, infer_response: id ? emptyResponse(id) : undefined });
+    };
+    call.on('data', (msg: WireInferRequest | DecodeFailure) => {
+      if (closed) return;
+      if (msg instanceof DecodeFailure) {
+        fail(new InferError('INVALID_ARG', msg.message));
+        return;
+      }
+      let converted;
+      const abort = new AbortController();
+      try {
+        converted = fromWireRequest(msg, ctx, abort.signal);
+      } catch (e) {
+        fail(e, msg.id);
+        return;
+      }
+      const { request, outputShm, lifted } = converted;
+      aborts.add(abort);
+      pending++;
+      let sent = 0;
+      let last: InferResponse | undefined;
+      const decoupled = safeIsDecoupled(ctx, msg);
+      ctx.api.inferStream(request, {
+        response: (r) => {
+          if (closed) return;
+          try {
+            last = r;
+            sent++;
+            call.write({ error_message: '', infer_response: toWireResponse(r, outputShm, ctx, { triton_final_response: !decoupled }) });
+          } catch (e) {
+            fail(e, r.id);
+          }
+        },
+        complete: (error) => {
+          aborts.delete(abort);
+          pending--;
+          if (error) fail(error, request.id);
+          else if (decoupled && lifted.enableEmptyFinalResponse && !closed) {
+            call.write({
+              error_message: '',
+              infer_response: {
+                model_name: request.model,
+                model_version: String(last?.version ?? request.version ?? ''),
+                id: request.id,
+                parameters: { triton_final_response: true },
+                outputs: [],
+                raw_output_contents: [],
+              },
+            });
+          }
+          void sent;
+          finishIfDone();
+        },
+      });
+    });
+    call.on('end', () => {
+      ended = true;
+      finishIfDone();
+    });
+    call.on('cancelled', () => {
+      closed = true;
+      for (const a of aborts) a.abort();
+    });
+    call.on('error', () => {
+      closed = true;
+      for (const a of aborts) a.abort();
+    });
+  };
+}
+
+function safeIsDecoupled(ctx: TransportContext, msg: WireInferRequest): boolean {
+  try {
+    return ctx.api.isDecoupled(msg.model_name, msg.model_version || undefined);
+  } catch {
+    return false;
+  }
+}
+
+function emptyResponse(id: string) {
+  return { model_name: '', model_version: '', id, parameters: {}, outputs: [], raw_output_contents: [] };
+}

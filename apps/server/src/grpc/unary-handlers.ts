@@ -1,0 +1,110 @@
+/** Handlers of every unary RPC except ModelInfer: plain objects in (protobufjs), plain objects out. */
+import { InferError } from '@tritium/core';
+import type { TransportContext } from '../protocol/context.ts';
+import { versionArg } from '../protocol/context.ts';
+import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
+import { updateLogSettings } from '../protocol/settings.ts';
+
+/** bigint → decimal string, recursively: protobufjs takes 64-bit values as strings. */
+export function protoSafe(value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (Array.isArray(value)) return value.map(protoSafe);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = protoSafe(v);
+    return out;
+  }
+  return value;
+}
+
+type Unary = (req: any, ctx: TransportContext) => unknown;
+
+/** `{bool_param|int64_param|string_param|bytes_param, parameter_choice}` → its value. */
+function oneofValue(p: Record<string, unknown> | undefined): unknown {
+  const choice = p?.['parameter_choice'];
+  return typeof choice === 'string' ? p![choice] : undefined;
+}
+
+export const UNARY_HANDLERS: Record<string, Unary> = {
+  ServerLive: (_req, ctx) => ({ live: ctx.api.isLive() }),
+  ServerReady: (_req, ctx) => ({ ready: ctx.api.isReady() }),
+  ModelReady: (req, ctx) => ({ ready: ctx.api.modelReady(req.name, versionArg(req.version)) }),
+  ServerMetadata: (_req, ctx) => ctx.api.serverMetadata(),
+  ModelMetadata: (req, ctx) => ctx.api.modelMetadata(req.name, versionArg(req.version)),
+  ModelConfig: (req, ctx) => ({ config: protoSafe(ctx.api.modelConfig(req.name, versionArg(req.version))) }),
+  ModelStatistics: (req, ctx) => ({
+    model_stats: protoSafe(ctx.api.statistics(req.name || undefined, versionArg(req.version))),
+  }),
+  RepositoryIndex: async (req, ctx) => ({
+    models: await ctx.api.repositoryIndex({ readyOnly: req.ready, repository: req.repository_name || undefined }),
+  }),
+  RepositoryModelLoad: async (req, ctx) => {
+    let configJson: string | undefined;
+    let files: Record<string, Uint8Array> | undefined;
+    for (const [key, p] of Object.entries((req.parameters ?? {}) as Record<string, Record<string, unknown>>)) {
+      const value = oneofValue(p);
+      if (key === 'config') {
+        if (typeof value !== 'string') throw new InferError('INVALID_ARG', "the 'config' parameter must be a string holding JSON");
+        configJson = value;
+      } else if (key.startsWith('file:')) {
+        if (!ctx.allowModelFileLoad) {
+          throw new InferError('UNSUPPORTED', `loading model files through the API is disabled on this server ('${key}'); start it with --allow-model-file-load=true`);
+        }
+        if (!(value instanceof Uint8Array)) throw new InferError('INVALID_ARG', `the '${key}' parameter must be bytes`);
+        (files ??= {})[key] = value;
+      }
+    }
+    if (files && configJson === undefined) {
+      throw new InferError('INVALID_ARG', "failed to load '" + req.model_name + "', a 'config' parameter is required when model files are given");
+    }
+    await ctx.api.loadModel(req.model_name, { configJson, files, repository: req.repository_name || undefined });
+    return {};
+  },
+  RepositoryModelUnload: async (req, ctx) => {
+    const deps = oneofValue(req.parameters?.['unload_dependents']);
+    await ctx.api.unloadModel(req.model_name, { unloadDependents: deps === true, repository: req.repository_name || undefined });
+    return {};
+  },
+  SystemSharedMemoryStatus: (req, ctx) => ({
+    regions: Object.fromEntries(ctx.shm.status(req.name || undefined).map((r) => [r.name, r])),
+  }),
+  SystemSharedMemoryRegister: (req, ctx) => {
+    ctx.shm.register(req.name, req.key, req.offset, req.byte_size);
+    return {};
+  },
+  SystemSharedMemoryUnregister: (req, ctx) => {
+    ctx.shm.unregister(req.name || undefined);
+    return {};
+  },
+  CudaSharedMemoryStatus: () => {
+    throw new InferError('UNSUPPORTED', CUDA_SHM_UNSUPPORTED_MESSAGE);
+  },
+  CudaSharedMemoryRegister: () => {
+    throw new InferError('UNSUPPORTED', CUDA_SHM_UNSUPPORTED_MESSAGE);
+  },
+  CudaSharedMemoryUnregister: () => {
+    throw new InferError('UNSUPPORTED', CUDA_SHM_UNSUPPORTED_MESSAGE);
+  },
+  TraceSetting: (req, ctx) => {
+    const model = req.model_name || undefined;
+    if (model) ctx.api.modelConfig(model);
+    const changes: Record<string, string[] | null> = {};
+    for (const [k, v] of Object.entries((req.settings ?? {}) as Record<string, { value: string[] }>)) {
+      changes[k] = v.value.length ? v.value : null;
+    }
+    const settings = ctx.trace.update(changes, model);
+    return { settings: Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, { value: v }])) };
+  },
+  LogSettings: (req, ctx) => {
+    const changes: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries((req.settings ?? {}) as Record<string, Record<string, unknown>>)) {
+      changes[k] = oneofValue(v);
+    }
+    const s = updateLogSettings(ctx.log, changes);
+    const out: Record<string, object> = {};
+    for (const [k, v] of Object.entries(s)) {
+      out[k] = typeof v === 'boolean' ? { bool_param: v } : typeof v === 'number' ? { uint32_param: v } : { string_param: v };
+    }
+    return { settings: out };
+  },
+};

@@ -1,0 +1,58 @@
+/**
+ * Reads a request body under the size limit (`--http-max-input-size`), then undoes
+ * `Content-Encoding: gzip|deflate` with the same limit on the decompressed size. Never buffers
+ * more than the limit.
+ */
+import type { IncomingMessage } from 'node:http';
+import zlib from 'node:zlib';
+import { InferError } from '@tritium/core';
+import { TransportError } from '../protocol/status.ts';
+
+function tooLarge(limit: number, what: string): TransportError {
+  return new TransportError(`${what} exceeds the server's maximum input size of ${limit} bytes (--http-max-input-size)`, 413);
+}
+
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    throw tooLarge(limit, `request body of ${declared} bytes`);
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > limit) {
+      req.resume();
+      throw tooLarge(limit, 'request body');
+    }
+    chunks.push(chunk);
+  }
+  const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+  const encoding = String(req.headers['content-encoding'] ?? '').trim().toLowerCase();
+  if (!encoding || encoding === 'identity') return body;
+  const inflate = encoding === 'gzip' ? zlib.gunzip : encoding === 'deflate' ? zlib.inflate : undefined;
+  if (!inflate) throw new InferError('UNSUPPORTED', `unsupported Content-Encoding '${encoding}'; expected gzip or deflate`);
+  return new Promise<Buffer>((resolve, reject) =>
+    inflate(body, { maxOutputLength: limit }, (err, out) => {
+      if (!err) resolve(out);
+      else if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') reject(tooLarge(limit, 'decompressed request body'));
+      else reject(new InferError('INVALID_ARG', `failed to decompress the request body (${encoding}): ${err.message}`));
+    }),
+  );
+}
+
+/** The response encoding Accept-Encoding asks for (gzip preferred), if any. */
+export function pickEncoding(accept: string | undefined): 'gzip' | 'deflate' | undefined {
+  if (!accept) return undefined;
+  const parts = accept.toLowerCase().split(',').map((p) => p.trim().split(';')[0]);
+  if (parts.includes('gzip')) return 'gzip';
+  if (parts.includes('deflate')) return 'deflate';
+  return undefined;
+}
+
+export function compress(body: Buffer, encoding: 'gzip' | 'deflate'): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    (encoding === 'gzip' ? zlib.gzip : zlib.deflate)(body, (err, out) => (err ? reject(err) : resolve(out))),
+  );
+}

@@ -1,0 +1,171 @@
+/**
+ * The HTTP transport on node:http (no framework): routing, Triton's error JSON and status mapping,
+ * request decompression and response compression, limits, graceful close.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TransportContext } from '../protocol/context.ts';
+import { mapError, TransportError } from '../protocol/status.ts';
+import { compress, pickEncoding, readBody } from './body.ts';
+import { buildInferReply, checkNotDecoupled, parseInferBody } from './infer-json.ts';
+import { matchRoute, type Reply } from './routes.ts';
+
+export interface HttpTransportOptions {
+  readonly address: string;
+  readonly port: number;
+}
+
+/** Smallest body worth compressing. */
+const COMPRESS_MIN = 1024;
+
+export class HttpTransport {
+  private server: http.Server | undefined;
+  private boundPort = 0;
+
+  constructor(
+    private readonly ctx: TransportContext,
+    private readonly options: HttpTransportOptions,
+  ) {}
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  async start(): Promise<number> {
+    const server = http.createServer({ keepAlive: true, maxHeaderSize: 64 * 1024 }, (req, res) => {
+      this.handle(req, res).catch((e) => this.sendError(req, res, e));
+    });
+    server.maxHeadersCount = this.ctx.limits.maxHeaderCount;
+    server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.options.port, this.options.address, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.server = server;
+    this.boundPort = (server.address() as AddressInfo).port;
+    return this.boundPort;
+  }
+
+  /** Stops accepting, lets in-flight requests finish (up to `timeoutMs`), closes idle sockets. */
+  async stop(timeoutMs = 5000): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        server.closeAllConnections();
+        resolve();
+      }, timeoutMs);
+      timer.unref();
+      server.close(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      server.closeIdleConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.rawHeaders.length / 2 > this.ctx.limits.maxHeaderCount) {
+      throw new TransportError(`too many request headers (limit ${this.ctx.limits.maxHeaderCount})`, 431);
+    }
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const method = req.method ?? 'GET';
+    const { matched, pathKnown } = matchRoute(method, path);
+    if (!matched) {
+      req.resume();
+      this.sendJson(req, res, pathKnown ? 405 : 404, { error: pathKnown ? 'Method Not Allowed' : 'Not Found' });
+      return;
+    }
+    const body = () => readBody(req, this.ctx.limits.maxInputBytes);
+    if (matched.route.handle === 'infer') {
+      await this.infer(req, res, matched.params['model']!, matched.params['version'], body);
+      return;
+    }
+    const reply: Reply = await matched.route.handle({ method, params: matched.params, body, ctx: this.ctx });
+    if (method === 'GET') req.resume();
+    if (reply.json === undefined) {
+      res.writeHead(reply.status, { 'content-length': 0 });
+      res.end();
+    } else {
+      this.sendJson(req, res, reply.status, reply.json);
+    }
+  }
+
+  private async infer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    model: string,
+    version: string | undefined,
+    readBodyFn: () => Promise<Buffer>,
+  ): Promise<void> {
+    const headerText = req.headers['inference-header-content-length'];
+    let headerLength: number | undefined;
+    if (headerText !== undefined) {
+      headerLength = Number(headerText);
+      if (!/^\d+$/.test(String(headerText).trim())) {
+        req.resume();
+        throw new TransportError(`invalid Inference-Header-Content-Length '${String(headerText)}'`, 400);
+      }
+    }
+    const body = await readBodyFn();
+    checkNotDecoupled(this.ctx, model, version);
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.once('close', onClose);
+    const parsed = parseInferBody(body, headerLength, model, version, this.ctx, abort.signal);
+    const response = await this.ctx.api.infer(parsed.request);
+    const reply = buildInferReply(response, parsed, this.ctx);
+    res.off('close', onClose);
+    const parts = [reply.json, ...reply.binary];
+    const headers: Record<string, string | number> = {};
+    if (reply.binary.length > 0) {
+      headers['content-type'] = 'application/octet-stream';
+      headers['inference-header-content-length'] = reply.json.length;
+    } else {
+      headers['content-type'] = 'application/json';
+    }
+    await this.send(req, res, 200, headers, parts);
+  }
+
+  private async send(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string | number>, parts: readonly Uint8Array[]): Promise<void> {
+    let total = 0;
+    for (const p of parts) total += p.byteLength;
+    const encoding = total >= COMPRESS_MIN ? pickEncoding(req.headers['accept-encoding']) : undefined;
+    if (encoding) {
+      const body = await compress(Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength))), encoding);
+      res.writeHead(status, { ...headers, 'content-encoding': encoding, 'content-length': body.length });
+      res.end(body);
+      return;
+    }
+    res.writeHead(status, { ...headers, 'content-length': total });
+    for (let i = 0; i < parts.length - 1; i++) res.write(parts[i]);
+    res.end(parts[parts.length - 1]);
+  }
+
+  private sendJson(req: IncomingMessage, res: ServerResponse, status: number, json: unknown): void {
+    void this.send(req, res, status, { 'content-type': 'application/json' }, [Buffer.from(JSON.stringify(json))]).catch(() => res.destroy());
+  }
+
+  private sendError(req: IncomingMessage, res: ServerResponse, error: unknown): void {
+    const m = mapError(error);
+    if (m.httpStatus >= 500 && m.httpStatus !== 501 && m.httpStatus !== 503) this.ctx.log.error(`HTTP ${req.method} ${req.url}: ${m.message}`);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    // Unread body: drain it so keep-alive stays usable (bounded by the socket closing on 413).
+    if (!req.complete) {
+      if (m.httpStatus === 413) res.setHeader('connection', 'close');
+      req.resume();
+    }
+    this.sendJson(req, res, m.httpStatus, { error: m.message });
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * KServe v2 HTTP inference: the JSON header plus the binary tensor extension, in and out. Binary
+ * inputs are sliced from the body (views, no copy); binary outputs are appended as they are.
+ */
+import { InferError, type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import type { TransportContext } from '../protocol/context.ts';
+import { parseVersion } from '../protocol/context.ts';
+import { liftParameters } from '../protocol/params.ts';
+import { shmRefOf, type ShmRef } from '../protocol/shared-memory.ts';
+import { checkDataType, checkShape, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
+import { invalidArg } from '../protocol/status.ts';
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+export interface ParsedHttpInfer {
+  readonly request: InferRequest;
+  /** Per requested output: binary or JSON, and shared memory. */
+  readonly outputBinary: ReadonlyMap<string, boolean>;
+  readonly outputShm: ReadonlyMap<string, ShmRef>;
+  readonly defaultBinary: boolean;
+}
+
+/** Parses JSON bytes strictly (invalid UTF-8 and syntax errors are INVALID_ARG). */
+export function parseJsonBody(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    throw invalidArg('failed to parse the request JSON buffer: The document is not valid UTF-8');
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw invalidArg(`failed to parse the request JSON buffer: ${(e as Error).message}`);
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function parseInferBody(
+  body: Buffer,
+  headerLength: number | undefined,
+  model: string,
+  versionText: string | undefined,
+  ctx: TransportContext,
+  signal: AbortSignal,
+): ParsedHttpInfer {
+  const version = parseVersion(versionText);
+  if (headerLength === 0) return rawBinaryRequest(body, model, versionText, version, ctx, signal);
+  const jsonLength = headerLength ?? body.length;
+  if (jsonLength > body.length) {
+    throw invalidArg(`Inference-Header-Content-Length (${jsonLength}) is larger than the request body (${body.length} bytes)`);
+  }
+  const header = parseJsonBody(body.subarray(0, jsonLength));
+  const binary = body.subarray(jsonLength);
+  if (!isObject(header)) throw invalidArg('inference request JSON must be an object');
+  const { inputs: rawInputs, outputs: rawOutputs, id, parameters } = header;
+  if (!Array.isArray(rawInputs)) throw invalidArg("inference request JSON must have an 'inputs' array");
+  if (id !== undefined && typeof id !== 'string') throw invalidArg("the request 'id' must be a string");
+  if (parameters !== undefined && !isObject(parameters)) throw invalidArg("request 'parameters' must be an object");
+  const lifted = liftParameters(parameters);
+  let offset = 0;
+  const inputs: Tensor[] = rawInputs.map((raw: unknown, i: number) => {
+    if (!isObject(raw)) throw invalidArg(`input ${i} must be an object`);
+    const name = raw['name'];
+    if (typeof name !== 'string') throw invalidArg(`input ${i} must have a string 'name'`);
+    if (typeof raw['datatype'] !== 'string') throw invalidArg(`input '${name}' must have a string 'datatype'`);
+    if (!Array.isArray(raw['shape'])) throw invalidArg(`input '${name}' must have a 'shape' array`);
+    const datatype = checkDataType(raw['datatype'], name);
+    const shape = raw['shape'] as number[];
+    const count = checkShape(shape, name, ctx.limits);
+    const params = raw['parameters'];
+    if (params !== undefined && !isObject(params)) throw invalidArg(`'parameters' of input '${name}' must be an object`);
+    const shm = shmRefOf(params, name);
+    const binarySize = params?.['binary_data_size'];
+    let data: Uint8Array;
+    if (shm) {
+      data = ctx.shm.read(shm.region, shm.offset, shm.byteSize, name);
+    } else if (binarySize !== undefined) {
+      if (typeof binarySize !== 'number' || !Number.isInteger(binarySize) || binarySize < 0) {
+        throw invalidArg(`'binary_data_size' of input '${name}' must be a non-negative integer`);
+      }
+      if (offset + binarySize > binary.length) {
+        throw invalidArg(
+          `unexpected total byte size ${offset + binarySize} for input '${name}', expecting no more than ${binary.length} bytes of binary data`,
+        );
+      }
+      data = binary.subarray(offset, offset + binarySize);
+      offset += binarySize;
+    } else if ('data' in raw) {
+      data = jsonDataToBytes(datatype, raw['data'], count, name);
+    } else {
+      throw invalidArg(`unable to find data for input tensor '${name}' for model '${model}' in request.`);
+    }
+    return { name, datatype, shape, data };
+  });
+  if (offset !== binary.length) {
+    throw invalidArg(`unexpected additional input data for model '${model}': ${binary.length - offset} bytes of binary data not claimed by any input`);
+  }
+  const outputBinary = new Map<string, boolean>();
+  const outputShm = new Map<string, ShmRef>();
+  let outputs: RequestedOutput[] | undefined;
+  if (rawOutputs !== undefined) {
+    if (!Array.isArray(rawOutputs)) throw invalidArg("'outputs' must be an array");
+    outputs = rawOutputs.map((raw: unknown, i: number) => {
+      if (!isObject(raw) || typeof raw['name'] !== 'string') throw invalidArg(`output ${i} must be an object with a string 'name'`);
+      const name = raw['name'];
+      const p = raw['parameters'];
+      if (p !== undefined && !isObject(p)) throw invalidArg(`'parameters' of output '${name}' must be an object`);
+      const shm = shmRefOf(p, name);
+      if (shm) outputShm.set(name, shm);
+      if (typeof p?.['binary_data'] === 'boolean') outputBinary.set(name, p['binary_data']);
+      const forwarded: Record<string, string | number | boolean> = {};
+      for (const [k, v] of Object.entries(p ?? {})) {
+        if (k === 'binary_data' || k.startsWith('shared_memory_')) continue;
+        if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') forwarded[k] = v;
+      }
+      return Object.keys(forwarded).length ? { name, parameters: forwarded } : { name };
+    });
+  }
+  const request: InferRequest = {
+    id: id ?? '',
+    model,
+    version,
+    inputs,
+    outputs,
+    parameters: lifted.parameters,
+    priority: lifted.priority,
+    timeoutUs: lifted.timeoutUs,
+    signal,
+  };
+  return { request, outputBinary, outputShm, defaultBinary: lifted.binaryDataOutput ?? false };
+}
+
+/** `Inference-Header-Content-Length: 0`: the body is the one input's bytes, batch 1, outputs binary. */
+function rawBinaryRequest(
+  body: Buffer,
+  model: string,
+  versionText: string | undefined,
+  version: number | undefined,
+  ctx: TransportContext,
+  signal: AbortSignal,
+): ParsedHttpInfer {
+  const meta = ctx.api.modelMetadata(model, versionText || undefined);
+  const config = ctx.api.modelConfig(model, versionText || undefined);
+  if (meta.inputs.length !== 1) {
+    throw invalidArg(
+      `Raw request must only have 1 input (found ${meta.inputs.length}) to be deduced but got ${meta.inputs.length} inputs in '${model}' model configuration`,
+    );
+  }
+  const input = meta.inputs[0]!;
+  const batched = config.max_batch_size > 0;
+  const dims = batched ? input.shape.slice(1) : [...input.shape];
+  let shape: number[];
+  if (input.datatype === 'BYTES') {
+    shape = dims.map(() => 1);
+  } else {
+    const size = { BOOL: 1, UINT8: 1, INT8: 1, UINT16: 2, INT16: 2, FP16: 2, BF16: 2, UINT32: 4, INT32: 4, FP32: 4, UINT64: 8, INT64: 8, FP64: 8 }[input.datatype];
+    const fixed = dims.filter((d) => d >= 0).reduce((a, b) => a * b, 1);
+    const variable = dims.filter((d) => d < 0).length;
+    if (variable > 1) throw invalidArg(`Raw request for '${model}' cannot deduce the shape of '${input.name}' with more than one variable dimension`);
+    const elements = body.length / size;
+    if (!Number.isInteger(elements) || (variable === 0 && elements !== fixed) || (variable === 1 && elements % fixed !== 0)) {
+      throw invalidArg(`Raw request for '${model}': ${body.length} bytes do not fit the shape of input '${input.name}'`);
+    }
+    shape = dims.map((d) => (d >= 0 ? d : elements / fixed));
+  }
+  if (batched) shape = [1, ...shape];
+  const request: InferRequest = {
+    id: '',
+    model,
+    version,
+    inputs: [{ name: input.name, datatype: input.datatype, shape, data: body }],
+    signal,
+  };
+  return { request, outputBinary: new Map(), outputShm: new Map(), defaultBinary: true };
+}
+
+export interface HttpInferReply {
+  readonly json: Buffer;
+  readonly binary: readonly Uint8Array[];
+}
+
+/** Builds the response: JSON header (id omitted if empty, flat data) and binary parts in output order. */
+export function buildInferReply(r: InferResponse, parsed: ParsedHttpInfer, ctx: TransportContext): HttpInferReply {
+  const binary: Uint8Array[] = [];
+  const outputs = r.outputs.map((t) => {
+    const out: Record<string, unknown> = { name: t.name, datatype: t.datatype, shape: t.shape };
+    const shm = parsed.outputShm.get(t.name);
+    if (shm) {
+      ctx.shm.write(shm.region, shm.offset, shm.byteSize, t.data, t.name);
+      out['parameters'] = { shared_memory_region: shm.region, shared_memory_byte_size: t.data.byteLength, shared_memory_offset: shm.offset };
+    } else if (parsed.outputBinary.get(t.name) ?? parsed.defaultBinary) {
+      out['parameters'] = { binary_data_size: t.data.byteLength };
+      binary.push(t.data);
+    } else {
+      out['data'] = tensorToJsonData(t);
+    }
+    return out;
+  });
+  const head: Record<string, unknown> = {};
+  if (r.id) head['id'] = r.id;
+  head['model_name'] = r.model;
+  head['model_version'] = String(r.version);
+  if (r.parameters && Object.keys(r.parameters).length) {
+    head['parameters'] = Object.fromEntries(
+      Object.entries(r.parameters).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v]),
+    );
+  }
+  head['outputs'] = outputs;
+  return { json: Buffer.from(JSON.stringify(head)), binary };
+}
+
+export const DECOUPLED_HTTP_MESSAGE = "HTTP end point doesn't support models with decoupled transaction policy";
+
+export function checkNotDecoupled(ctx: TransportContext, model: string, version: string | undefined): void {
+  if (ctx.api.isDecoupled(model, version || undefined)) throw new InferError('UNSUPPORTED', DECOUPLED_HTTP_MESSAGE);
+}

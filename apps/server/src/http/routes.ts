@@ -1,0 +1,214 @@
+/**
+ * Triton's HTTP routes (KServe v2 + extensions): path patterns, allowed methods and handlers.
+ * Model names are `[^/]+`, versions `[0-9]+` (as Triton's router).
+ */
+import { InferError } from '@tritium/core';
+import type { TransportContext } from '../protocol/context.ts';
+import { versionArg } from '../protocol/context.ts';
+import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
+import { logSettingsOf, updateLogSettings } from '../protocol/settings.ts';
+import { invalidArg } from '../protocol/status.ts';
+import { parseJsonBody } from './infer-json.ts';
+
+/** What a handler returns: a status with an optional JSON body (undefined = empty body). */
+export interface Reply {
+  readonly status: number;
+  readonly json?: unknown;
+}
+
+export interface RouteInput {
+  readonly method: string;
+  readonly params: Readonly<Record<string, string | undefined>>;
+  /** Reads (and decompresses) the body; only POST handlers call it. */
+  readonly body: () => Promise<Buffer>;
+  readonly ctx: TransportContext;
+}
+
+export interface Route {
+  readonly pattern: RegExp;
+  readonly methods: readonly string[];
+  /** `infer` is handled by the transport itself (binary body and reply). */
+  readonly handle: ((input: RouteInput) => Promise<Reply> | Reply) | 'infer';
+}
+
+const M = '(?<model>[^/]+)';
+const V = '(?:/versions/(?<version>[^/]+))?';
+
+async function jsonBody(input: RouteInput): Promise<Record<string, unknown>> {
+  const body = await input.body();
+  if (body.length === 0) return {};
+  const parsed = parseJsonBody(body);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalidArg('request body must be a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+const ok = (json?: unknown): Reply => ({ status: 200, json });
+
+function cudaUnsupported(): never {
+  throw new InferError('UNSUPPORTED', CUDA_SHM_UNSUPPORTED_MESSAGE);
+}
+
+async function traceSetting(input: RouteInput): Promise<Reply> {
+  const model = input.params['model'];
+  if (model) input.ctx.api.modelConfig(model);
+  if (input.method === 'GET') return ok(input.ctx.trace.get(model));
+  const body = await jsonBody(input);
+  const changes: Record<string, string[] | null> = {};
+  for (const [k, v] of Object.entries(body)) {
+    changes[k] = v === null ? null : Array.isArray(v) ? v.map(String) : [String(v)];
+  }
+  return ok(input.ctx.trace.update(changes, model));
+}
+
+export const ROUTES: readonly Route[] = [
+  { pattern: /^\/v2\/health\/live$/, methods: ['GET'], handle: ({ ctx }) => ({ status: ctx.api.isLive() ? 200 : 400 }) },
+  { pattern: /^\/v2\/health\/ready$/, methods: ['GET'], handle: ({ ctx }) => ({ status: ctx.api.isReady() ? 200 : 400 }) },
+  { pattern: /^\/v2\/?$/, methods: ['GET'], handle: ({ ctx }) => ok(ctx.api.serverMetadata()) },
+  {
+    pattern: /^\/v2\/models\/stats$/,
+    methods: ['GET'],
+    handle: ({ ctx }) => ok({ model_stats: numbersOnly(ctx.api.statistics()) }),
+  },
+  {
+    pattern: new RegExp(`^/v2/models/${M}${V}/ready$`),
+    methods: ['GET'],
+    handle: ({ ctx, params }) =>
+      ctx.api.modelReady(params['model']!, versionArg(params['version'])) ? { status: 200 } : { status: 400, json: { error: 'Model version not ready' } },
+  },
+  {
+    pattern: new RegExp(`^/v2/models/${M}${V}/config$`),
+    methods: ['GET'],
+    handle: ({ ctx, params }) => ok(numbersOnly(ctx.api.modelConfig(params['model']!, versionArg(params['version'])))),
+  },
+  {
+    pattern: new RegExp(`^/v2/models/${M}${V}/stats$`),
+    methods: ['GET'],
+    handle: ({ ctx, params }) => ok({ model_stats: numbersOnly(ctx.api.statistics(params['model']!, versionArg(params['version']))) }),
+  },
+  { pattern: new RegExp(`^/v2/models/${M}${V}/infer$`), methods: ['POST'], handle: 'infer' },
+  { pattern: new RegExp(`^/v2/models/${M}/trace/setting$`), methods: ['GET', 'POST'], handle: traceSetting },
+  {
+    pattern: new RegExp(`^/v2/models/${M}${V}$`),
+    methods: ['GET'],
+    handle: ({ ctx, params }) => ok(ctx.api.modelMetadata(params['model']!, versionArg(params['version']))),
+  },
+  { pattern: /^\/v2\/trace\/setting$/, methods: ['GET', 'POST'], handle: traceSetting },
+  {
+    pattern: /^\/v2\/logging$/,
+    methods: ['GET', 'POST'],
+    handle: async (input) => ok(input.method === 'GET' ? logSettingsOf(input.ctx.log) : updateLogSettings(input.ctx.log, await jsonBody(input))),
+  },
+  {
+    pattern: /^\/v2\/repository(?:\/(?<repo>[^/]+))?\/index$/,
+    methods: ['POST'],
+    handle: async (input) => {
+      const body = await jsonBody(input);
+      if (body['ready'] !== undefined && typeof body['ready'] !== 'boolean') throw invalidArg("'ready' must be a boolean");
+      return ok(await input.ctx.api.repositoryIndex({ readyOnly: body['ready'] === true, repository: input.params['repo'] }));
+    },
+  },
+  {
+    pattern: new RegExp(`^/v2/repository(?:/(?<repo>[^/]+))?/models/${M}/load$`),
+    methods: ['POST'],
+    handle: async (input) => {
+      const body = await jsonBody(input);
+      const params = (body['parameters'] ?? {}) as Record<string, unknown>;
+      let configJson: string | undefined;
+      let files: Record<string, Uint8Array> | undefined;
+      for (const [key, value] of Object.entries(params)) {
+        if (key === 'config') {
+          if (typeof value !== 'string') throw invalidArg("the 'config' parameter must be a string holding JSON");
+          configJson = value;
+        } else if (key.startsWith('file:')) {
+          if (!input.ctx.allowModelFileLoad) {
+            throw new InferError(
+              'UNSUPPORTED',
+              `loading model files through the API is disabled on this server ('${key}'); start it with --allow-model-file-load=true`,
+            );
+          }
+          if (typeof value !== 'string') throw invalidArg(`the '${key}' parameter must be base64 text`);
+          (files ??= {})[key] = Buffer.from(value, 'base64');
+        }
+      }
+      if (files && configJson === undefined) {
+        throw invalidArg(`failed to load '${input.params['model']}', a 'config' parameter is required when model files are given`);
+      }
+      await input.ctx.api.loadModel(input.params['model']!, { configJson, files, repository: input.params['repo'] });
+      return ok();
+    },
+  },
+  {
+    pattern: new RegExp(`^/v2/repository(?:/(?<repo>[^/]+))?/models/${M}/unload$`),
+    methods: ['POST'],
+    handle: async (input) => {
+      const body = await jsonBody(input);
+      const params = (body['parameters'] ?? {}) as Record<string, unknown>;
+      await input.ctx.api.unloadModel(input.params['model']!, {
+        unloadDependents: params['unload_dependents'] === true,
+        repository: input.params['repo'],
+      });
+      return ok();
+    },
+  },
+  {
+    pattern: /^\/v2\/systemsharedmemory(?:\/region\/(?<region>[^/]+))?\/status$/,
+    methods: ['GET'],
+    handle: ({ ctx, params }) => ok(ctx.shm.status(params['region'])),
+  },
+  {
+    pattern: /^\/v2\/systemsharedmemory\/region\/(?<region>[^/]+)\/register$/,
+    methods: ['POST'],
+    handle: async (input) => {
+      const body = await jsonBody(input);
+      const { key, offset, byte_size: byteSize } = body;
+      if (typeof key !== 'string') throw invalidArg("Shared memory register request has no 'key' string");
+      if (typeof byteSize !== 'number') throw invalidArg("Shared memory register request has no 'byte_size' number");
+      input.ctx.shm.register(input.params['region']!, key, typeof offset === 'number' ? offset : 0, byteSize);
+      return ok();
+    },
+  },
+  {
+    pattern: /^\/v2\/systemsharedmemory(?:\/region\/(?<region>[^/]+))?\/unregister$/,
+    methods: ['POST'],
+    handle: ({ ctx, params }) => {
+      ctx.shm.unregister(params['region']);
+      return ok();
+    },
+  },
+  { pattern: /^\/v2\/cudasharedmemory(?:\/region\/[^/]+)?\/status$/, methods: ['GET'], handle: cudaUnsupported },
+  { pattern: /^\/v2\/cudasharedmemory\/region\/[^/]+\/register$/, methods: ['POST'], handle: cudaUnsupported },
+  { pattern: /^\/v2\/cudasharedmemory(?:\/region\/[^/]+)?\/unregister$/, methods: ['POST'], handle: cudaUnsupported },
+];
+
+/** JSON has no bigint: 64-bit values beyond 2^53 are written as numbers (Triton prints them unquoted). */
+export function numbersOnly<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? Number(v) : v))) as T;
+}
+
+export interface Matched {
+  readonly route: Route;
+  readonly params: Record<string, string | undefined>;
+}
+
+/** Finds the route for a path; `methodAllowed` false when the path exists but not for this method. */
+export function matchRoute(method: string, path: string): { matched?: Matched; pathKnown: boolean } {
+  let pathKnown = false;
+  for (const route of ROUTES) {
+    const m = route.pattern.exec(path);
+    if (!m) continue;
+    pathKnown = true;
+    if (!route.methods.includes(method)) continue;
+    const params: Record<string, string | undefined> = {};
+    for (const [k, v] of Object.entries(m.groups ?? {})) params[k] = v === undefined ? undefined : safeDecode(v);
+    return { matched: { route, params }, pathKnown };
+  }
+  return { pathKnown };
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

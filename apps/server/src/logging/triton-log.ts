@@ -1,0 +1,83 @@
+/**
+ * Triton's log line format: `I1121 22:10:05.123456 <pid> file.ts:line] msg` (default) or
+ * `2026-11-21T22:10:05Z I <pid> file.ts:line] msg` (ISO8601). Implements core's Logger so core
+ * and backends log through it.
+ */
+import fs from 'node:fs';
+import type { Logger } from '@tritium/core';
+
+export interface TritonLogOptions {
+  info: boolean;
+  warning: boolean;
+  error: boolean;
+  verbose: number;
+  format: 'default' | 'ISO8601';
+  file?: string;
+}
+
+const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
+
+/** Formats one line (exported for tests). */
+export function formatLogLine(level: 'I' | 'W' | 'E' | 'V', message: string, where: string, format: 'default' | 'ISO8601', now = new Date()): string {
+  const micros = pad(now.getMilliseconds(), 3) + '000';
+  if (format === 'ISO8601') {
+    const iso = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return `${iso} ${level} ${process.pid} ${where}] ${message}\n`;
+  }
+  const stamp = `${pad(now.getMonth() + 1)}${pad(now.getDate())} ${pad(now.getHours())}:${pad(now.getMinutes())}:${pad(now.getSeconds())}.${micros}`;
+  return `${level}${stamp} ${process.pid} ${where}] ${message}\n`;
+}
+
+/** `file.ts:line` of the caller outside this module (cheap enough for log lines). */
+function callerSite(): string {
+  const stack = new Error().stack?.split('\n') ?? [];
+  for (const line of stack.slice(3)) {
+    if (line.includes('triton-log.ts')) continue;
+    const m = /([^/\\(\s]+\.(?:ts|js|mjs)):(\d+)/.exec(line);
+    if (m) return `${m[1]}:${m[2]}`;
+  }
+  return 'tritium:0';
+}
+
+export class TritonLog implements Logger {
+  private fd: number | undefined;
+
+  constructor(
+    readonly options: TritonLogOptions,
+    private readonly stream: NodeJS.WritableStream = process.stderr,
+  ) {
+    if (options.file) this.setFile(options.file);
+  }
+
+  setFile(file: string | undefined): void {
+    if (this.fd !== undefined) fs.closeSync(this.fd);
+    this.fd = file ? fs.openSync(file, 'a') : undefined;
+    this.options.file = file;
+  }
+
+  private write(level: 'I' | 'W' | 'E' | 'V', message: string): void {
+    const line = formatLogLine(level, message, callerSite(), this.options.format);
+    if (this.fd !== undefined) fs.writeSync(this.fd, line);
+    else this.stream.write(line);
+  }
+
+  error(message: string): void {
+    if (this.options.error) this.write('E', message);
+  }
+
+  warn(message: string): void {
+    if (this.options.warning) this.write('W', message);
+  }
+
+  info(message: string): void {
+    if (this.options.info) this.write('I', message);
+  }
+
+  verbose(level: number, message: string): void {
+    if (this.options.verbose >= level) this.write('V', message);
+  }
+
+  close(): void {
+    this.setFile(undefined);
+  }
+}

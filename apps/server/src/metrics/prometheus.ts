@@ -1,0 +1,107 @@
+/**
+ * Renders Triton's Prometheus metrics (names, types, help and labels as Triton's §6) from
+ * `InferenceServerApi.metrics()`, plus CPU gauges and Tritium's instance-health gauges.
+ */
+import os from 'node:os';
+import type { ModelMetricsSnapshot } from '@tritium/core';
+
+const escape = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+
+function labels(pairs: Record<string, string>): string {
+  const body = Object.entries(pairs)
+    .map(([k, v]) => `${k}="${escape(v)}"`)
+    .join(',');
+  return body ? `{${body}}` : '';
+}
+
+/** A label name valid in Prometheus (metric_tags keys become `_<key>`). */
+const labelName = (k: string) => `_${k}`.replace(/[^a-zA-Z0-9_]/g, '_');
+
+interface Family {
+  readonly name: string;
+  readonly type: 'counter' | 'gauge';
+  readonly help: string;
+  readonly lines: string[];
+}
+
+function family(name: string, type: 'counter' | 'gauge', help: string): Family {
+  return { name, type, help, lines: [] };
+}
+
+/** CPU utilisation between scrapes (0..1), as nv_cpu_utilization. */
+export class CpuSampler {
+  private last = os.cpus().map((c) => c.times);
+
+  utilization(): number {
+    const now = os.cpus().map((c) => c.times);
+    let busy = 0;
+    let total = 0;
+    now.forEach((t, i) => {
+      const p = this.last[i] ?? t;
+      const idle = t.idle - p.idle;
+      const all = t.user - p.user + t.nice - p.nice + t.sys - p.sys + t.irq - p.irq + idle;
+      busy += all - idle;
+      total += all;
+    });
+    this.last = now;
+    return total > 0 ? busy / total : 0;
+  }
+}
+
+export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: CpuSampler): string {
+  const f = {
+    success: family('nv_inference_request_success', 'counter', 'Number of successful inference requests, all batch sizes'),
+    failure: family('nv_inference_request_failure', 'counter', 'Number of failed inference requests, all batch sizes'),
+    count: family('nv_inference_count', 'counter', 'Number of inferences performed (does not include cached requests)'),
+    exec: family('nv_inference_exec_count', 'counter', 'Number of model executions performed (does not include cached requests)'),
+    pending: family('nv_inference_pending_request_count', 'gauge', 'Instantaneous number of pending requests awaiting execution per-model.'),
+    request: family('nv_inference_request_duration_us', 'counter', 'Cumulative inference request duration in microseconds (includes cached requests)'),
+    queue: family('nv_inference_queue_duration_us', 'counter', 'Cumulative inference queuing duration in microseconds (includes cached requests)'),
+    input: family('nv_inference_compute_input_duration_us', 'counter', 'Cumulative compute input duration in microseconds (does not include cached requests)'),
+    infer: family('nv_inference_compute_infer_duration_us', 'counter', 'Cumulative compute inference duration in microseconds (does not include cached requests)'),
+    output: family('nv_inference_compute_output_duration_us', 'counter', 'Cumulative inference compute output duration in microseconds (does not include cached requests)'),
+    load: family('nv_model_load_duration_secs', 'gauge', 'Model load time in seconds'),
+    healthy: family('tritium_instance_healthy', 'gauge', 'Whether a model instance (worker) is healthy (1) or down (0)'),
+    restarts: family('tritium_instance_restarts_total', 'counter', 'Number of times a model instance (worker) was restarted after a crash'),
+  };
+  for (const s of snapshots) {
+    const base: Record<string, string> = { model: s.model, version: s.version };
+    for (const [k, v] of Object.entries(s.metricTags)) base[labelName(k)] = v;
+    const l = labels(base);
+    f.success.lines.push(`nv_inference_request_success${l} ${s.requestSuccess}`);
+    for (const reason of ['REJECTED', 'CANCELED', 'BACKEND', 'OTHER'] as const) {
+      f.failure.lines.push(`nv_inference_request_failure${labels({ ...base, reason })} ${s.requestFailure[reason] ?? 0}`);
+    }
+    f.count.lines.push(`nv_inference_count${l} ${s.inferenceCount}`);
+    f.exec.lines.push(`nv_inference_exec_count${l} ${s.executionCount}`);
+    f.pending.lines.push(`nv_inference_pending_request_count${l} ${s.pendingRequests}`);
+    f.request.lines.push(`nv_inference_request_duration_us${l} ${Math.round(s.requestDurationUs)}`);
+    f.queue.lines.push(`nv_inference_queue_duration_us${l} ${Math.round(s.queueDurationUs)}`);
+    f.input.lines.push(`nv_inference_compute_input_duration_us${l} ${Math.round(s.computeInputDurationUs)}`);
+    f.infer.lines.push(`nv_inference_compute_infer_duration_us${l} ${Math.round(s.computeInferDurationUs)}`);
+    f.output.lines.push(`nv_inference_compute_output_duration_us${l} ${Math.round(s.computeOutputDurationUs)}`);
+    f.load.lines.push(`nv_model_load_duration_secs${l} ${s.loadDurationSecs}`);
+    for (const inst of s.instances) {
+      const il = labels({ ...base, instance: inst.name });
+      f.healthy.lines.push(`tritium_instance_healthy${il} ${inst.healthy ? 1 : 0}`);
+      f.restarts.lines.push(`tritium_instance_restarts_total${il} ${inst.restarts}`);
+    }
+  }
+  const out: string[] = [];
+  for (const fam of Object.values(f)) {
+    out.push(`# HELP ${fam.name} ${fam.help}`, `# TYPE ${fam.name} ${fam.type}`, ...fam.lines);
+  }
+  const total = os.totalmem();
+  out.push(
+    '# HELP nv_cpu_utilization CPU utilization rate [0.0 - 1.0]',
+    '# TYPE nv_cpu_utilization gauge',
+    `nv_cpu_utilization ${cpu.utilization().toFixed(6)}`,
+    '# HELP nv_cpu_memory_total_bytes CPU total memory (RAM), in bytes',
+    '# TYPE nv_cpu_memory_total_bytes gauge',
+    `nv_cpu_memory_total_bytes ${total}`,
+    '# HELP nv_cpu_memory_used_bytes CPU used memory (RAM), in bytes',
+    '# TYPE nv_cpu_memory_used_bytes gauge',
+    `nv_cpu_memory_used_bytes ${total - os.freemem()}`,
+  );
+  return out.join('\n') + '\n';
+}

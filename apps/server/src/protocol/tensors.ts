@@ -1,0 +1,199 @@
+/**
+ * Tensor conversions the transports share: shape checks against the element limit, gRPC typed
+ * `contents` and HTTP JSON `data` to wire bytes, and output bytes back to JSON values.
+ */
+import {
+  DATA_TYPE_SIZE,
+  decodeBytesElements,
+  encodeBytesElements,
+  isDataType,
+  typedView,
+  type DataType,
+  type Tensor,
+} from '@tritium/core';
+import type { WireContents } from '@tritium/client/proto';
+import { invalidArg, TransportError } from './status.ts';
+import type { TransportLimits } from './limits.ts';
+
+/** Checks a datatype string from the wire. */
+export function checkDataType(datatype: string, tensorName: string): DataType {
+  if (!isDataType(datatype)) {
+    throw invalidArg(`invalid datatype '${datatype}' for input '${tensorName}'`);
+  }
+  return datatype;
+}
+
+/** Validates a request shape (non-negative integers, element count within the limit); returns the count. */
+export function checkShape(shape: readonly unknown[], tensorName: string, limits: TransportLimits): number {
+  let count = 1;
+  for (const d of shape) {
+    if (typeof d !== 'number' || !Number.isInteger(d) || d < 0) {
+      throw invalidArg(`invalid shape for input '${tensorName}': dimension ${String(d)} must be a non-negative integer`);
+    }
+    count *= d;
+  }
+  if (count > limits.maxTensorElements) {
+    throw new TransportError(
+      `input '${tensorName}' has ${count} elements, more than the server's limit of ${limits.maxTensorElements}`,
+      400,
+    );
+  }
+  return count;
+}
+
+function fixedBuffer(datatype: DataType, count: number): ArrayBuffer {
+  return new ArrayBuffer(DATA_TYPE_SIZE[datatype] * count);
+}
+
+/** Fills a typed array of `datatype` from JS values (numbers, bigints or booleans), checking each. */
+function fillTyped(datatype: DataType, values: readonly unknown[], tensorName: string): Uint8Array {
+  const n = values.length;
+  const buf = fixedBuffer(datatype, n);
+  const bad = (v: unknown): never => {
+    throw invalidArg(`unable to convert ${JSON.stringify(v) ?? String(v)} to ${datatype} for input '${tensorName}'`);
+  };
+  const int = (v: unknown): number => {
+    const x = typeof v === 'bigint' ? Number(v) : v;
+    if (typeof x !== 'number' || !Number.isInteger(x)) bad(v);
+    return x as number;
+  };
+  const big = (v: unknown): bigint => {
+    if (typeof v === 'bigint') return v;
+    if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
+    if (typeof v === 'string' && /^-?\d+$/.test(v)) return BigInt(v);
+    return bad(v);
+  };
+  const num = (v: unknown): number => (typeof v === 'number' ? v : bad(v));
+  switch (datatype) {
+    case 'BOOL': {
+      const a = new Uint8Array(buf);
+      for (let i = 0; i < n; i++) {
+        const v = values[i];
+        a[i] = typeof v === 'boolean' ? (v ? 1 : 0) : bad(v);
+      }
+      break;
+    }
+    case 'UINT8':
+      values.forEach((v, i) => (new Uint8Array(buf)[i] = int(v)));
+      break;
+    case 'UINT16':
+      values.forEach((v, i) => (new Uint16Array(buf)[i] = int(v)));
+      break;
+    case 'UINT32':
+      values.forEach((v, i) => (new Uint32Array(buf)[i] = int(v)));
+      break;
+    case 'INT8':
+      values.forEach((v, i) => (new Int8Array(buf)[i] = int(v)));
+      break;
+    case 'INT16':
+      values.forEach((v, i) => (new Int16Array(buf)[i] = int(v)));
+      break;
+    case 'INT32':
+      values.forEach((v, i) => (new Int32Array(buf)[i] = int(v)));
+      break;
+    case 'INT64': {
+      const a = new BigInt64Array(buf);
+      for (let i = 0; i < n; i++) a[i] = BigInt.asIntN(64, big(values[i]));
+      break;
+    }
+    case 'UINT64': {
+      const a = new BigUint64Array(buf);
+      for (let i = 0; i < n; i++) a[i] = BigInt.asUintN(64, big(values[i]));
+      break;
+    }
+    case 'FP32': {
+      const a = new Float32Array(buf);
+      for (let i = 0; i < n; i++) a[i] = num(values[i]);
+      break;
+    }
+    case 'FP64': {
+      const a = new Float64Array(buf);
+      for (let i = 0; i < n; i++) a[i] = num(values[i]);
+      break;
+    }
+    default:
+      throw invalidArg(`conversion of ${datatype} data for input '${tensorName}' from a non-binary form is not supported; send it as binary/raw data`);
+  }
+  return new Uint8Array(buf);
+}
+
+/** gRPC `InferTensorContents` → wire bytes; the field used must match the datatype. */
+export function contentsToBytes(datatype: DataType, contents: WireContents, count: number, tensorName: string, model: string): Uint8Array {
+  const field: Partial<Record<DataType, keyof WireContents>> = {
+    BOOL: 'bool_contents',
+    INT8: 'int_contents',
+    INT16: 'int_contents',
+    INT32: 'int_contents',
+    INT64: 'int64_contents',
+    UINT8: 'uint_contents',
+    UINT16: 'uint_contents',
+    UINT32: 'uint_contents',
+    UINT64: 'uint64_contents',
+    FP32: 'fp32_contents',
+    FP64: 'fp64_contents',
+    BYTES: 'bytes_contents',
+  };
+  const key = field[datatype];
+  if (!key) throw invalidArg(`${datatype} data cannot be sent in 'contents' for input '${tensorName}' for model '${model}'; use raw_input_contents`);
+  const values = (contents[key] ?? []) as unknown[];
+  if (values.length !== count) {
+    throw invalidArg(
+      `unexpected number of elements in 'contents' for input '${tensorName}' for model '${model}'. Expected ${count}, got ${values.length}`,
+    );
+  }
+  if (datatype === 'BYTES') return encodeBytesElements(values as Uint8Array[]);
+  return fillTyped(datatype, values, tensorName);
+}
+
+/** Flattens nested JSON `data` row-major, stopping (with an error) past `limit` elements. */
+function flatten(data: unknown, limit: number, tensorName: string): unknown[] {
+  const out: unknown[] = [];
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 64) throw invalidArg(`'data' for input '${tensorName}' is nested too deeply`);
+    if (Array.isArray(v)) {
+      for (const x of v) walk(x, depth + 1);
+    } else {
+      if (out.length >= limit) throw invalidArg("Unable to parse 'data': Shape does not match true shape of 'data' field");
+      out.push(v);
+    }
+  };
+  walk(data, 0);
+  return out;
+}
+
+/** HTTP JSON `data` (nested or flat) → wire bytes. */
+export function jsonDataToBytes(datatype: DataType, data: unknown, count: number, tensorName: string): Uint8Array {
+  const values = flatten(data, count, tensorName);
+  if (values.length !== count) {
+    throw invalidArg("Unable to parse 'data': Shape does not match true shape of 'data' field");
+  }
+  if (datatype === 'BYTES') {
+    return encodeBytesElements(
+      values.map((v) => {
+        if (typeof v !== 'string') throw invalidArg(`unable to convert ${JSON.stringify(v)} to BYTES for input '${tensorName}'; expected a string`);
+        return v;
+      }),
+    );
+  }
+  return fillTyped(datatype, values, tensorName);
+}
+
+const lenientUtf8 = new TextDecoder('utf-8');
+
+/** Output tensor → flat JSON values (BYTES as strings). FP16/BF16 cannot travel as JSON. */
+export function tensorToJsonData(t: Tensor): unknown[] {
+  switch (t.datatype) {
+    case 'BYTES':
+      return decodeBytesElements(t.data, t.name).map((e) => lenientUtf8.decode(e));
+    case 'BOOL':
+      return Array.from(t.data, (b) => b !== 0);
+    case 'FP16':
+    case 'BF16':
+      throw invalidArg(`receiving ${t.datatype} data via JSON is not supported. Please use the binary data format for output '${t.name}'`);
+    case 'INT64':
+    case 'UINT64':
+      return Array.from(typedView(t) as BigInt64Array, (v) => Number(v));
+    default:
+      return Array.from(typedView(t) as Float32Array);
+  }
+}

@@ -1,0 +1,13 @@
+/** Service identifiers of the composition root (inversify). Only apps/server uses them. */
+export const TOKENS = {
+  /** Every Backend (multi-injected): bind more to add backends. */
+  Backend: Symbol.for('tritium.Backend'),
+  ServeOptions: Symbol.for('tritium.ServeOptions'),
+  Log: Symbol.for('tritium.Log'),
+  InferenceServer: Symbol.for('tritium.InferenceServer'),
+  TransportContext: Symbol.for('tritium.TransportContext'),
+  HttpTransport: Symbol.for('tritium.HttpTransport'),
+  GrpcTransport: Symbol.for('tritium.GrpcTransport'),
+  MetricsTransport: Symbol.for('tritium.MetricsTransport'),
+  TritiumServer: Symbol.for('tritium.TritiumServer'),
+} as const;

@@ -1,0 +1,66 @@
+/** Starts a full Tritium server (container, transports) on 127.0.0.1 with free ports, for tests. */
+import { PassThrough } from 'node:stream';
+import { GrpcInferenceServerClient, HttpInferenceServerClient } from '@tritium/client';
+import type { InferenceServerApi } from '@tritium/core';
+import { createContainer } from '../../src/container.ts';
+import { defaultServeOptions, type ServeOptions } from '../../src/cli/flags.ts';
+import { TritonLog } from '../../src/logging/triton-log.ts';
+import { TOKENS } from '../../src/tokens.ts';
+import type { TritiumServer } from '../../src/tritium-server.ts';
+import { FakeInferenceServer } from './fake-server.ts';
+
+export interface TestServer {
+  readonly server: TritiumServer;
+  readonly api: InferenceServerApi;
+  readonly http: HttpInferenceServerClient;
+  readonly grpc: GrpcInferenceServerClient;
+  readonly httpUrl: string;
+  readonly grpcUrl: string;
+  readonly metricsPort: number;
+  readonly logs: () => string;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(
+  overrides: Partial<ServeOptions> = {},
+  api: InferenceServerApi = new FakeInferenceServer(),
+): Promise<TestServer> {
+  const options: ServeOptions = {
+    ...defaultServeOptions(),
+    modelRepositories: ['unused'],
+    httpPort: 0,
+    grpcPort: 0,
+    metricsPort: 0,
+    httpAddress: '127.0.0.1',
+    grpcAddress: '127.0.0.1',
+    metricsAddress: '127.0.0.1',
+    exitTimeoutSecs: 5,
+    ...overrides,
+  };
+  const sink = new PassThrough();
+  let text = '';
+  sink.on('data', (c: Buffer) => (text += c.toString()));
+  const log = new TritonLog({ info: true, warning: true, error: true, verbose: 0, format: 'default' }, sink);
+  const container = createContainer({ options, log, inferenceServer: () => api });
+  const server = container.get<TritiumServer>(TOKENS.TritiumServer);
+  const ports = await server.start();
+  const httpUrl = `127.0.0.1:${ports.http}`;
+  const grpcUrl = `127.0.0.1:${ports.grpc}`;
+  const http = new HttpInferenceServerClient(httpUrl);
+  const grpc = new GrpcInferenceServerClient(grpcUrl);
+  return {
+    server,
+    api,
+    http,
+    grpc,
+    httpUrl,
+    grpcUrl,
+    metricsPort: ports.metrics ?? 0,
+    logs: () => text,
+    async close() {
+      http.close();
+      grpc.close();
+      await server.stop();
+    },
+  };
+}

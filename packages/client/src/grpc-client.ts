@@ -1,0 +1,245 @@
+/**
+ * KServe v2 gRPC client (tritonclient.grpc.InferenceServerClient's shape). ModelInfer and
+ * ModelStreamInfer use the hand-written codec (raw contents as buffers); the rest protobufjs.
+ */
+import { Client, credentials, Metadata, status as GrpcStatus, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
+import {
+  decodeInferResponse,
+  decodeStreamResponse,
+  encodeInferRequest,
+  plainCodec,
+  TO_OBJECT_OPTIONS,
+  type WireInferRequest,
+  type WireInferResponse,
+  type WireParams,
+  type WireStreamResponse,
+} from './proto/index.ts';
+import { InferenceServerException } from './errors.ts';
+import type { InferInput, InferRequestedOutput } from './infer-input.ts';
+import { InferResult } from './infer-result.ts';
+import type { Datatype } from './tensor-data.ts';
+
+const SERVICE = '/inference.GRPCInferenceService/';
+const MAX = 2147483647;
+
+export interface GrpcInferOptions {
+  outputs?: readonly InferRequestedOutput[];
+  modelVersion?: string;
+  requestId?: string;
+  parameters?: WireParams;
+  priority?: number;
+  timeout?: number;
+  /** Deadline for the call in milliseconds. */
+  clientTimeoutMs?: number;
+}
+
+export type StreamCallback = (result: InferResult | undefined, error: InferenceServerException | undefined) => void;
+
+function toException(e: ServiceError): InferenceServerException {
+  return new InferenceServerException(e.details || e.message, `StatusCode.${GrpcStatus[e.code] ?? e.code}`);
+}
+
+export function buildWireRequest(model: string, inputs: readonly InferInput[], options: GrpcInferOptions = {}): WireInferRequest {
+  const parameters: WireParams = { ...options.parameters };
+  if (options.priority !== undefined) parameters['priority'] = options.priority;
+  if (options.timeout !== undefined) parameters['timeout'] = options.timeout;
+  const raw: Uint8Array[] = [];
+  const wireInputs = inputs.map((i) => {
+    const params: WireParams = {};
+    for (const [k, v] of Object.entries(i.parameters)) params[k] = v;
+    if (i.rawData) raw.push(i.rawData);
+    else if (i.jsonData && !('shared_memory_region' in params)) throw new InferenceServerException(`input '${i.name}' must be set with binary data for gRPC`);
+    return { name: i.name, datatype: i.datatype, shape: i.shape, parameters: params };
+  });
+  return {
+    model_name: model,
+    model_version: options.modelVersion ?? '',
+    id: options.requestId ?? '',
+    parameters,
+    inputs: wireInputs,
+    outputs: (options.outputs ?? []).map((o) => {
+      const params: WireParams = {};
+      for (const [k, v] of Object.entries(o.parameters)) if (k !== 'binary_data') params[k] = v;
+      return { name: o.name, parameters: params };
+    }),
+    raw_input_contents: raw,
+  };
+}
+
+export function resultOf(m: WireInferResponse): InferResult {
+  return new InferResult({
+    model_name: m.model_name,
+    model_version: m.model_version,
+    id: m.id,
+    parameters: m.parameters,
+    outputs: m.outputs.map((o, i) => ({
+      name: o.name,
+      datatype: o.datatype as Datatype,
+      shape: o.shape,
+      parameters: o.parameters,
+      data: m.raw_output_contents[i] && !('shared_memory_region' in o.parameters) ? m.raw_output_contents[i] : undefined,
+    })),
+  });
+}
+
+export class GrpcInferenceServerClient {
+  readonly client: Client;
+  private stream: ClientDuplexStream<WireInferRequest, WireStreamResponse> | undefined;
+
+  /** `url` is `host:port`, e.g. `127.0.0.1:8001`. */
+  constructor(url: string) {
+    this.client = new Client(url, credentials.createInsecure(), {
+      'grpc.max_receive_message_length': MAX,
+      'grpc.max_send_message_length': MAX,
+    });
+  }
+
+  close(): void {
+    this.stopStream();
+    this.client.close();
+  }
+
+  /** Calls any unary RPC of the service by name with a plain request object. */
+  call<T = any>(method: string, request: object = {}, options: { oneofs?: boolean } = {}): Promise<T> {
+    const req = plainCodec(`inference.${method}Request`);
+    const res = plainCodec(`inference.${method}Response`, { ...TO_OBJECT_OPTIONS, oneofs: options.oneofs ?? false });
+    return new Promise((resolve, reject) =>
+      this.client.makeUnaryRequest(SERVICE + method, req.encode, res.decode, request, (err: ServiceError | null, value?: T) =>
+        err ? reject(toException(err)) : resolve(value as T),
+      ),
+    );
+  }
+
+  async isServerLive(): Promise<boolean> {
+    return (await this.call('ServerLive')).live;
+  }
+  async isServerReady(): Promise<boolean> {
+    return (await this.call('ServerReady')).ready;
+  }
+  async isModelReady(name: string, version = ''): Promise<boolean> {
+    return (await this.call('ModelReady', { name, version })).ready;
+  }
+  getServerMetadata(): Promise<{ name: string; version: string; extensions: string[] }> {
+    return this.call('ServerMetadata');
+  }
+  getModelMetadata(name: string, version = ''): Promise<any> {
+    return this.call('ModelMetadata', { name, version });
+  }
+  /** `{ config: ModelConfig }` as Triton's ModelConfigResponse. */
+  getModelConfig(name: string, version = ''): Promise<{ config: any }> {
+    return this.call('ModelConfig', { name, version });
+  }
+  getInferenceStatistics(name = '', version = ''): Promise<{ model_stats: any[] }> {
+    return this.call('ModelStatistics', { name, version });
+  }
+  async getModelRepositoryIndex(options: { ready?: boolean; repository?: string } = {}): Promise<any[]> {
+    return (await this.call('RepositoryIndex', { repository_name: options.repository ?? '', ready: options.ready ?? false })).models;
+  }
+  async loadModel(name: string, options: { config?: string; files?: Record<string, Uint8Array>; repository?: string } = {}): Promise<void> {
+    const parameters: Record<string, object> = {};
+    if (options.config !== undefined) parameters['config'] = { string_param: options.config };
+    for (const [k, v] of Object.entries(options.files ?? {})) parameters[k] = { bytes_param: v };
+    await this.call('RepositoryModelLoad', { repository_name: options.repository ?? '', model_name: name, parameters });
+  }
+  async unloadModel(name: string, options: { unloadDependents?: boolean; repository?: string } = {}): Promise<void> {
+    const parameters = options.unloadDependents ? { unload_dependents: { bool_param: true } } : {};
+    await this.call('RepositoryModelUnload', { repository_name: options.repository ?? '', model_name: name, parameters });
+  }
+  async getSystemSharedMemoryStatus(region = ''): Promise<Record<string, any>> {
+    return (await this.call('SystemSharedMemoryStatus', { name: region })).regions;
+  }
+  async registerSystemSharedMemory(name: string, key: string, byteSize: number, offset = 0): Promise<void> {
+    await this.call('SystemSharedMemoryRegister', { name, key, offset, byte_size: byteSize });
+  }
+  async unregisterSystemSharedMemory(name = ''): Promise<void> {
+    await this.call('SystemSharedMemoryUnregister', { name });
+  }
+  async getCudaSharedMemoryStatus(region = ''): Promise<Record<string, any>> {
+    return (await this.call('CudaSharedMemoryStatus', { name: region })).regions;
+  }
+  async getTraceSettings(model = ''): Promise<Record<string, string[]>> {
+    const res = await this.call('TraceSetting', { model_name: model, settings: {} });
+    return Object.fromEntries(Object.entries(res.settings as Record<string, { value: string[] }>).map(([k, v]) => [k, v.value]));
+  }
+  async updateTraceSettings(settings: Record<string, string[] | null>, model = ''): Promise<Record<string, string[]>> {
+    const wire = Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, { value: v ?? [] }]));
+    const res = await this.call('TraceSetting', { model_name: model, settings: wire });
+    return Object.fromEntries(Object.entries(res.settings as Record<string, { value: string[] }>).map(([k, v]) => [k, v.value]));
+  }
+  async getLogSettings(): Promise<Record<string, unknown>> {
+    return this.updateLogSettings({});
+  }
+  async updateLogSettings(settings: Record<string, string | number | boolean>): Promise<Record<string, unknown>> {
+    const wire = Object.fromEntries(
+      Object.entries(settings).map(([k, v]) => [
+        k,
+        typeof v === 'boolean' ? { bool_param: v } : typeof v === 'number' ? { uint32_param: v } : { string_param: v },
+      ]),
+    );
+    const res = await this.call('LogSettings', { settings: wire }, { oneofs: true });
+    return Object.fromEntries(
+      Object.entries(res.settings as Record<string, Record<string, unknown>>).map(([k, v]) => [k, v[v['parameter_choice'] as string]]),
+    );
+  }
+
+  /** ModelInfer with raw contents. */
+  infer(model: string, inputs: readonly InferInput[], options: GrpcInferOptions = {}): Promise<InferResult> {
+    return this.inferWire(buildWireRequest(model, inputs, options), options.clientTimeoutMs).then(resultOf);
+  }
+
+  /** ModelInfer with an already-built wire request (benchmarks, fuzzing). */
+  inferWire(request: WireInferRequest, clientTimeoutMs?: number): Promise<WireInferResponse> {
+    const opts = clientTimeoutMs ? { deadline: Date.now() + clientTimeoutMs } : {};
+    return new Promise((resolve, reject) =>
+      this.client.makeUnaryRequest(
+        SERVICE + 'ModelInfer',
+        encodeInferRequest,
+        decodeInferResponse,
+        request,
+        new Metadata(),
+        opts,
+        (err: ServiceError | null, value?: WireInferResponse) => (err ? reject(toException(err)) : resolve(value!)),
+      ),
+    );
+  }
+
+  /**
+   * Opens the bidirectional stream; `callback` gets each response (or the error of one request).
+   * `grpcErrors`: ask the server to end the stream with a gRPC status on error (triton_grpc_error).
+   */
+  startStream(callback: StreamCallback, options: { grpcErrors?: boolean } = {}): void {
+    if (this.stream) throw new InferenceServerException('cannot start another stream with one already running');
+    const md = new Metadata();
+    if (options.grpcErrors) md.set('triton_grpc_error', 'true');
+    const stream = this.client.makeBidiStreamRequest(SERVICE + 'ModelStreamInfer', encodeInferRequest, decodeStreamResponse, md);
+    stream.on('data', (m: WireStreamResponse) => {
+      if (m.error_message) callback(m.infer_response ? resultOf(m.infer_response) : undefined, new InferenceServerException(m.error_message));
+      else if (m.infer_response) callback(resultOf(m.infer_response), undefined);
+    });
+    stream.on('error', (e: ServiceError) => {
+      if (e.code !== GrpcStatus.CANCELLED) callback(undefined, toException(e));
+    });
+    this.stream = stream;
+  }
+
+  /** Sends one request on the open stream. */
+  asyncStreamInfer(model: string, inputs: readonly InferInput[], options: GrpcInferOptions & { enableEmptyFinalResponse?: boolean } = {}): void {
+    if (!this.stream) throw new InferenceServerException('stream not available, use startStream() to make one available');
+    const req = buildWireRequest(model, inputs, options);
+    if (options.enableEmptyFinalResponse) req.parameters['triton_enable_empty_final_response'] = true;
+    this.stream.write(req);
+  }
+
+  /** Half-closes the stream; resolves when the server has finished it. */
+  stopStream(): Promise<void> {
+    const stream = this.stream;
+    this.stream = undefined;
+    if (!stream) return Promise.resolve();
+    return new Promise((resolve) => {
+      stream.once('end', resolve);
+      stream.once('error', () => resolve());
+      stream.once('status', () => resolve());
+      stream.end();
+    });
+  }
+}

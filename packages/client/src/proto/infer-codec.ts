@@ -1,0 +1,413 @@
+/**
+ * Hand-written codecs for `ModelInferRequest`, `ModelInferResponse` and `ModelStreamInferResponse`
+ * (field numbers from Triton's grpc_service.proto). `raw_input_contents` / `raw_output_contents`
+ * decode as views into the received buffer; encoding copies each tensor once, into the frame.
+ * Used by both the client and the server's gRPC transport.
+ */
+import { ProtoReader, ProtoWriter, WT_I32, WT_I64, WT_LEN, WT_VARINT } from './wire.ts';
+
+/** An InferParameter value: bool, int64 (number, or bigint past 2^53), string or double. */
+export type WireParamValue = boolean | number | bigint | string;
+export type WireParams = Record<string, WireParamValue>;
+
+/** InferTensorContents: typed (non-raw) tensor data. */
+export interface WireContents {
+  bool_contents?: boolean[];
+  int_contents?: number[];
+  int64_contents?: (number | bigint)[];
+  uint_contents?: number[];
+  uint64_contents?: (number | bigint)[];
+  fp32_contents?: number[];
+  fp64_contents?: number[];
+  bytes_contents?: Uint8Array[];
+}
+
+export interface WireTensor {
+  name: string;
+  datatype: string;
+  shape: number[];
+  parameters: WireParams;
+  contents?: WireContents;
+}
+
+export interface WireRequestedOutput {
+  name: string;
+  parameters: WireParams;
+}
+
+export interface WireInferRequest {
+  model_name: string;
+  model_version: string;
+  id: string;
+  parameters: WireParams;
+  inputs: WireTensor[];
+  outputs: WireRequestedOutput[];
+  raw_input_contents: Uint8Array[];
+}
+
+export interface WireInferResponse {
+  model_name: string;
+  model_version: string;
+  id: string;
+  parameters: WireParams;
+  outputs: WireTensor[];
+  raw_output_contents: Uint8Array[];
+}
+
+export interface WireStreamResponse {
+  error_message: string;
+  infer_response?: WireInferResponse;
+}
+
+// ---- decoding -------------------------------------------------------------------------------
+
+function decodeParam(r: ProtoReader): WireParamValue {
+  let value: WireParamValue = false;
+  while (!r.done) {
+    const [field, wt] = r.tag();
+    switch (field) {
+      case 1:
+        r.expect(wt, WT_VARINT);
+        value = r.bool();
+        break;
+      case 2:
+        r.expect(wt, WT_VARINT);
+        value = r.varint64(true);
+        break;
+      case 3:
+        r.expect(wt, WT_LEN);
+        value = r.string();
+        break;
+      case 4:
+        r.expect(wt, WT_I64);
+        value = r.double();
+        break;
+      case 5:
+        r.expect(wt, WT_VARINT);
+        value = r.varint64(false);
+        break;
+      default:
+        r.skip(wt);
+    }
+  }
+  return value;
+}
+
+/** One `map<string, InferParameter>` entry into `into`. */
+function decodeParamEntry(r: ProtoReader, into: WireParams): void {
+  let key = '';
+  let value: WireParamValue = false;
+  while (!r.done) {
+    const [field, wt] = r.tag();
+    if (field === 1 && wt === WT_LEN) key = r.string();
+    else if (field === 2 && wt === WT_LEN) value = decodeParam(r.sub());
+    else r.skip(wt);
+  }
+  into[key] = value;
+}
+
+function decodeContents(r: ProtoReader): WireContents {
+  const c: WireContents = {};
+  while (!r.done) {
+    const [field, wt] = r.tag();
+    switch (field) {
+      case 1:
+        r.repeated(wt, WT_VARINT, (x) => (c.bool_contents ??= []).push(x.bool()));
+        break;
+      case 2:
+        r.repeated(wt, WT_VARINT, (x) => (c.int_contents ??= []).push(x.int32()));
+        break;
+      case 3:
+        r.repeated(wt, WT_VARINT, (x) => (c.int64_contents ??= []).push(x.varint64(true)));
+        break;
+      case 4:
+        r.repeated(wt, WT_VARINT, (x) => (c.uint_contents ??= []).push(x.uint32()));
+        break;
+      case 5:
+        r.repeated(wt, WT_VARINT, (x) => (c.uint64_contents ??= []).push(x.varint64(false)));
+        break;
+      case 6:
+        r.repeated(wt, WT_I32, (x) => (c.fp32_contents ??= []).push(x.float()));
+        break;
+      case 7:
+        r.repeated(wt, WT_I64, (x) => (c.fp64_contents ??= []).push(x.double()));
+        break;
+      case 8:
+        r.expect(wt, WT_LEN);
+        (c.bytes_contents ??= []).push(r.bytes());
+        break;
+      default:
+        r.skip(wt);
+    }
+  }
+  return c;
+}
+
+function toShapeNumber(v: number | bigint): number {
+  return typeof v === 'bigint' ? Number(v) : v;
+}
+
+/** InferInputTensor and InferOutputTensor share field numbers 1..5. */
+function decodeTensor(r: ProtoReader): WireTensor {
+  const t: WireTensor = { name: '', datatype: '', shape: [], parameters: {} };
+  while (!r.done) {
+    const [field, wt] = r.tag();
+    switch (field) {
+      case 1:
+        r.expect(wt, WT_LEN);
+        t.name = r.string();
+        break;
+      case 2:
+        r.expect(wt, WT_LEN);
+        t.datatype = r.string();
+        break;
+      case 3:
+        r.repeated(wt, WT_VARINT, (x) => t.shape.push(toShapeNumber(x.varint64(true))));
+        break;
+      case 4:
+        r.expect(wt, WT_LEN);
+        decodeParamEntry(r.sub(), t.parameters);
+        break;
+      case 5:
+        r.expect(wt, WT_LEN);
+        t.contents = decodeContents(r.sub());
+        break;
+      default:
+        r.skip(wt);
+    }
+  }
+  return t;
+}
+
+function decodeRequestedOutput(r: ProtoReader): WireRequestedOutput {
+  const o: WireRequestedOutput = { name: '', parameters: {} };
+  while (!r.done) {
+    const [field, wt] = r.tag();
+    if (field === 1 && wt === WT_LEN) o.name = r.string();
+    else if (field === 2 && wt === WT_LEN) decodeParamEntry(r.sub(), o.parameters);
+    else r.skip(wt);
+  }
+  return o;
+}
+
+/** Decodes a ModelInferRequest. Throws WireFormatError on malformed input. */
+export function decodeInferRequest(buf: Buffer): WireInferRequest {
+  const r = new ProtoReader(buf);
+  const m: WireInferRequest = {
+    model_name: '',
+    model_version: '',
+    id: '',
+    parameters: {},
+    inputs: [],
+    outputs: [],
+    raw_input_contents: [],
+  };
+  while (!r.done) {
+    const [field, wt] = r.tag();
+    switch (field) {
+      case 1:
+        r.expect(wt, WT_LEN);
+        m.model_name = r.string();
+        break;
+      case 2:
+        r.expect(wt, WT_LEN);
+        m.model_version = r.string();
+        break;
+      case 3:
+        r.expect(wt, WT_LEN);
+        m.id = r.string();
+        break;
+      case 4:
+        r.expect(wt, WT_LEN);
+        decodeParamEntry(r.sub(), m.parameters);
+        break;
+      case 5:
+        r.expect(wt, WT_LEN);
+        m.inputs.push(decodeTensor(r.sub()));
+        break;
+      case 6:
+        r.expect(wt, WT_LEN);
+        m.outputs.push(decodeRequestedOutput(r.sub()));
+        break;
+      case 7:
+        r.expect(wt, WT_LEN);
+        m.raw_input_contents.push(r.bytes());
+        break;
+      default:
+        r.skip(wt);
+    }
+  }
+  return m;
+}
+
+function decodeInferResponseFrom(r: ProtoReader): WireInferResponse {
+  const m: WireInferResponse = {
+    model_name: '',
+    model_version: '',
+    id: '',
+    parameters: {},
+    outputs: [],
+    raw_output_contents: [],
+  };
+  while (!r.done) {
+    const [field, wt] = r.tag();
+    switch (field) {
+      case 1:
+        r.expect(wt, WT_LEN);
+        m.model_name = r.string();
+        break;
+      case 2:
+        r.expect(wt, WT_LEN);
+        m.model_version = r.string();
+        break;
+      case 3:
+        r.expect(wt, WT_LEN);
+        m.id = r.string();
+        break;
+      case 4:
+        r.expect(wt, WT_LEN);
+        decodeParamEntry(r.sub(), m.parameters);
+        break;
+      case 5:
+        r.expect(wt, WT_LEN);
+        m.outputs.push(decodeTensor(r.sub()));
+        break;
+      case 6:
+        r.expect(wt, WT_LEN);
+        m.raw_output_contents.push(r.bytes());
+        break;
+      default:
+        r.skip(wt);
+    }
+  }
+  return m;
+}
+
+export function decodeInferResponse(buf: Buffer): WireInferResponse {
+  return decodeInferResponseFrom(new ProtoReader(buf));
+}
+
+export function decodeStreamResponse(buf: Buffer): WireStreamResponse {
+  const r = new ProtoReader(buf);
+  const m: WireStreamResponse = { error_message: '' };
+  while (!r.done) {
+    const [field, wt] = r.tag();
+    if (field === 1 && wt === WT_LEN) m.error_message = r.string();
+    else if (field === 2 && wt === WT_LEN) m.infer_response = decodeInferResponseFrom(r.sub());
+    else r.skip(wt);
+  }
+  return m;
+}
+
+// ---- encoding -------------------------------------------------------------------------------
+
+function writeParam(w: ProtoWriter, v: WireParamValue): void {
+  if (typeof v === 'boolean') {
+    // A oneof member is written even when false, so the receiver sees which member is set.
+    w.tag(1, WT_VARINT);
+    w.uint32(v ? 1 : 0);
+  } else if (typeof v === 'string') {
+    w.string(3, v, true);
+  } else if (typeof v === 'bigint') {
+    w.tag(v > 0x7fffffffffffffffn ? 5 : 2, WT_VARINT);
+    w.varint64(v);
+  } else if (Number.isInteger(v)) {
+    w.tag(2, WT_VARINT);
+    w.varint64(v);
+  } else {
+    w.double(4, v);
+  }
+}
+
+function writeParams(w: ProtoWriter, field: number, params: WireParams | undefined): void {
+  if (!params) return;
+  for (const key of Object.keys(params)) {
+    w.message(field, (e) => {
+      e.string(1, key);
+      e.message(2, (p) => writeParam(p, params[key]!));
+    });
+  }
+}
+
+function writeContents(w: ProtoWriter, c: WireContents): void {
+  const packed = (field: number, values: readonly unknown[] | undefined, put: (x: ProtoWriter, v: any) => void) => {
+    if (!values || values.length === 0) return;
+    const inner = new ProtoWriter(values.length * 4 + 8);
+    for (const v of values) put(inner, v);
+    w.bytes(field, inner.finish());
+  };
+  packed(1, c.bool_contents, (x, v: boolean) => x.uint32(v ? 1 : 0));
+  packed(2, c.int_contents, (x, v: number) => x.varint64(v));
+  packed(3, c.int64_contents, (x, v: number | bigint) => x.varint64(v));
+  packed(4, c.uint_contents, (x, v: number) => x.uint32(v));
+  packed(5, c.uint64_contents, (x, v: number | bigint) => x.varint64(v));
+  packed(6, c.fp32_contents, (x, v: number) => {
+    const b = Buffer.allocUnsafe(4);
+    b.writeFloatLE(v, 0);
+    x.raw(b);
+  });
+  packed(7, c.fp64_contents, (x, v: number) => {
+    const b = Buffer.allocUnsafe(8);
+    b.writeDoubleLE(v, 0);
+    x.raw(b);
+  });
+  for (const b of c.bytes_contents ?? []) w.bytes(8, b, true);
+}
+
+function writeTensor(w: ProtoWriter, field: number, t: WireTensor): void {
+  w.message(field, (x) => {
+    x.string(1, t.name);
+    x.string(2, t.datatype);
+    x.packedInt64(3, t.shape);
+    writeParams(x, 4, t.parameters);
+    if (t.contents) x.message(5, (c) => writeContents(c, t.contents!));
+  });
+}
+
+function rawTotal(raws: readonly Uint8Array[]): number {
+  let n = 0;
+  for (const r of raws) n += r.byteLength + 11;
+  return n;
+}
+
+/** Encodes a ModelInferRequest; raw contents are copied once into the result. */
+export function encodeInferRequest(m: WireInferRequest): Buffer {
+  const w = new ProtoWriter(256 + rawTotal(m.raw_input_contents));
+  w.string(1, m.model_name);
+  w.string(2, m.model_version);
+  w.string(3, m.id);
+  writeParams(w, 4, m.parameters);
+  for (const t of m.inputs) writeTensor(w, 5, t);
+  for (const o of m.outputs) {
+    w.message(6, (x) => {
+      x.string(1, o.name);
+      writeParams(x, 2, o.parameters);
+    });
+  }
+  for (const raw of m.raw_input_contents) w.bytes(7, raw, true);
+  return w.finish();
+}
+
+function writeInferResponse(w: ProtoWriter, m: WireInferResponse): void {
+  w.string(1, m.model_name);
+  w.string(2, m.model_version);
+  w.string(3, m.id);
+  writeParams(w, 4, m.parameters);
+  for (const t of m.outputs) writeTensor(w, 5, t);
+  for (const raw of m.raw_output_contents) w.bytes(6, raw, true);
+}
+
+/** Encodes a ModelInferResponse; raw contents are copied once into the result. */
+export function encodeInferResponse(m: WireInferResponse): Buffer {
+  const w = new ProtoWriter(256 + rawTotal(m.raw_output_contents));
+  writeInferResponse(w, m);
+  return w.finish();
+}
+
+export function encodeStreamResponse(m: WireStreamResponse): Buffer {
+  const inner = m.infer_response ? encodeInferResponse(m.infer_response) : undefined;
+  const w = new ProtoWriter(64 + (inner?.length ?? 0));
+  w.string(1, m.error_message);
+  if (inner) w.bytes(2, inner, true);
+  return w.finish();
+}
