@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InferError, type InferRequest, type InferResponse } from '@tritium/core';
+import { asFloat32, asInt32, fp32, int32, loadFixture, ok, request, run, type Loaded } from './helpers.ts';
+
+describe('BLS: InferenceRequest.exec() from inside execute', () => {
+  const loaded: Record<string, Loaded> = {};
+  /** Routes BLS calls to the loaded fixtures, as InferenceServer.infer would (one instance each). */
+  const router = async (r: InferRequest): Promise<InferResponse> => {
+    const target = loaded[r.model];
+    if (!target) throw new InferError('NOT_FOUND', `Request for unknown model: '${r.model}' is not found`);
+    const [result] = await run(target.instances[0]!, [r]);
+    if (!result || InferError.is(result)) throw result ?? new InferError('INTERNAL', 'no result');
+    return result;
+  };
+  beforeAll(async () => {
+    loaded['add_sub'] = await loadFixture('add_sub');
+    loaded['bls_caller'] = await loadFixture('bls_caller', { infer: router });
+  });
+  afterAll(async () => {
+    await Promise.all(Object.values(loaded).map((l) => l.dispose()));
+  });
+
+  it('calls another model and returns its output', async () => {
+    const [r] = await run(loaded['bls_caller']!.instances[0]!, [
+      request('bls_caller', 'a', [fp32('INPUT0', [1, 2, 3, 4]), fp32('INPUT1', [1, 1, 1, 1])], { target: 'add_sub' }),
+    ]);
+    expect(asFloat32(ok(r).outputs[0])).toEqual([2, 3, 4, 5]);
+  });
+
+  it('a failed call comes back as an error response (Triton: check has_error())', async () => {
+    const [r] = await run(loaded['bls_caller']!.instances[0]!, [
+      request('bls_caller', 'a', [fp32('INPUT0', [1, 2, 3, 4]), fp32('INPUT1', [1, 1, 1, 1])], { target: 'nope' }),
+    ]);
+    expect(r).toMatchObject({ code: 'NOT_FOUND', message: "Request for unknown model: 'nope' is not found" });
+  });
+
+  it('a model calling itself with every instance busy gets UNAVAILABLE at once instead of deadlocking', async () => {
+    const [r] = await run(loaded['bls_caller']!.instances[0]!, [
+      request('bls_caller', 'a', [fp32('INPUT0', [1, 2, 3, 4]), fp32('INPUT1', [1, 1, 1, 1])], { target: 'bls_caller' }),
+    ]);
+    expect(r).toMatchObject({
+      code: 'UNAVAILABLE',
+      message: expect.stringContaining("model 'bls_caller' called itself through BLS while all 1 of its instance(s) are busy in execute"),
+    });
+  });
+});
+
+describe('decoupled models: the response sender', () => {
+  let repeat: Loaded;
+  beforeAll(async () => {
+    repeat = await loadFixture('repeat');
+  });
+  afterAll(async () => {
+    await repeat?.dispose();
+  });
+
+  function collect() {
+    const got: { responses: InferResponse[]; done?: InferError | true } = { responses: [] };
+    return {
+      got,
+      sink: {
+        response: (r: InferResponse) => got.responses.push(r),
+        complete: (e?: InferError) => {
+          got.done = e ?? true;
+        },
+      },
+    };
+  }
+
+  it('streams 0..n responses per request, then the final flag', async () => {
+    const a = collect();
+    const b = collect();
+    await repeat.instances[0]!.executeDecoupled!(
+      [request('repeat', 'a', [int32('IN', [4, 5, 6], [3])]), request('repeat', 'b', [int32('IN', [], [0])])],
+      [a.sink, b.sink],
+      new AbortController().signal,
+    );
+    expect(a.got.responses.map((r) => asInt32(r.outputs[0]))).toEqual([[4], [5], [6]]);
+    expect(a.got.done).toBe(true);
+    expect(b.got.responses).toEqual([]);
+    expect(b.got.done).toBe(true);
+  });
+
+  it("execute returning a value is Triton's error", async () => {
+    const a = collect();
+    await repeat.instances[0]!.executeDecoupled!(
+      [request('repeat', 'a', [int32('IN', [1], [1])], { mode: 'return' })],
+      [a.sink],
+      new AbortController().signal,
+    );
+    expect(a.got.done).toMatchObject({
+      code: 'INTERNAL',
+      message: "Python model 'repeat' is using the decoupled mode and the execute function must return None.",
+    });
+  });
+});
