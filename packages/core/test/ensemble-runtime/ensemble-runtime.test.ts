@@ -276,4 +276,29 @@ describe('pipeline-batching ensembles', () => {
     expect(stepBatches).toEqual([[1]]);
     expect(r.value!.outputs).toHaveLength(2);
   });
+
+  it('pads variable-length ensemble inputs into one pipeline batch (tritium.pad.*)', async () => {
+    const router = new Router();
+    const seen: number[][] = [];
+    router.add(config({ name: 'identity', input: [input('INPUT0', [-1])] }), [instance(identityFn('identity'), (b) => b.forEach((r) => seen.push([...r.inputs[0]!.shape])))]);
+    const e = router.add(
+      ensemble('E', [step('identity', { INPUT0: 'IDS' }, { OUTPUT0: 'OUT' })], ['IDS'], ['OUT'], {
+        input: [input('IDS', [-1])],
+        output: [out('OUT', [-1])],
+        parameters: { 'tritium.pad.IDS': { string_value: '0' } },
+        dynamic_batching: dynamicBatching({ preferred_batch_size: [3], max_queue_delay_microseconds: 1000 }),
+      }),
+    );
+    const lengths = [1, 3, 2];
+    const results = lengths.map((n, i) =>
+      settle(e.enqueue({ id: `s${i}`, model: 'E', inputs: [tensor('IDS', [1, n], Array.from({ length: n }, () => i + 1))] })),
+    );
+    await flush(10);
+    expect(seen).toEqual([[3, 3]]);
+    expect(results.map((r) => f32(r.value!.outputs[0]!))).toEqual([
+      [1, 0, 0],
+      [2, 2, 2],
+      [3, 3, 0],
+    ]);
+  });
 });
