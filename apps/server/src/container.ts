@@ -10,7 +10,7 @@
  */
 import 'reflect-metadata';
 import { Container } from 'inversify';
-import type { Backend, InferenceServerApi } from '@tritium/core';
+import { InferenceServer, type Backend, type InferenceServerApi } from '@tritium/core';
 import { TOKENS } from './tokens.ts';
 import type { ServeOptions } from './cli/flags.ts';
 import { TritonLog } from './logging/triton-log.ts';
@@ -91,6 +91,20 @@ export function createContainer(init: CreateContainerOptions): Container {
   return c;
 }
 
-function defaultInferenceServer(): InferenceServerApi {
-  throw new Error('no InferenceServer factory given (core InferenceServer not wired yet)');
-}
+/** Core's InferenceServer over `--model-repository`, configured by the serve flags. */
+export const defaultInferenceServer: InferenceServerFactory = ({ backends, options, log }) =>
+  new InferenceServer({
+    repositories: options.modelRepositories,
+    backends,
+    modelControlMode: options.modelControlMode,
+    startupModels: options.loadModels,
+    repositoryPollSecs: options.repositoryPollSecs,
+    disableAutoCompleteConfig: options.disableAutoCompleteConfig,
+    strictModelConfig: options.strictModelConfig,
+    strictReadiness: options.strictReadiness,
+    exitOnError: options.exitOnError,
+    modelConfigName: options.modelConfigName,
+    allowModelFileOverride: options.allowModelFileLoad,
+    backendConfig: options.backendConfig,
+    log,
+  });

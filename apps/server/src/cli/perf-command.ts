@@ -1,5 +1,5 @@
-/** `tritium perf`: not built yet (see the open issue that owns it). */
-export async function perfCommand(_args: string[]): Promise<number> {
-  process.stderr.write('tritium perf: not implemented yet\n');
-  return 1;
+/** `tritium perf`: perf_analyzer's command line, run by `@tritium/perf` (tools/perf). */
+export async function perfCommand(args: string[]): Promise<number> {
+  const { perfMain } = await import('@tritium/perf');
+  return perfMain(args);
 }
