@@ -89,36 +89,55 @@ describe('worker host: round trip', () => {
   });
 });
 
+describe('worker host: transferInputs', () => {
+  it('transfers (detaches) whole-buffer inputs only when asked to', async () => {
+    const inst = await spawn('t_0_0', { transferInputs: true });
+    try {
+      const whole = int32('INPUT0', [4, 5]);
+      const [r] = await inst.execute([req('1', 'ok', [whole])], never);
+      expect(ints(ok(r).outputs[0])).toEqual([4, 5]);
+      expect(whole.data.byteLength).toBe(0);
+    } finally {
+      await inst.dispose();
+    }
+  });
+});
+
 describe('worker host: crashes fail only in-flight requests, then restart', () => {
+  // `a` has an execute timeout (hang), `c` a small heap and no timeout, so a slow OOM on a loaded
+  // machine is never mistaken for a timeout; `b` is the bystander.
   let a: WorkerInstance;
   let b: WorkerInstance;
+  let c: WorkerInstance;
   beforeAll(async () => {
-    [a, b] = await Promise.all([
-      spawn('m_0_0', { executeTimeoutMs: 1_000, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 } }),
+    [a, b, c] = await Promise.all([
+      spawn('m_0_0', { executeTimeoutMs: 1_500 }),
       spawn('m_0_1'),
+      spawn('m_0_2', { resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 } }),
     ]);
   });
-  afterAll(() => Promise.all([a.dispose(), b.dispose()]));
+  afterAll(() => Promise.all([a.dispose(), b.dispose(), c.dispose()]));
 
-  const cases: [string, string][] = [
-    ['throw', "model 'm' instance 'm_0_0' crashed: worker threw: Error: fault backend: uncaught throw on purpose"],
-    ['exit', "model 'm' instance 'm_0_0' crashed: worker exited with code 3"],
-    ['hang', "model 'm' instance 'm_0_0' crashed: execute timed out after 1000 ms"],
-    ['oom', "model 'm' instance 'm_0_0' crashed: worker exceeded its heap limit (ERR_WORKER_OUT_OF_MEMORY)"],
+  const cases: [string, string, () => WorkerInstance][] = [
+    ['throw', "model 'm' instance 'm_0_0' crashed: worker threw: Error: fault backend: uncaught throw on purpose", () => a],
+    ['exit', "model 'm' instance 'm_0_0' crashed: worker exited with code 3", () => a],
+    ['hang', "model 'm' instance 'm_0_0' crashed: execute timed out after 1500 ms", () => a],
+    ['oom', "model 'm' instance 'm_0_2' crashed: worker exceeded its heap limit (ERR_WORKER_OUT_OF_MEMORY)", () => c],
   ];
-  for (const [fault, message] of cases) {
+  for (const [fault, message, pick] of cases) {
     it(`${fault}: INTERNAL for the in-flight batch, the other instance is unaffected, the instance recovers`, async () => {
-      const restartsBefore = a.restarts;
+      const victim = pick();
+      const restartsBefore = victim.restarts;
       const other = b.execute([req('other', 'delay:50')], never);
-      const crashed = a.execute([req('victim', fault), req('neighbour')], never);
+      const crashed = victim.execute([req('victim', fault), req('neighbour')], never);
       await expect(crashed).rejects.toMatchObject({ code: 'INTERNAL', message });
-      expect(a.healthy).toBe(false);
+      expect(victim.healthy).toBe(false);
       expect(ints(ok((await other)[0]).outputs[0])).toEqual([1, 2, 3]);
       // Arrives while restarting: waits for the new worker.
-      const after = await a.execute([req('next')], never);
+      const after = await victim.execute([req('next')], never);
       expect(ints(ok(after[0]).outputs[0])).toEqual([1, 2, 3]);
-      expect(a.restarts).toBe(restartsBefore + 1);
-      expect(a.healthy).toBe(true);
+      expect(victim.restarts).toBe(restartsBefore + 1);
+      expect(victim.healthy).toBe(true);
     });
   }
 
