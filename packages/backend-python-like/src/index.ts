@@ -14,3 +14,6 @@ export type { PythonLikeBackendOptions } from './backend.ts';
 export { PARAMETER_KEYS } from './parameters.ts';
 export type { SandboxParameters } from './parameters.ts';
 export { MODEL_FILENAMES } from './locate-model.ts';
+export { runModelOnce, tensorToJson } from './run-once.ts';
+export type { RunOnceOptions, RunOnceResult, JsonOutput } from './run-once.ts';
+export { tensorFromJson } from './json-input.ts';

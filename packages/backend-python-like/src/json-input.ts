@@ -1,0 +1,112 @@
+import {
+  InferError,
+  configToWireDataType,
+  encodeBytesElements,
+  elementCount,
+  type DataType,
+  type ModelConfig,
+  type Tensor,
+  type TypedArray,
+} from '@tritium/core';
+
+/** `{"shape": [...], "data": [...]}` or a nested array whose shape is inferred. */
+export type JsonTensorValue = unknown;
+
+function inferShape(value: unknown, name: string): number[] {
+  const shape: number[] = [];
+  let v = value;
+  while (Array.isArray(v)) {
+    shape.push(v.length);
+    if (v.length === 0) break;
+    v = v[0];
+  }
+  // Every sub-array must have the same length (no ragged nesting).
+  const check = (node: unknown, depth: number): void => {
+    if (depth === shape.length) {
+      if (Array.isArray(node)) throw new InferError('INVALID_ARG', `input '${name}': ragged nested array (deeper than its first element)`);
+      return;
+    }
+    if (!Array.isArray(node) || node.length !== shape[depth]) {
+      throw new InferError('INVALID_ARG', `input '${name}': ragged nested array at depth ${depth} (expected ${shape[depth]} elements)`);
+    }
+    for (const child of node) check(child, depth + 1);
+  };
+  check(value, 0);
+  return shape;
+}
+
+function typed(datatype: DataType, values: unknown[], name: string): TypedArray {
+  const bad = (i: number): never => {
+    throw new InferError('INVALID_ARG', `input '${name}': element ${i} (${JSON.stringify(values[i])}) is not a valid ${datatype} value`);
+  };
+  switch (datatype) {
+    case 'INT64':
+    case 'UINT64': {
+      const out = datatype === 'INT64' ? new BigInt64Array(values.length) : new BigUint64Array(values.length);
+      values.forEach((v, i) => {
+        if ((typeof v === 'number' && Number.isInteger(v)) || (typeof v === 'string' && /^-?\d+$/.test(v))) out[i] = BigInt(v);
+        else bad(i);
+      });
+      return out;
+    }
+    case 'BOOL':
+      return Uint8Array.from(values, (v, i) => (typeof v === 'boolean' ? (v ? 1 : 0) : bad(i)));
+    case 'FP16':
+    case 'BF16':
+      throw new InferError('INVALID_ARG', `input '${name}': ${datatype} inputs are not supported from JSON`);
+    default: {
+      const Ctor = {
+        UINT8: Uint8Array,
+        UINT16: Uint16Array,
+        UINT32: Uint32Array,
+        INT8: Int8Array,
+        INT16: Int16Array,
+        INT32: Int32Array,
+        FP32: Float32Array,
+        FP64: Float64Array,
+      }[datatype as 'FP32'];
+      return Ctor.from(values, (v, i) => (typeof v === 'number' ? v : bad(i)));
+    }
+  }
+}
+
+/**
+ * Builds an input tensor from JSON, its datatype from the config. A nested array's shape is
+ * inferred; for a batching model (`max_batch_size > 0`) a value with exactly the config's rank gets
+ * a batch dimension of 1 in front.
+ */
+export function tensorFromJson(config: ModelConfig, name: string, value: JsonTensorValue): Tensor {
+  const spec = config.input.find((i) => i.name === name);
+  if (!spec) {
+    throw new InferError(
+      'INVALID_ARG',
+      `unexpected inference input '${name}' for model '${config.name}' (inputs: ${config.input.map((i) => i.name).join(', ')})`,
+    );
+  }
+  const datatype = configToWireDataType(spec.data_type);
+  if (!datatype) throw new InferError('INVALID_ARG', `input '${name}' has no usable data_type in the config`);
+  let shape: number[];
+  let flat: unknown[];
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'data' in value) {
+    const v = value as { shape?: unknown; data: unknown };
+    flat = Array.isArray(v.data) ? (v.data as unknown[]).flat(Infinity) : [v.data];
+    shape = Array.isArray(v.shape) ? (v.shape as number[]) : [flat.length];
+  } else {
+    shape = inferShape(value, name);
+    flat = Array.isArray(value) ? (value as unknown[]).flat(Infinity) : [value];
+  }
+  const dims = spec.reshape ? spec.reshape.shape : spec.dims;
+  if (config.max_batch_size > 0 && shape.length === dims.length) shape = [1, ...shape];
+  if (elementCount(shape) !== flat.length) {
+    throw new InferError('INVALID_ARG', `input '${name}': shape [${shape.join(',')}] does not match ${flat.length} data elements`);
+  }
+  if (datatype === 'BYTES') {
+    const elements = flat.map((v, i) => {
+      if (typeof v !== 'string') throw new InferError('INVALID_ARG', `input '${name}': element ${i} is not a string (BYTES)`);
+      return v;
+    });
+    return { name, datatype, shape, data: encodeBytesElements(elements) };
+  }
+  const values = typed(datatype, flat, name);
+  return { name, datatype, shape, data: new Uint8Array(values.buffer, values.byteOffset, values.byteLength) };
+}
