@@ -1,0 +1,66 @@
+import { grpc, http, InferInput, type GrpcInferenceServerClient, type HttpInferenceServerClient } from '@tritium/client';
+import type { Protocol } from './options.ts';
+
+/** One input of a prepared request. */
+export interface RequestInput {
+  readonly name: string;
+  readonly datatype: string;
+  readonly shape: number[];
+  /** Typed array for numeric types, strings for BYTES. */
+  readonly data: ArrayBufferView | readonly string[];
+}
+
+/** What the perf tool needs from a server, over either protocol, through `@tritium/client`. */
+export interface PerfClient {
+  metadata(model: string, version: string): Promise<ModelMetadata>;
+  config(model: string, version: string): Promise<Record<string, any>>;
+  /** Triton's statistics JSON (`model_stats`), or undefined when the server has no statistics. */
+  statistics(model: string, version: string): Promise<any[] | undefined>;
+  /** Whether the server lists the `statistics` extension. */
+  hasStatistics(): Promise<boolean>;
+  /** Sends one prepared request (inputs built once, reused). */
+  infer(model: string, version: string, inputs: readonly InferInput[]): Promise<void>;
+  close(): void;
+}
+
+export interface ModelMetadata {
+  readonly name: string;
+  readonly platform?: string;
+  readonly inputs: ReadonlyArray<{ name: string; datatype: string; shape: Array<number | string> }>;
+  readonly outputs: ReadonlyArray<{ name: string; datatype: string; shape: Array<number | string> }>;
+}
+
+/** Builds the client's InferInput objects once per distinct request. */
+export function toInferInputs(inputs: readonly RequestInput[]): InferInput[] {
+  return inputs.map((i) =>
+    new InferInput(i.name, i.shape, i.datatype as never).setData(i.data as never, { binary: true }),
+  );
+}
+
+/** A `PerfClient` over `@tritium/client`'s HTTP or gRPC InferenceServerClient. */
+export function createPerfClient(protocol: Protocol, url: string, concurrency = 16): PerfClient {
+  if (protocol === 'grpc') {
+    const c: GrpcInferenceServerClient = new grpc.InferenceServerClient(url);
+    return {
+      metadata: (m, v) => c.getModelMetadata(m, v),
+      config: async (m, v) => (await c.getModelConfig(m, v)).config,
+      statistics: async (m, v) => (await c.getInferenceStatistics(m, v)).model_stats,
+      hasStatistics: async () => (await c.getServerMetadata()).extensions.includes('statistics'),
+      infer: async (m, v, inputs) => {
+        await c.infer(m, inputs, v ? { modelVersion: v } : {});
+      },
+      close: () => c.close(),
+    };
+  }
+  const c: HttpInferenceServerClient = new http.InferenceServerClient(url, { concurrency: Math.max(concurrency, 1) });
+  return {
+    metadata: (m, v) => c.getModelMetadata(m, v || undefined),
+    config: (m, v) => c.getModelConfig(m, v || undefined),
+    statistics: async (m, v) => (await c.getInferenceStatistics(m, v || undefined)).model_stats,
+    hasStatistics: async () => (await c.getServerMetadata()).extensions.includes('statistics'),
+    infer: async (m, v, inputs) => {
+      await c.infer(m, inputs, v ? { modelVersion: v } : {});
+    },
+    close: () => c.close(),
+  };
+}

@@ -1,0 +1,145 @@
+import type { PerfClient } from './perf-client.ts';
+
+/** Cumulative counters of one model, from Triton's statistics extension. */
+export interface ModelCounters {
+  readonly successCount: number;
+  readonly successNs: number;
+  readonly queueNs: number;
+  readonly computeInputNs: number;
+  readonly computeInferNs: number;
+  readonly computeOutputNs: number;
+  readonly inferenceCount: number;
+  readonly executionCount: number;
+}
+
+/** Per-request averages over a window, in microseconds (perf_analyzer's server columns). */
+export interface ServerBreakdown {
+  readonly requestCount: number;
+  readonly inferenceCount: number;
+  readonly executionCount: number;
+  readonly avgRequestUs: number;
+  readonly queueUs: number;
+  readonly computeInputUs: number;
+  readonly computeInferUs: number;
+  readonly computeOutputUs: number;
+  /** Request time not in queue or compute (server overhead). */
+  readonly overheadUs: number;
+  /** Composing models of an ensemble, each with its own averages. */
+  readonly composing: ReadonlyArray<{ model: string; breakdown: ServerBreakdown }>;
+}
+
+const n = (v: unknown): number => (v === undefined || v === null ? 0 : Number(v));
+
+function pick(o: any, snake: string, camel: string): any {
+  return o?.[snake] ?? o?.[camel];
+}
+
+function duration(stats: any, snake: string, camel: string): { count: number; ns: number } {
+  const d = pick(stats, snake, camel);
+  return { count: n(d?.count), ns: n(d?.ns) };
+}
+
+/** Reads one model's counters out of a `model_stats` entry (HTTP snake_case or gRPC camelCase). */
+export function countersOf(entry: any): ModelCounters {
+  const stats = pick(entry, 'inference_stats', 'inferenceStats') ?? {};
+  const success = duration(stats, 'success', 'success');
+  return {
+    successCount: success.count,
+    successNs: success.ns,
+    queueNs: duration(stats, 'queue', 'queue').ns,
+    computeInputNs: duration(stats, 'compute_input', 'computeInput').ns,
+    computeInferNs: duration(stats, 'compute_infer', 'computeInfer').ns,
+    computeOutputNs: duration(stats, 'compute_output', 'computeOutput').ns,
+    inferenceCount: n(pick(entry, 'inference_count', 'inferenceCount')),
+    executionCount: n(pick(entry, 'execution_count', 'executionCount')),
+  };
+}
+
+/** Snapshot of the measured model and (for ensembles) its composing models. */
+export type StatsSnapshot = ReadonlyMap<string, ModelCounters>;
+
+/** Reads every model's counters in one call (sums versions of a model). */
+export async function snapshot(client: PerfClient, models: readonly string[]): Promise<StatsSnapshot> {
+  const all = (await client.statistics('', '')) ?? [];
+  const out = new Map<string, ModelCounters>();
+  for (const entry of all) {
+    const name = String(entry.name);
+    if (!models.includes(name)) continue;
+    const c = countersOf(entry);
+    const prev = out.get(name);
+    out.set(
+      name,
+      prev
+        ? {
+            successCount: prev.successCount + c.successCount,
+            successNs: prev.successNs + c.successNs,
+            queueNs: prev.queueNs + c.queueNs,
+            computeInputNs: prev.computeInputNs + c.computeInputNs,
+            computeInferNs: prev.computeInferNs + c.computeInferNs,
+            computeOutputNs: prev.computeOutputNs + c.computeOutputNs,
+            inferenceCount: prev.inferenceCount + c.inferenceCount,
+            executionCount: prev.executionCount + c.executionCount,
+          }
+        : c,
+    );
+  }
+  return out;
+}
+
+function delta(a: ModelCounters | undefined, b: ModelCounters | undefined): ModelCounters {
+  const z = (x: ModelCounters | undefined, k: keyof ModelCounters) => (x ? x[k] : 0);
+  const keys: Array<keyof ModelCounters> = [
+    'successCount', 'successNs', 'queueNs', 'computeInputNs', 'computeInferNs', 'computeOutputNs', 'inferenceCount', 'executionCount',
+  ];
+  return Object.fromEntries(keys.map((k) => [k, z(b, k) - z(a, k)])) as unknown as ModelCounters;
+}
+
+function averages(d: ModelCounters, per: number): Omit<ServerBreakdown, 'composing'> {
+  const us = (ns: number) => (per > 0 ? ns / per / 1000 : 0);
+  const avgRequestUs = us(d.successNs);
+  const queueUs = us(d.queueNs);
+  const computeInputUs = us(d.computeInputNs);
+  const computeInferUs = us(d.computeInferNs);
+  const computeOutputUs = us(d.computeOutputNs);
+  return {
+    requestCount: d.successCount,
+    inferenceCount: d.inferenceCount,
+    executionCount: d.executionCount,
+    avgRequestUs,
+    queueUs,
+    computeInputUs,
+    computeInferUs,
+    computeOutputUs,
+    overheadUs: Math.max(0, avgRequestUs - queueUs - computeInputUs - computeInferUs - computeOutputUs),
+  };
+}
+
+/**
+ * The server's share of a window. For an ensemble, as perf_analyzer does, queue and compute are
+ * the composing models' (each averaged over its own requests) added up, plus any queueing the
+ * ensemble itself reports (Tritium's pipeline batching queues at the ensemble).
+ */
+export function breakdown(model: string, composing: readonly string[], before: StatsSnapshot, after: StatsSnapshot): ServerBreakdown {
+  const own = delta(before.get(model), after.get(model));
+  const top = averages(own, own.successCount);
+  if (composing.length === 0) return { ...top, composing: [] };
+  const parts = composing.map((m) => {
+    const d = delta(before.get(m), after.get(m));
+    return { model: m, breakdown: { ...averages(d, d.successCount), composing: [] } };
+  });
+  const sum = (k: 'queueUs' | 'computeInputUs' | 'computeInferUs' | 'computeOutputUs') =>
+    parts.reduce((s, p) => s + p.breakdown[k], 0);
+  const queueUs = top.queueUs + sum('queueUs');
+  const computeInputUs = sum('computeInputUs');
+  const computeInferUs = sum('computeInferUs');
+  const computeOutputUs = sum('computeOutputUs');
+  return {
+    ...top,
+    queueUs,
+    computeInputUs,
+    computeInferUs,
+    computeOutputUs,
+    overheadUs: Math.max(0, top.avgRequestUs - queueUs - computeInputUs - computeInferUs - computeOutputUs),
+    composing: parts,
+  };
+}

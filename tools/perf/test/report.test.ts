@@ -1,0 +1,140 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  buildRequests,
+  cppDouble,
+  isStable,
+  parsePerfArgs,
+  plotSvg,
+  summarize,
+  toCsv,
+  type LevelResult,
+  type PerfOptions,
+  type Window,
+} from '../src/index.ts';
+
+function level(levelValue: number, throughput: number, p50: number): LevelResult {
+  return {
+    mode: 'concurrency',
+    level: levelValue,
+    batchSize: 1,
+    stable: true,
+    windows: 3,
+    requestCount: 100,
+    throughput,
+    latency: { count: 100, avgUs: 5000.4, stdUs: 10, p50Us: p50, p90Us: 6000, p95Us: 6500, p99Us: 7000.6 },
+    avgLagMs: 0,
+    server: {
+      requestCount: 100,
+      inferenceCount: 100,
+      executionCount: 10,
+      avgRequestUs: 4000,
+      queueUs: 1000,
+      computeInputUs: 10,
+      computeInferUs: 2900,
+      computeOutputUs: 20,
+      overheadUs: 70,
+      composing: [],
+    },
+  };
+}
+
+describe('CSV (perf_analyzer report_writer columns)', () => {
+  it('writes the exact header and integer-microsecond rows sorted by throughput', () => {
+    const csv = toCsv([level(2, 87.2, 4800), level(1, 69.25, 4500)]);
+    expect(csv).toBe(
+      'Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency\n' +
+        '1,69.25,0,1070,1000,10,2900,20,0,4500,6000,6500,7001\n' +
+        '2,87.2,0,1070,1000,10,2900,20,0,4800,6000,6500,7001\n',
+    );
+  });
+
+  it('names the first column Request Rate in rate mode', () => {
+    expect(toCsv([{ ...level(10, 10, 1), mode: 'request_rate' }]).split(',')[0]).toBe('Request Rate');
+  });
+
+  it("formats doubles as C++'s default stream does", () => {
+    expect([cppDouble(69.2), cppDouble(1234.5678), cppDouble(1234567), cppDouble(0.5), cppDouble(0)]).toEqual(['69.2', '1234.57', '1.23457e+06', '0.5', '0']);
+  });
+});
+
+describe('measurement', () => {
+  const win = (throughput: number, avgUs: number): Window => ({ durationMs: 1000, throughput, avgLagMs: 0, latency: summarize([avgUs]) });
+  const options = parsePerfArgs(['-m', 'm']) as PerfOptions;
+
+  it('is stable when the last 3 windows are within 10% on throughput and latency', () => {
+    expect(isStable([win(100, 1000), win(105, 1050)], options)).toBe(false);
+    expect(isStable([win(50, 9000), win(100, 1000), win(105, 1050), win(108, 1020)], options)).toBe(true);
+    expect(isStable([win(100, 1000), win(120, 1000), win(105, 1000)], options)).toBe(false);
+    expect(isStable([win(100, 1000), win(100, 1200), win(100, 1000)], options)).toBe(false);
+  });
+
+  it('summarizes latencies with nearest-rank percentiles', () => {
+    const s = summarize(Array.from({ length: 100 }, (_, i) => i + 1), 95);
+    expect([s.p50Us, s.p90Us, s.p95Us, s.p99Us, s.pNUs, s.avgUs]).toEqual([50, 90, 95, 99, 95, 50.5]);
+  });
+});
+
+describe('input data', () => {
+  const metadata = {
+    name: 'sentiment_ensemble',
+    inputs: [{ name: 'TEXT', datatype: 'BYTES', shape: [-1, 1] }],
+    outputs: [{ name: 'LOGITS', datatype: 'FP32', shape: [-1, 2] }],
+  };
+  const config = { max_batch_size: 256 };
+
+  it("reads perf_analyzer's JSON format and batches consecutive entries with -b", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'perf-input-'));
+    const file = join(dir, 'client_requests.json');
+    writeFileSync(file, JSON.stringify({ data: [{ TEXT: ['good'] }, { TEXT: { content: ['bad'], shape: [1] } }, { TEXT: ['meh'] }] }));
+    const requests = buildRequests(metadata, config, parsePerfArgs(['-m', 'm', '--input-data', file, '-b', '2']) as PerfOptions);
+    expect(requests).toHaveLength(3);
+    expect(requests[0]![0]).toMatchObject({ name: 'TEXT', datatype: 'BYTES', shape: [2, 1], data: ['good', 'bad'] });
+    expect(requests[2]![0]!.data).toEqual(['meh', 'good']);
+  });
+
+  it('decodes b64 BYTES (4-byte length prefixes) and numeric content', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'perf-input-'));
+    const file = join(dir, 'in.json');
+    const hello = Buffer.concat([Buffer.from([5, 0, 0, 0]), Buffer.from('hello')]);
+    writeFileSync(file, JSON.stringify({ data: [{ TEXT: { b64: hello.toString('base64') }, IDS: [[1, 2, 3]] }] }));
+    const meta = { ...metadata, inputs: [...metadata.inputs, { name: 'IDS', datatype: 'INT64', shape: [-1, -1] }] };
+    const [request] = buildRequests(meta, config, parsePerfArgs(['-m', 'm', '--input-data', file]) as PerfOptions);
+    expect(request![0]!.data).toEqual(['hello']);
+    expect(request![1]!.shape).toEqual([1, 3]);
+    expect(Array.from(request![1]!.data as BigInt64Array)).toEqual([1n, 2n, 3n]);
+  });
+
+  it('uses --string-data, and asks for --shape on variable dims with synthetic data', () => {
+    const [request] = buildRequests(metadata, config, parsePerfArgs(['-m', 'm', '--string-data', 'I am happy']) as PerfOptions);
+    expect(request![0]).toMatchObject({ shape: [1, 1], data: ['I am happy'] });
+    const meta = { ...metadata, inputs: [{ name: 'IDS', datatype: 'INT64', shape: [-1, -1] }] };
+    expect(() => buildRequests(meta, config, parsePerfArgs(['-m', 'm', '--input-data', 'zero']) as PerfOptions)).toThrow(
+      'input IDS contains dynamic shape, provide shapes to send along with the request (--shape IDS:...)',
+    );
+    const [zeros] = buildRequests(meta, config, parsePerfArgs(['-m', 'm', '--input-data', 'zero', '--shape', 'IDS:4', '-b', '2']) as PerfOptions);
+    expect(zeros![0]).toMatchObject({ shape: [2, 4] });
+    expect(Array.from(zeros![0]!.data as BigInt64Array)).toEqual(new Array(8).fill(0n));
+  });
+});
+
+describe('plot', () => {
+  it('draws one polyline per series with a legend', () => {
+    const svg = plotSvg({
+      title: 'x & y',
+      xLabel: 'throughput',
+      yLabel: 'ms',
+      series: [
+        { name: 'p50', points: [{ x: 10, y: 1, label: 'c1' }, { x: 100, y: 5 }] },
+        { name: 'p99', dashed: true, points: [{ x: 10, y: 2 }, { x: 100, y: 9 }] },
+      ],
+    });
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg.match(/<polyline/g)).toHaveLength(2);
+    expect(svg).toContain('x &amp; y');
+    expect(svg).toContain('stroke-dasharray');
+    expect(svg).toContain('>c1</text>');
+  });
+});
