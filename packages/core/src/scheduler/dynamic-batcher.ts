@@ -16,14 +16,13 @@ import { silentLogger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { padBatch } from '../tensor/pad.ts';
 import type { BatcherOptions } from './batcher-options.ts';
-import { RequestQueue, type QueueItem } from './request-queue.ts';
+import { formBatch, formationRules, type Candidate, type FormationRules } from './batch-formation.ts';
+import { RequestQueue } from './request-queue.ts';
 import { systemClock, type Clock, type Scheduler } from './scheduler.ts';
 import { nullStatsRecorder, type FailureReason, type StatsRecorder } from './stats-recorder.ts';
 
 /** Triton's status for a cancelled request carries no text; we say what happened. */
 export const CANCELLED_MESSAGE = 'Request was cancelled';
-/** Entries scanned per batch formation when skipping mismatched shapes (bounds the work per batch). */
-const SCAN_LIMIT = 4096;
 
 export interface BatcherDeps {
   readonly instances: readonly ModelInstance[];
@@ -37,11 +36,8 @@ export interface BatcherDeps {
 /** Outcome of an entry: a response, an error, or null for a stream completed without error. */
 type Outcome = InferResponse | InferError | null;
 
-interface Entry extends QueueItem {
+interface Entry extends Candidate {
   readonly request: InferRequest;
-  readonly batchSize: number;
-  readonly key: string;
-  readonly arrivalUs: number;
   readonly timeoutAction: 'REJECT' | 'DELAY';
   /** Resolves a unary call, or forwards to a stream sink. */
   readonly deliver: (outcome: Outcome) => void;
@@ -82,8 +78,7 @@ export class DynamicBatcher implements Scheduler {
   private readonly decoupled: boolean;
   private readonly slots: Slot[];
   private readonly queue: RequestQueue<Entry>;
-  private readonly maxPreferred: number;
-  private readonly preferred: ReadonlySet<number>;
+  private readonly formation: FormationRules;
   private readonly order: Entry[] = [];
   private orderHead = 0;
   private delayTimer: { cancel(): void; at: number } | undefined;
@@ -101,8 +96,7 @@ export class DynamicBatcher implements Scheduler {
     this.decoupled = !!deps.decoupled;
     this.slots = deps.instances.map((instance) => ({ instance, busy: false }));
     this.queue = new RequestQueue<Entry>(options.levelCount);
-    this.maxPreferred = options.preferredBatchSizes.length > 0 ? Math.max(...options.preferredBatchSizes) : Math.max(1, options.maxBatchSize);
-    this.preferred = new Set(options.preferredBatchSizes);
+    this.formation = formationRules(options);
   }
 
   get inflight(): number {
@@ -172,6 +166,10 @@ export class DynamicBatcher implements Scheduler {
     const o = this.opts;
     if (this.stopped) {
       deliver(new InferError('UNAVAILABLE', `model '${o.modelName}' version ${o.version} is not accepting requests (unloading)`));
+      return;
+    }
+    if (this.slots.length === 0) {
+      deliver(new InferError('UNAVAILABLE', `model '${o.modelName}' version ${o.version} has no instances to run requests`));
       return;
     }
     if (request.signal?.aborted) {
@@ -303,46 +301,8 @@ export class DynamicBatcher implements Scheduler {
     this.delayTimer = timer;
   }
 
-  /** Triton's GetDynamicBatch: what to send now, or how long to wait. */
   private formBatch(now: number): { entries: Entry[]; waitUs: number } {
-    const o = this.opts;
-    const entries: Entry[] = [];
-    if (!o.batching) {
-      this.queue.scan((e) => (entries.push(e), false));
-      return { entries, waitUs: 0 };
-    }
-    let size = 0;
-    let best = 0; // entries count of the best candidate (0 = none)
-    let sendNow = false;
-    let scanned = 0;
-    let headKey = '';
-    this.queue.scan((e) => {
-      if (++scanned > SCAN_LIMIT) return false;
-      if (entries.length === 0) {
-        headKey = e.key;
-      } else if (e.key !== headKey) {
-        if (o.preserveOrdering) {
-          sendNow = true;
-          return false;
-        }
-        return true; // skipped: it heads a later batch
-      }
-      const next = size + e.batchSize;
-      if (best === 0 && next > this.maxPreferred && entries.length > 0) best = entries.length;
-      if (next > o.maxBatchSize) {
-        sendNow = true;
-        return false;
-      }
-      entries.push(e);
-      size = next;
-      if (this.preferred.has(size)) best = entries.length;
-      return true;
-    });
-    const delayUs = now - entries[0]!.arrivalUs;
-    const exceeded = o.maxQueueDelayUs === 0 || delayUs >= o.maxQueueDelayUs;
-    if (best > 0 && !exceeded) return { entries: entries.slice(0, best), waitUs: 0 };
-    if (sendNow || size >= this.maxPreferred || exceeded) return { entries, waitUs: 0 };
-    return { entries, waitUs: o.maxQueueDelayUs - delayUs };
+    return formBatch(this.queue, this.formation, now);
   }
 
   // ---- execution -------------------------------------------------------------------------
