@@ -141,11 +141,17 @@ function jsonError(message: string): InferError {
   return new InferError('INVALID_ARG', message);
 }
 
+const NUMBER = /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
+
 /** A small JSON reader that keeps number literals as text (JSON.parse would round 64-bit values). */
 function readJson(text: string): JsonValue {
   let i = 0;
   const ws = () => {
-    while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++;
+    for (;;) {
+      const c = text.charCodeAt(i);
+      if (c !== 32 && c !== 10 && c !== 13 && c !== 9) return;
+      i++;
+    }
   };
   const err = (what: string): never => {
     throw jsonError(`Invalid JSON at offset ${i}: ${what}`);
@@ -211,7 +217,8 @@ function readJson(text: string): JsonValue {
       }
     }
     if (c === '"') return str();
-    const m = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(i, i + 400));
+    NUMBER.lastIndex = i;
+    const m = NUMBER.exec(text);
     if (m && m[0].length > 0) {
       i += m[0].length;
       return new JsonNumber(m[0]);
@@ -231,9 +238,21 @@ function readJson(text: string): JsonValue {
   const str = (): string => {
     const start = i;
     i++;
-    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
-    if (i >= text.length) err('unterminated string');
+    let escaped = false;
+    for (;;) {
+      const c = text.charCodeAt(i);
+      if (Number.isNaN(c)) err('unterminated string');
+      if (c === 34) break;
+      if (c === 92) {
+        escaped = true;
+        i += 2;
+      } else {
+        if (c < 0x20) err('control character in string');
+        i++;
+      }
+    }
     i++;
+    if (!escaped) return text.slice(start + 1, i - 1);
     try {
       return JSON.parse(text.slice(start, i)) as string;
     } catch {
