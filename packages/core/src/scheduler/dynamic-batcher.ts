@@ -22,7 +22,7 @@ import { systemClock, type Clock, type Scheduler } from './scheduler.ts';
 import { nullStatsRecorder, type FailureReason, type StatsRecorder } from './stats-recorder.ts';
 
 /** Triton's status for a cancelled request carries no text; we say what happened. */
-export const CANCELLED_MESSAGE = 'Request was cancelled';
+export const CANCELLED_MESSAGE = 'request cancelled';
 
 export interface BatcherDeps {
   readonly instances: readonly ModelInstance[];
