@@ -122,6 +122,8 @@ export class PythonLikeModel implements BackendModel {
       ...(p.startTimeoutMs ? { startTimeoutMs: p.startTimeoutMs } : {}),
       ...(this.#options.restart ? { restart: this.#options.restart } : {}),
       infer: (request) => this.#bls(request),
+      ...(this.#spec.inferStream ? { inferStream: this.#spec.inferStream } : {}),
+      ...(spec.onUnavailable ? { onUnavailable: spec.onUnavailable } : {}),
       log,
       isolation: p.isolation,
       ...(p.isolation === 'process' ? { processPermissions: { allowRead: readAllowlist(path.resolve(modelDir), this.#bundle) } } : {}),

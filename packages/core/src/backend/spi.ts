@@ -32,6 +32,8 @@ export interface LoadSpec {
   readonly log: Logger;
   /** Lets a model call other models through the server (BLS); undefined where not wired. */
   readonly infer?: (request: InferRequest) => Promise<InferResponse>;
+  /** BLS to a decoupled model: streamed responses to `sink`, then `complete`; undefined where not wired. */
+  readonly inferStream?: (request: InferRequest, sink: ResponseSink) => void;
   /** Server-wide settings a backend may honour (e.g. `--backend-config=onnxruntime,k=v`, strict GPU). */
   readonly backendConfig?: Readonly<Record<string, string>>;
 }

@@ -1,0 +1,65 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InferenceServer, decodeStrings, tensorFromStrings, type InferError, type InferResponse } from '@tritium/core';
+import { pythonLikeBackend } from '../src/index.ts';
+import { FIXTURES, asFloat32, asInt32, fp32, int32 } from './helpers.ts';
+
+describe('through InferenceServer', () => {
+  let repo: string;
+  let server: InferenceServer;
+  beforeAll(async () => {
+    repo = mkdtempSync(path.join(os.tmpdir(), 'tritium-pl-repo-'));
+    for (const name of ['upper', 'add_sub', 'bls_caller', 'repeat']) cpSync(path.join(FIXTURES, name), path.join(repo, name), { recursive: true });
+    server = new InferenceServer({
+      repositories: [repo],
+      backends: [pythonLikeBackend({ restart: { initialBackoffMs: 10 } })],
+      modelControlMode: 'poll',
+      repositoryPollSecs: 0,
+    });
+    await server.start();
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(repo, { recursive: true, force: true });
+  });
+
+  const upper = async (text: string) => {
+    const r = await server.infer({ id: 'u', model: 'upper', inputs: [tensorFromStrings('TEXT', [1, 1], [text])] });
+    return decodeStrings(r.outputs[0]!.data);
+  };
+
+  it('BLS routes through the callee model and its scheduler', async () => {
+    const r = await server.infer({
+      id: 'b',
+      model: 'bls_caller',
+      inputs: [fp32('INPUT0', [1, 2, 3, 4]), fp32('INPUT1', [4, 3, 2, 1])],
+      parameters: { target: 'add_sub' },
+    });
+    expect(asFloat32(r.outputs[0])).toEqual([5, 5, 5, 5]);
+  });
+
+  it('a self-call through the server fails UNAVAILABLE, never hangs', async () => {
+    await expect(
+      server.infer({ id: 's', model: 'bls_caller', inputs: [fp32('INPUT0', [1, 2, 3, 4]), fp32('INPUT1', [1, 1, 1, 1])], parameters: { target: 'bls_caller' } }),
+    ).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+
+  it('streams a decoupled model’s responses', async () => {
+    const got: InferResponse[] = [];
+    const done = await new Promise<InferError | undefined>((resolve) =>
+      server.inferStream({ id: 'r', model: 'repeat', inputs: [int32('IN', [7, 8], [2])] }, { response: (r) => got.push(r), complete: resolve }),
+    );
+    expect(done).toBeUndefined();
+    expect(got.map((r) => asInt32(r.outputs[0]))).toEqual([[7], [8]]);
+  });
+
+  it('poll mode reloads an edited model.ts (and its local imports)', async () => {
+    expect(await upper('abc')).toEqual(['ABC']);
+    const helper = path.join(repo, 'upper/1/shout.ts');
+    writeFileSync(helper, readFileSync(helper, 'utf8').replace('return s.toUpperCase();', "return `${s.toUpperCase()}!`;"));
+    await server.pollNow();
+    expect(await upper('abc')).toEqual(['ABC!']);
+  });
+});
