@@ -147,7 +147,7 @@ export class InferenceServer implements InferenceServerApi {
           if (wanted.length > 1) throw new InferError('INVALID_ARG', "Wildcard model name '*' must be the ONLY startup model if specified at all.");
           return this.syncWithRepository(true);
         }
-        return this.loadNamed(wanted, {});
+        return this.loadNamed(wanted, undefined);
       }
       return this.syncWithRepository(true);
     });
@@ -419,7 +419,9 @@ export class InferenceServer implements InferenceServerApi {
     if (this.stopping) return Promise.reject(new InferError('UNAVAILABLE', 'Server is stopping'));
     return this.serialized(async () => {
       assertSafeModelName(name);
-      const failures = await this.loadNamed([name], options);
+      // Override problems are the caller's request errors, reported as they are.
+      const override = options.configJson !== undefined || options.files ? await this.prepareOverride(name, options) : undefined;
+      const failures = await this.loadNamed([name], override);
       if (failures.length > 0) throw new InferError('INVALID_ARG', failures.map((f) => `load failed for model '${name}': ${f}\n`).join(''));
     });
   }
@@ -518,7 +520,7 @@ export class InferenceServer implements InferenceServerApi {
   }
 
   /** Explicit loads: the named models plus (recursively) the composing models they name. */
-  private async loadNamed(names: readonly string[], options: LoadOptions): Promise<string[]> {
+  private async loadNamed(names: readonly string[], override: { config?: ModelConfig; dir?: string } | undefined): Promise<string[]> {
     const failures: string[] = [];
     const sources: ModelSource[] = [];
     const overrides = new Map<string, { config?: ModelConfig; dir?: string }>();
@@ -529,8 +531,7 @@ export class InferenceServer implements InferenceServerApi {
       try {
         assertSafeModelName(name);
         let source: ModelSource;
-        if (top && (options.configJson !== undefined || options.files)) {
-          const override = await this.prepareOverride(name, options);
+        if (top && override) {
           overrides.set(name, override);
           source = override.dir ? { name, repository: override.dir, dir: override.dir } : await this.repository.find(name);
         } else source = await this.repository.find(name);
@@ -667,20 +668,6 @@ export class InferenceServer implements InferenceServerApi {
     const failures: string[] = [];
     const wanted = new Set(model.versions.map((v) => v.version));
 
-    // Versions the policy no longer selects (or whose folder is gone) are unloaded.
-    await Promise.all(
-      [...record.slots.entries()]
-        .filter(([v, slot]) => !wanted.has(v) && slot.live)
-        .map(async ([, slot]) => {
-          const live = slot.live!;
-          slot.state = 'UNLOADING';
-          await live.unload();
-          slot.live = undefined;
-          slot.state = 'UNAVAILABLE';
-          slot.reason = 'unloaded';
-        }),
-    );
-
     let config = model.config;
     let configError = preError;
     if (!configError && model.config.platform === 'ensemble') {
@@ -733,6 +720,22 @@ export class InferenceServer implements InferenceServerApi {
         }
       }),
     );
+    // Versions the policy no longer selects (or whose folder is gone) are unloaded once the
+    // versions that replace them are serving; if none of them loaded, the old ones keep serving.
+    if (model.versions.some((rv) => record.slots.get(rv.version)?.state === 'READY')) {
+      await Promise.all(
+        [...record.slots.entries()]
+          .filter(([v, slot]) => !wanted.has(v) && slot.live)
+          .map(async ([, slot]) => {
+            const live = slot.live!;
+            slot.state = 'UNLOADING';
+            await live.unload();
+            slot.live = undefined;
+            slot.state = 'UNAVAILABLE';
+            slot.reason = 'unloaded';
+          }),
+      );
+    }
     return failures;
   }
 
