@@ -15,3 +15,5 @@ export { designSentimentParams, DEFAULT_DESIGN } from './sentiment/weights.ts';
 export type { SentimentDesign } from './sentiment/weights.ts';
 export { tokenFeatures, NEGATORS } from './sentiment/lexicon.ts';
 export type { TokenFeatures } from './sentiment/lexicon.ts';
+export { startTritium, TRITIUM_BIN } from './serve-process.ts';
+export type { ServeProcess, ServeOptions } from './serve-process.ts';
