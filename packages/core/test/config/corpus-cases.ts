@@ -1,7 +1,8 @@
 /**
  * Triton's qa/L0_model_config corpus (../shared/corpus/triton-l0-model-config) as a list of cases,
  * following the corpus README: which folder, which platform is appended, which `expected*` grep
- * patterns, and which cases wait on another part of Tritium (PENDING, a table other helpers flip).
+ * patterns, which suite runs it (RUNNER_RULES) and which runners are still pending
+ * (PENDING_RUNNERS, a table other helpers flip).
  * Reusable: the repository, ONNX and server suites import it to run their share of the corpus.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
@@ -34,10 +35,11 @@ export interface ExpectedPattern {
   readonly regex: RegExp;
 }
 
-export type PendingOwner = 'repository' | 'onnx-backend' | 'server';
+/** Which suite runs a case: config-only cases run in core's corpus test, the rest where their part lives. */
+export type CaseRunner = 'config' | 'repository' | 'onnx-backend' | 'server';
 
 export interface Pending {
-  readonly owner: PendingOwner;
+  readonly owner: CaseRunner;
   readonly reason: string;
 }
 
@@ -61,31 +63,29 @@ export interface CorpusCase {
   readonly expected: readonly ExpectedPattern[];
   /** Version folders the README's harness creates (relative to the case folder). */
   readonly versionDirs: readonly string[];
-  /** Set when the case needs a part of Tritium that another issue builds. */
+  /** The suite that runs this case. */
+  readonly runner: CaseRunner;
+  /** Set while the case's runner is not built yet (see PENDING_RUNNERS). */
   readonly pending?: Pending;
 }
 
-/**
- * Which cases wait on whom, by group and shape. Flip an entry (delete it) when its owner lands; the
- * suites then run those cases. Evaluated in order; the first match wins.
- */
-export const PENDING_RULES: ReadonlyArray<{ match: (c: Omit<CorpusCase, 'pending'>) => boolean; pending: Pending }> = [
-  {
-    match: (c) => c.group === 'autofill_noplatform/ensemble' && !c.singleModel,
-    pending: {
-      owner: 'repository',
-      reason: 'a repository of several models: cross-model ensemble checks (composing models, versions, cycles, dtype/shape agreement)',
-    },
-  },
-  {
-    match: (c) => c.group === 'autofill_noplatform/onnx',
-    pending: { owner: 'onnx-backend', reason: 'needs the ONNX backend auto-complete against the model file (Triton copies it from private test data)' },
-  },
-  {
-    match: (c) => c.group.startsWith('autofill_noplatform_success/'),
-    pending: { owner: 'server', reason: 'must start a server and read the config back over HTTP and gRPC' },
-  },
+/** Which suite runs a case, by group and shape (first match wins; default: config-only). */
+export const RUNNER_RULES: ReadonlyArray<{ match: (c: Omit<CorpusCase, 'runner' | 'pending'>) => boolean; runner: CaseRunner }> = [
+  // A folder without config.pbtxt is a whole repository: cross-model ensemble checks.
+  { match: (c) => c.group === 'autofill_noplatform/ensemble' && !c.singleModel, runner: 'repository' },
+  { match: (c) => c.group === 'autofill_noplatform/onnx', runner: 'onnx-backend' },
+  { match: (c) => c.group.startsWith('autofill_noplatform_success/'), runner: 'server' },
 ];
+
+/**
+ * Runners not built yet, with the reason their cases wait. The owner of a runner deletes its entry
+ * when its suite runs those cases (with loadCorpusCases().filter(c => c.runner === '<runner>')).
+ */
+export const PENDING_RUNNERS: ReadonlyMap<CaseRunner, string> = new Map<CaseRunner, string>([
+  ['repository', 'a repository of several models: cross-model ensemble checks (composing models, versions, cycles, dtype/shape agreement)'],
+  ['onnx-backend', 'needs the ONNX backend auto-complete against the model file (Triton copies it from private test data)'],
+  ['server', 'must start a server and read the config back over HTTP and gRPC'],
+]);
 
 /** Converts a grep basic regular expression to a JavaScript RegExp. */
 export function grepBasicRegex(pattern: string): RegExp {
@@ -180,8 +180,9 @@ export function loadCorpusCases(): CorpusCase[] {
       };
       for (const platform of platforms ?? [undefined]) {
         const c = { ...base, id: `${group}/${name}${platform ? ` [${platform}]` : ''}`, platform };
-        const rule = PENDING_RULES.find((r) => r.match(c));
-        cases.push(rule ? { ...c, pending: rule.pending } : c);
+        const runner = RUNNER_RULES.find((r) => r.match(c))?.runner ?? 'config';
+        const reason = PENDING_RUNNERS.get(runner);
+        cases.push(reason === undefined ? { ...c, runner } : { ...c, runner, pending: { owner: runner, reason } });
       }
     }
   }
