@@ -301,4 +301,22 @@ describe('pipeline-batching ensembles', () => {
       [3, 3, 0],
     ]);
   });
+
+  it('does not bisect errors that say nothing about the data', async () => {
+    const router = new Router();
+    let calls = 0;
+    router.add(config({ name: 'down', input: [input('INPUT0', [2])] }), [
+      instance(() => (calls++, new InferError('UNAVAILABLE', 'down for maintenance'))),
+    ]);
+    const e = router.add(
+      ensemble('E', [step('down', { INPUT0: 'A' }, { OUTPUT0: 'Y' })], ['A'], ['Y'], {
+        input: [input('A', [2])],
+        dynamic_batching: dynamicBatching({ preferred_batch_size: [4], max_queue_delay_microseconds: 1000 }),
+      }),
+    );
+    const results = [1, 2, 3, 4].map((v) => settle(e.enqueue({ id: `${v}`, model: 'E', inputs: [tensor('A', [1, 2], [v, v])] })));
+    await flush(10);
+    expect(calls).toBe(1);
+    expect(results.map((r) => r.error?.message)).toEqual(new Array(4).fill("in ensemble 'E', down for maintenance"));
+  });
 });
