@@ -1,0 +1,102 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parsePerfArgs, runPerf, type PerfOptions } from '../src/index.ts';
+
+/** A short real run: `tritium serve` (child process) with a python-like echo model, then `tritium perf`'s runner over HTTP and gRPC. */
+const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../../apps/server/bin/tritium.mjs');
+
+const CONFIG = `name: "echo"
+backend: "python"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
+dynamic_batching { max_queue_delay_microseconds: 100 }
+instance_group [ { count: 1 kind: KIND_CPU } ]
+`;
+const MODEL = `import { InferenceResponse, Tensor, getInputTensorByName, type InferenceRequest } from '@tritium/backend-python-like/model';
+export default class TritonPythonModel {
+  execute(requests: InferenceRequest[]) {
+    return requests.map((r) => {
+      const x = getInputTensorByName(r, 'INPUT0')!;
+      return new InferenceResponse({ outputTensors: [new Tensor('OUTPUT0', x.data as Float32Array, x.shape)] });
+    });
+  }
+}
+`;
+
+describe('tritium perf against a running server', () => {
+  let dir: string;
+  let child: ChildProcess;
+  let httpUrl = '';
+  let grpcUrl = '';
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'perf-real-'));
+    mkdirSync(join(dir, 'repo', 'echo', '1'), { recursive: true });
+    writeFileSync(join(dir, 'repo', 'echo', 'config.pbtxt'), CONFIG);
+    writeFileSync(join(dir, 'repo', 'echo', '1', 'model.ts'), MODEL);
+    child = spawn(process.execPath, [BIN, 'serve', '--model-repository', join(dir, 'repo'), '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0', '--http-address', '127.0.0.1', '--grpc-address', '127.0.0.1', '--metrics-address', '127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    await new Promise<void>((ready, fail) => {
+      const timer = setTimeout(() => fail(new Error(`server did not start:\n${text}`)), 60_000);
+      const onData = (c: Buffer) => {
+        text += c.toString();
+        const h = /Started HTTPService at [^:\s]+:(\d+)/.exec(text);
+        const g = /Started GRPCInferenceService at [^:\s]+:(\d+)/.exec(text);
+        if (h && g) {
+          clearTimeout(timer);
+          httpUrl = `127.0.0.1:${h[1]}`;
+          grpcUrl = `127.0.0.1:${g[1]}`;
+          ready();
+        }
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        fail(new Error(`server exited (${code}):\n${text}`));
+      });
+    });
+  });
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each(['http', 'grpc'] as const)('measures concurrency 1:2 over %s with server-side stats, CSV and plot', async (protocol) => {
+    const csv = join(dir, `${protocol}.csv`);
+    const svg = join(dir, `${protocol}.svg`);
+    const options = parsePerfArgs([
+      '-m', 'echo', '-i', protocol, '-u', protocol === 'http' ? httpUrl : grpcUrl,
+      '--concurrency-range', '1:2', '-p', '150', '-r', '3', '-b', '2', '--input-data', 'random', '-f', csv, '--plot', svg,
+    ]) as PerfOptions;
+    let printed = '';
+    const results = await runPerf(options, { write: (t) => (printed += t) });
+    expect(results.map((r) => r.level)).toEqual([1, 2]);
+    for (const r of results) {
+      expect(r.requestCount).toBeGreaterThan(0);
+      expect(r.throughput).toBeGreaterThan(0);
+      expect(r.server!.requestCount).toBeGreaterThan(0);
+      expect(r.server!.computeInferUs).toBeGreaterThan(0);
+      expect(r.server!.inferenceCount).toBe(r.server!.requestCount * 2);
+    }
+    expect(printed).toContain('Request concurrency: 2');
+    expect(printed).toContain('  Pass [1] throughput:');
+    expect(printed).toContain('Avg request latency:');
+    const lines = readFileSync(csv, 'utf8').trim().split('\n');
+    expect(lines[0]).toMatch(/^Concurrency,Inferences\/Second,Client Send,/);
+    expect(lines).toHaveLength(3);
+    expect(readFileSync(svg, 'utf8')).toContain('<polyline');
+  });
+});
