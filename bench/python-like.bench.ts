@@ -1,0 +1,91 @@
+/**
+ * Overhead of the python-like backend per execute: an "empty" model.ts (echoes its input as its
+ * output, no work) against core's identity test backend (the same worker host, no author API), at
+ * batch 1 and 32 (requests of INT32 [1,16]), both through the backend SPI. Measured side by side
+ * in interleaved rounds (best round kept) so outside load hits both columns alike.
+ * Run: node --import tsx bench/python-like.bench.ts
+ */
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { normalizeModelConfig, parseModelConfigText, silentLogger, type Backend, type InferRequest, type ModelInstance } from '@tritium/core';
+import { identityBackend } from '@tritium/core/testing';
+import { pythonLikeBackend } from '@tritium/backend-python-like';
+
+const CONFIG = (backend: string) => `name: "bench" backend: "${backend}" max_batch_size: 64
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] } ]`;
+
+const EMPTY_MODEL = `import { Tensor, InferenceResponse, type InferenceRequest } from '@tritium/backend-python-like/model';
+export default class TritonPythonModel {
+  execute(requests: InferenceRequest[]) {
+    return requests.map((r) => {
+      const x = r.inputs()[0]!;
+      return new InferenceResponse({ outputTensors: [new Tensor('OUTPUT0', x.data, x.shape, x.datatype)] });
+    });
+  }
+}
+`;
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'tritium-bench-pl-'));
+mkdirSync(path.join(dir, 'bench', '1'), { recursive: true });
+writeFileSync(path.join(dir, 'bench', '1', 'model.ts'), EMPTY_MODEL);
+
+async function instanceOf(backend: Backend): Promise<{ instance: ModelInstance; close(): Promise<void> }> {
+  const config = normalizeModelConfig(parseModelConfigText(CONFIG(backend.name)), { modelName: 'bench' });
+  const modelDir = path.join(dir, 'bench');
+  const model = await backend.loadModel({ config, version: 1, modelDir, versionDir: path.join(modelDir, '1'), log: silentLogger });
+  const instance = await model.createInstance({ name: 'bench_0_0', kind: 'CPU', device: 0, groupName: 'bench_0' });
+  return {
+    instance,
+    async close() {
+      await instance.dispose();
+      await model.dispose();
+    },
+  };
+}
+
+function batchOf(size: number): InferRequest[] {
+  return Array.from({ length: size }, (_, i) => ({
+    id: String(i),
+    model: 'bench',
+    inputs: [{ name: 'INPUT0', datatype: 'INT32' as const, shape: [1, 16], data: new Uint8Array(new Int32Array(16).fill(i).buffer) }],
+  }));
+}
+
+const signal = new AbortController().signal;
+async function usPerExecute(instance: ModelInstance, size: number, iterations: number): Promise<number> {
+  const batch = batchOf(size);
+  const t0 = performance.now();
+  for (let i = 0; i < iterations; i++) await instance.execute(batch, signal);
+  return ((performance.now() - t0) * 1000) / iterations;
+}
+
+const identity = await instanceOf(identityBackend());
+const python = await instanceOf(pythonLikeBackend());
+try {
+  for (const size of [1, 32]) {
+    await usPerExecute(identity.instance, size, 500);
+    await usPerExecute(python.instance, size, 500);
+  }
+  const ROUNDS = 5;
+  const ITER = 2000;
+  const rows = [['batch', 'identity µs/exec', 'model.ts µs/exec', 'overhead µs/exec', 'overhead µs/request', 'ratio model.ts/identity']];
+  for (const size of [1, 32]) {
+    let bestId = Infinity;
+    let bestPy = Infinity;
+    for (let r = 0; r < ROUNDS; r++) {
+      bestId = Math.min(bestId, await usPerExecute(identity.instance, size, ITER / size > 100 ? ITER : 200));
+      bestPy = Math.min(bestPy, await usPerExecute(python.instance, size, ITER / size > 100 ? ITER : 200));
+    }
+    const overhead = bestPy - bestId;
+    rows.push([String(size), bestId.toFixed(1), bestPy.toFixed(1), overhead.toFixed(1), (overhead / size).toFixed(2), (bestPy / bestId).toFixed(2)]);
+  }
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
+  for (const row of rows) console.log(row.map((cell, c) => cell.padStart(widths[c]!)).join('  '));
+  console.log('\ntarget: overhead < 100 µs per execute');
+} finally {
+  await identity.close();
+  await python.close();
+  rmSync(dir, { recursive: true, force: true });
+}
