@@ -1,0 +1,168 @@
+/**
+ * A BERT-shaped ONNX model (vocab 30522, hidden 128, 2 layers, 2 heads, sequence 16) at batch 32:
+ * (A) served through the dynamic batcher (core's createScheduler + this backend's instance, one
+ * instance, batch-1 requests from many concurrent clients), against (B) the same model and session
+ * options run in a tight loop at batch 32 inside one worker. Short rounds alternate B/A; prints
+ * rows/s per round, the ratio of the totals and the median ratio (target ≥ 0.9).
+ *
+ * Run: node --import tsx bench/onnx.bench.ts [--seconds=1.5] [--rounds=8] [--concurrency=96]
+ */
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir, availableParallelism } from 'node:os';
+import path from 'node:path';
+import {
+  createScheduler,
+  normalizeModelConfig,
+  parseModelConfigText,
+  silentLogger,
+  spawnWorkerInstance,
+  tensorFromTyped,
+  typedView,
+  type InferRequest,
+  type Tensor,
+} from '@tritium/core';
+import { modelSessionOptions, onnxBackend } from '@tritium/backend-onnx';
+import { buildBertModel } from '@tritium/onnx-gen';
+import type { TightLoopInit } from './onnx-tight-loop.entry.ts';
+
+const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+const SECONDS = arg('seconds', 1.5);
+const ROUNDS = arg('rounds', 8);
+const CONCURRENCY = arg('concurrency', 96);
+const VOCAB = 30522;
+const SEQ = 16;
+const BATCH = 32;
+
+const root = mkdtempSync(path.join(tmpdir(), 'tritium-onnx-bench-'));
+const modelDir = path.join(root, 'bert');
+const versionDir = path.join(modelDir, '1');
+mkdirSync(versionDir, { recursive: true });
+const t0 = performance.now();
+const bytes = buildBertModel({
+  vocabSize: VOCAB,
+  hidden: 128,
+  layers: 2,
+  heads: 2,
+  maxPosition: 64,
+  seed: 11,
+  names: { inputIds: 'INPUT_IDS', attentionMask: 'ATTENTION_MASK', logits: 'LOGITS' },
+});
+writeFileSync(path.join(versionDir, 'model.onnx'), bytes);
+console.log(`generated BERT-shaped model: ${(bytes.byteLength / 1e6).toFixed(1)} MB in ${(performance.now() - t0).toFixed(0)} ms; ${availableParallelism()} cores`);
+
+// (A) the served path: backend instance in its worker behind the dynamic batcher.
+const configText = `
+max_batch_size: ${BATCH}
+input [
+  { name: "INPUT_IDS", data_type: TYPE_INT64, dims: [${SEQ}] },
+  { name: "ATTENTION_MASK", data_type: TYPE_INT64, dims: [${SEQ}] }
+]
+output [{ name: "LOGITS", data_type: TYPE_FP32, dims: [2] }]
+dynamic_batching { preferred_batch_size: [${BATCH}], max_queue_delay_microseconds: 5000 }
+instance_group [{ kind: KIND_CPU, count: 1 }]
+`;
+const config = normalizeModelConfig({ ...parseModelConfigText(configText), name: 'bert', backend: 'onnxruntime' }, { modelName: 'bert' });
+const backend = onnxBackend();
+const model = await backend.loadModel({ config, version: 1, modelDir, versionDir, log: silentLogger });
+const instance = await model.createInstance({ name: 'bert_0', kind: 'CPU', device: 0, groupName: 'bert' });
+// Busy time of the instance (between execute call and return): tells batcher gaps from CPU contention.
+let busyMs = 0;
+let executes = 0;
+let executedRows = 0;
+const timed: typeof instance = {
+  execute: async (batch, signal) => {
+    const start = performance.now();
+    executes++;
+    executedRows += batch.length;
+    try {
+      return await instance.execute(batch, signal);
+    } finally {
+      busyMs += performance.now() - start;
+    }
+  },
+  dispose: () => instance.dispose(),
+};
+const scheduler = createScheduler(config, {
+  modelName: 'bert',
+  version: 1,
+  instances: [timed],
+  infer: () => Promise.reject(new Error('no nested inference in this bench')),
+  log: silentLogger,
+});
+
+let nextId = 0;
+function oneRow(): InferRequest {
+  const ids = BigInt64Array.from({ length: SEQ }, (_, i) => BigInt(((nextId * 31 + i) * 7919) % VOCAB));
+  return {
+    id: String(nextId++),
+    model: 'bert',
+    inputs: [tensorFromTyped('INPUT_IDS', 'INT64', [1, SEQ], ids), tensorFromTyped('ATTENTION_MASK', 'INT64', [1, SEQ], new BigInt64Array(SEQ).fill(1n))],
+  };
+}
+
+async function served(seconds: number): Promise<{ rowsPerS: number; busy: number; meanBatch: number; mainThread: number }> {
+  busyMs = 0;
+  executes = 0;
+  executedRows = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const elu = performance.eventLoopUtilization();
+  let rows = 0;
+  const start = performance.now();
+  const client = async () => {
+    while (performance.now() < deadline) {
+      await scheduler.enqueue(oneRow());
+      rows++;
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, client));
+  const wallMs = performance.now() - start;
+  const mainThread = performance.eventLoopUtilization(elu).utilization;
+  return { rowsPerS: rows / (wallMs / 1000), busy: busyMs / wallMs, meanBatch: executedRows / Math.max(1, executes), mainThread };
+}
+
+// (B) the baseline: same session options, batch 32 in a tight loop inside one worker.
+const { session: sessionOptions } = modelSessionOptions(config);
+const tight = await spawnWorkerInstance<TightLoopInit>({
+  entry: new URL('./onnx-tight-loop.entry.ts', import.meta.url),
+  init: { modelPath: path.join(versionDir, 'model.onnx'), session: { ...sessionOptions, executionProviders: ['cpu'] }, batch: BATCH, sequence: SEQ, vocabSize: VOCAB },
+  model: 'tight',
+  instanceName: 'tight_0',
+});
+async function tightLoop(seconds: number): Promise<number> {
+  const [result] = await tight.execute([{ id: 't', model: 'tight', inputs: [], parameters: { duration_ms: seconds * 1000 } }], new AbortController().signal);
+  const [runs, ms] = typedView((result as { outputs: readonly Tensor[] }).outputs[0]!) as Float64Array;
+  return (runs! * BATCH) / (ms! / 1000);
+}
+
+// Warm-up both paths.
+await tightLoop(1);
+await served(1);
+
+// Short alternating slices, so load from other processes on the machine hits both paths alike.
+const table: string[][] = [['round', 'tight loop rows/s (batch 32, 1 worker)', 'served via batcher rows/s', 'instance busy', 'mean batch', 'main thread busy', 'ratio served/tight']];
+const ratios: number[] = [];
+let tightTotal = 0;
+let servedTotal = 0;
+for (let r = 1; r <= ROUNDS; r++) {
+  const b = await tightLoop(SECONDS);
+  const { rowsPerS: a, busy, meanBatch, mainThread } = await served(SECONDS);
+  tightTotal += b;
+  servedTotal += a;
+  ratios.push(a / b);
+  table.push([String(r), b.toFixed(0), a.toFixed(0), `${(busy * 100).toFixed(1)}%`, meanBatch.toFixed(1), `${(mainThread * 100).toFixed(1)}%`, (a / b).toFixed(3)]);
+}
+const median = [...ratios].sort((x, y) => x - y)[Math.floor(ratios.length / 2)]!;
+const overall = servedTotal / tightTotal;
+table.push(['all', (tightTotal / ROUNDS).toFixed(0), (servedTotal / ROUNDS).toFixed(0), '', '', '', overall.toFixed(3)]);
+table.push(['median', '', '', '', '', '', median.toFixed(3)]);
+const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
+for (const row of table) console.log(row.map((cell, c) => cell.padStart(widths[c]!)).join('  '));
+console.log(
+  `intra-op threads ${sessionOptions.intraOpNumThreads}; ${CONCURRENCY} concurrent batch-1 clients; ${ROUNDS} rounds of ${SECONDS}s each path; target ratio ≥ 0.9: ${overall >= 0.9 ? 'met' : 'NOT met'}`,
+);
+
+await scheduler.stop();
+await instance.dispose();
+await tight.dispose();
+await model.dispose();
+rmSync(root, { recursive: true, force: true });
