@@ -48,6 +48,7 @@ async function startFailure(c: CorpusCase): Promise<string | undefined> {
 
 const unavailable = corpusUnavailableReason();
 const cases = loadCorpusCases().filter((c) => c.group === 'autofill_noplatform/ensemble');
+const successCases = loadCorpusCases().filter((c) => c.group === 'autofill_noplatform_success/ensemble');
 
 describe.skipIf(unavailable !== undefined)('Triton ensemble validation corpus', () => {
   it('lists the ensemble cases', () => {
@@ -61,6 +62,21 @@ describe.skipIf(unavailable !== undefined)('Triton ensemble validation corpus', 
       const lines = message!.split('\n');
       const hit = lines.some((line) => matchesExpected(c, line));
       expect(hit, `no line matches ${c.expected.map((e) => e.pattern).join(' | ')}:\n${message}`).toBe(true);
+    });
+  }
+
+  // These ship no expected config: passing means the server starts and serves every model.
+  for (const c of successCases) {
+    it(c.id, async () => {
+      const server = new InferenceServer({ repositories: [materialize(c)], backends, strictModelConfig: false });
+      try {
+        await server.start();
+        const index = await server.repositoryIndex();
+        expect(index.length).toBeGreaterThan(1);
+        expect(index.filter((e) => e.state !== 'READY')).toEqual([]);
+      } finally {
+        await server.stop();
+      }
     });
   }
 });
