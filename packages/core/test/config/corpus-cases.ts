@@ -83,7 +83,6 @@ export const RUNNER_RULES: ReadonlyArray<{ match: (c: Omit<CorpusCase, 'runner' 
  */
 export const PENDING_RUNNERS: ReadonlyMap<CaseRunner, string> = new Map<CaseRunner, string>([
   ['repository', 'a repository of several models: cross-model ensemble checks (composing models, versions, cycles, dtype/shape agreement)'],
-  ['onnx-backend', 'needs the ONNX backend auto-complete against the model file (Triton copies it from private test data)'],
   ['server', 'must start a server and read the config back over HTTP and gRPC'],
 ]);
 
