@@ -47,6 +47,7 @@ describe('InferenceServer', () => {
       m: { config: identityConfig('m', { extra: 'version_policy: { all {} }' }), versions: { '1': {}, '2': {} } },
       addsub: { config: ADDSUB },
       ens: { config: ENSEMBLE },
+      pipe: { config: ENSEMBLE.replace('name: "ens"', 'name: "pipe"\ndynamic_batching { }') },
       opt: { config: OPTIONAL },
       str: { config: STRINGS },
       bad: { config: identityConfig('bad').replace('"identity"', '"nosuch"') },
@@ -147,6 +148,11 @@ describe('InferenceServer', () => {
   it('runs an ensemble whose steps re-enter the server', async () => {
     const res = await server.infer(req('ens', [f32('IN', [2, 4], [1, 2, 3, 4, 5, 6, 7, 8])]));
     expect([...(typedView(res.outputs[0]!) as Float32Array)]).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it('serves a pipeline-batching ensemble (dynamic_batching on the ensemble)', async () => {
+    const res = await Promise.all([1, 2, 3].map((v) => server.infer(req('pipe', [f32('IN', [1, 4], [v, v, v, v])]))));
+    expect(res.map((r) => (typedView(r.outputs[0]!) as Float32Array)[0])).toEqual([1, 2, 3]);
   });
 
   it('reports metadata as Triton does', () => {
