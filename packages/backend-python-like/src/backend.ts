@@ -1,4 +1,5 @@
 import { BACKEND_API_VERSION, type Backend, type BackendModel, type LoadSpec, type WorkerRestartPolicy } from '@tritium/core';
+import { autoCompleteFromModel } from './auto-complete-runner.ts';
 import { locateModelFile } from './locate-model.ts';
 import { sandboxParameters } from './parameters.ts';
 import { PythonLikeModel } from './python-like-model.ts';
@@ -26,6 +27,7 @@ export function pythonLikeBackend(options: PythonLikeBackendOptions = {}): Backe
     name: 'python',
     apiVersion: BACKEND_API_VERSION,
     platforms: [],
+    autoComplete: (spec) => autoCompleteFromModel(spec, options.cacheDir),
     async loadModel(spec: LoadSpec): Promise<BackendModel> {
       const params = sandboxParameters(spec.config, options.defaultIsolation ? { isolation: options.defaultIsolation } : {});
       const modelFile = await locateModelFile(spec.config, spec.versionDir);

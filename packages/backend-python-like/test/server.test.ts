@@ -11,7 +11,7 @@ describe('through InferenceServer', () => {
   let server: InferenceServer;
   beforeAll(async () => {
     repo = mkdtempSync(path.join(os.tmpdir(), 'tritium-pl-repo-'));
-    for (const name of ['upper', 'add_sub', 'bls_caller', 'repeat']) cpSync(path.join(FIXTURES, name), path.join(repo, name), { recursive: true });
+    for (const name of ['upper', 'add_sub', 'bls_caller', 'repeat', 'auto']) cpSync(path.join(FIXTURES, name), path.join(repo, name), { recursive: true });
     server = new InferenceServer({
       repositories: [repo],
       backends: [pythonLikeBackend({ restart: { initialBackoffMs: 10 } })],
@@ -53,6 +53,12 @@ describe('through InferenceServer', () => {
     );
     expect(done).toBeUndefined();
     expect(got.map((r) => asInt32(r.outputs[0]))).toEqual([[7], [8]]);
+  });
+
+  it('serves a model whose config comes from its static autoCompleteConfig', async () => {
+    const r = await server.infer({ id: 'a', model: 'auto', inputs: [fp32('IN', [1, 2], [1, 2])] });
+    expect(r.outputs[0]!.shape).toEqual([1, 2]);
+    expect(asFloat32(r.outputs[0])).toEqual([2, 4]);
   });
 
   it('poll mode reloads an edited model.ts (and its local imports)', async () => {

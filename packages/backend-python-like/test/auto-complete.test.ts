@@ -1,0 +1,24 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '@tritium/core';
+import { pythonLikeBackend } from '../src/index.ts';
+import { FIXTURES, fixtureConfig } from './helpers.ts';
+
+describe('static autoCompleteConfig (Triton auto_complete_config)', () => {
+  it('fills inputs, outputs, max_batch_size and dynamic batching from the model class', async () => {
+    const config = await fixtureConfig('auto');
+    const modelDir = path.join(FIXTURES, 'auto');
+    const done = await pythonLikeBackend().autoComplete!({ config, modelDir, versionDir: path.join(modelDir, '1'), log: silentLogger });
+    expect(done.max_batch_size).toBe(4);
+    expect(done.input.map((i) => [i.name, i.data_type, i.dims])).toEqual([['IN', 'TYPE_FP32', [2]]]);
+    expect(done.output.map((o) => [o.name, o.data_type, o.dims])).toEqual([['OUT', 'TYPE_FP32', [2]]]);
+    expect(done.dynamic_batching).toBeDefined();
+  });
+
+  it('leaves a config alone when the class has no autoCompleteConfig', async () => {
+    const config = await fixtureConfig('upper');
+    const modelDir = path.join(FIXTURES, 'upper');
+    const done = await pythonLikeBackend().autoComplete!({ config, modelDir, versionDir: path.join(modelDir, '1'), log: silentLogger });
+    expect(done).toEqual(config);
+  });
+});
