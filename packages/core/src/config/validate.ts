@@ -14,7 +14,11 @@ import { checkModelNameMatchesDirectory } from './model-name.ts';
 export { ConfigValidationError };
 
 export interface ValidateOptions {
-  /** GPU ids this server can use (default none: Tritium runs on CPU). */
+  /**
+   * GPU ids this server can use. When given, KIND_GPU groups are checked against them as a
+   * GPU-enabled Triton does. When omitted, KIND_GPU groups pass: placing them is the backend's job
+   * (Tritium's CPU backends run them on CPU), so configs written for GPU servers load unchanged.
+   */
   supportedGpus?: readonly number[];
   /** Minimum CUDA compute capability, only used in messages (Triton's default 6.0). */
   minComputeCapability?: number;
@@ -506,13 +510,15 @@ function validateInstanceGroups(config: ModelConfig, options: ValidateOptions): 
     if (group.kind === 'KIND_MODEL') {
       if (group.gpus.length > 0) fail(`${g} has kind KIND_MODEL but specifies one or more GPUs`, `${path}.gpus`);
     } else if (group.kind === 'KIND_GPU') {
-      if (group.gpus.length === 0) {
+      if (options.supportedGpus === undefined) {
+        // No GPU inventory declared: the backend decides where KIND_GPU instances run.
+      } else if (group.gpus.length === 0) {
         fail(
           supported.length === 0 ? `${g} has kind KIND_GPU but no GPUs are available` : `${g} has kind KIND_GPU but specifies no GPUs`,
           `${path}.kind`,
         );
       }
-      for (const gid of group.gpus) {
+      for (const gid of options.supportedGpus === undefined ? [] : group.gpus) {
         if (!supported.includes(gid)) {
           fail(
             `${g} specifies invalid or unsupported gpu id ${gid}. GPUs with at least the minimum required CUDA compute compatibility of ${cc} are: ${supported.join(', ')}`,

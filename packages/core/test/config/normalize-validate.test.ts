@@ -157,7 +157,12 @@ describe('validateModelConfig', () => {
   });
 
   it('checks instance groups against the GPUs present', () => {
-    expect(invalid(`name: "m" backend: "python" ${IO} instance_group { kind: KIND_GPU }`).message).toBe(
+    const gpuGroup = `name: "m" backend: "python" ${IO} instance_group { kind: KIND_GPU gpus: [ 0 ] }`;
+    expect(() => validateModelConfig(load(gpuGroup)), 'no GPU inventory: the backend places KIND_GPU').not.toThrow();
+    expect(invalid(gpuGroup, { supportedGpus: [] }).message).toBe(
+      'instance group m_0 of model m specifies invalid or unsupported gpu id 0. GPUs with at least the minimum required CUDA compute compatibility of 6.000000 are: ',
+    );
+    expect(invalid(`name: "m" backend: "python" ${IO} instance_group { kind: KIND_GPU }`, { supportedGpus: [] }).message).toBe(
       'instance group m_0 of model m has kind KIND_GPU but no GPUs are available',
     );
     expect(invalid(`name: "m" backend: "python" ${IO} instance_group { kind: KIND_MODEL gpus: 0 }`).message).toBe(
