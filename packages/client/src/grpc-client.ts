@@ -85,6 +85,8 @@ export function resultOf(m: WireInferResponse): InferResult {
 export class GrpcInferenceServerClient {
   readonly client: Client;
   private stream: ClientDuplexStream<WireInferRequest, WireStreamResponse> | undefined;
+  /** Settles when the open stream has finished (status received or failed). */
+  private streamDone: Promise<void> | undefined;
 
   /** `url` is `host:port`, e.g. `127.0.0.1:8001`. */
   constructor(url: string) {
@@ -219,6 +221,11 @@ export class GrpcInferenceServerClient {
     stream.on('error', (e: ServiceError) => {
       if (e.code !== GrpcStatus.CANCELLED) callback(undefined, toException(e));
     });
+    this.streamDone = new Promise<void>((resolve) => {
+      stream.once('status', () => resolve());
+      stream.once('error', () => resolve());
+      stream.once('close', () => resolve());
+    });
     this.stream = stream;
   }
 
@@ -233,13 +240,11 @@ export class GrpcInferenceServerClient {
   /** Half-closes the stream; resolves when the server has finished it. */
   stopStream(): Promise<void> {
     const stream = this.stream;
+    const done = this.streamDone;
     this.stream = undefined;
-    if (!stream) return Promise.resolve();
-    return new Promise((resolve) => {
-      stream.once('end', resolve);
-      stream.once('error', () => resolve());
-      stream.once('status', () => resolve());
-      stream.end();
-    });
+    this.streamDone = undefined;
+    if (!stream || !done) return Promise.resolve();
+    stream.end();
+    return done;
   }
 }

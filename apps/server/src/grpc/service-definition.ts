@@ -6,6 +6,7 @@
  */
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import {
+  checkWireFormat,
   decodeInferRequest,
   encodeInferResponse,
   encodeStreamResponse,
@@ -67,7 +68,10 @@ export function inferenceServiceDefinition(): ServiceDefinition {
       requestStream: false,
       responseStream: false,
       requestSerialize: req.encode,
-      requestDeserialize: safe(req.decode, method.requestType),
+      requestDeserialize: safe((buf) => {
+        checkWireFormat(buf);
+        return req.decode(buf);
+      }, method.requestType),
       responseSerialize: res.encode,
       responseDeserialize: res.decode,
       originalName: method.name,

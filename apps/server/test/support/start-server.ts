@@ -7,11 +7,14 @@ import { defaultServeOptions, type ServeOptions } from '../../src/cli/flags.ts';
 import { TritonLog } from '../../src/logging/triton-log.ts';
 import { TOKENS } from '../../src/tokens.ts';
 import type { TritiumServer } from '../../src/tritium-server.ts';
-import { FakeInferenceServer } from './fake-server.ts';
+import { addSubBackend, faultBackend, identityBackend } from '@tritium/core/testing';
+import { defaultInferenceServer } from '../../src/container.ts';
+import { makeRepository, repeatBackend } from './repository.ts';
 
 export interface TestServer {
   readonly server: TritiumServer;
   readonly api: InferenceServerApi;
+  readonly options: ServeOptions;
   readonly http: HttpInferenceServerClient;
   readonly grpc: GrpcInferenceServerClient;
   readonly httpUrl: string;
@@ -21,13 +24,15 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(
-  overrides: Partial<ServeOptions> = {},
-  api: InferenceServerApi = new FakeInferenceServer(),
-): Promise<TestServer> {
+/**
+ * Starts the server on a fresh temporary repository (core's InferenceServer, test backends), or
+ * on `api` when given.
+ */
+export async function startTestServer(overrides: Partial<ServeOptions> = {}, api?: InferenceServerApi): Promise<TestServer> {
+  const repo = api ? undefined : makeRepository();
   const options: ServeOptions = {
     ...defaultServeOptions(),
-    modelRepositories: ['unused'],
+    modelRepositories: repo ? [repo.dir] : ['unused'],
     httpPort: 0,
     grpcPort: 0,
     metricsPort: 0,
@@ -41,7 +46,12 @@ export async function startTestServer(
   let text = '';
   sink.on('data', (c: Buffer) => (text += c.toString()));
   const log = new TritonLog({ info: true, warning: true, error: true, verbose: 0, format: 'default' }, sink);
-  const container = createContainer({ options, log, inferenceServer: () => api });
+  const container = createContainer({
+    options,
+    log,
+    backends: [identityBackend(), addSubBackend(), faultBackend(), repeatBackend()],
+    inferenceServer: api ? () => api : defaultInferenceServer,
+  });
   const server = container.get<TritiumServer>(TOKENS.TritiumServer);
   const ports = await server.start();
   const httpUrl = `127.0.0.1:${ports.http}`;
@@ -50,7 +60,8 @@ export async function startTestServer(
   const grpc = new GrpcInferenceServerClient(grpcUrl);
   return {
     server,
-    api,
+    api: container.get<InferenceServerApi>(TOKENS.InferenceServer),
+    options,
     http,
     grpc,
     httpUrl,
@@ -61,6 +72,7 @@ export async function startTestServer(
       http.close();
       grpc.close();
       await server.stop();
+      repo?.remove();
     },
   };
 }

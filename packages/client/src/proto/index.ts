@@ -2,4 +2,4 @@
 export { PROTO_DIR, tritonProtoRoot, plainCodec, TO_OBJECT_OPTIONS } from './load.ts';
 export type { PlainCodec } from './load.ts';
 export * from './infer-codec.ts';
-export { ProtoReader, ProtoWriter, WireFormatError } from './wire.ts';
+export { ProtoReader, ProtoWriter, WireFormatError, checkWireFormat } from './wire.ts';

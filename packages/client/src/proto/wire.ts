@@ -154,9 +154,12 @@ export class ProtoReader {
         if (this.pos + 8 > this.end) this.fail('truncated fixed64');
         this.pos += 8;
         return;
-      case WT_LEN:
-        this.pos += this.length();
+      case WT_LEN: {
+        // Read the length first: `this.pos += this.length()` would add to the pre-varint position.
+        const len = this.length();
+        this.pos += len;
         return;
+      }
       case WT_I32:
         if (this.pos + 4 > this.end) this.fail('truncated fixed32');
         this.pos += 4;
@@ -287,5 +290,17 @@ export class ProtoWriter {
 
   finish(): Buffer {
     return this.buf.subarray(0, this.pos);
+  }
+}
+
+/**
+ * Walks the top-level fields of a message, checking wire types and lengths (protobufjs's reader
+ * silently truncates an overlong string); throws WireFormatError on malformed input.
+ */
+export function checkWireFormat(buf: Buffer): void {
+  const r = new ProtoReader(buf);
+  while (!r.done) {
+    const [, wt] = r.tag();
+    r.skip(wt);
   }
 }
