@@ -27,9 +27,41 @@ export function ensemblePrefix(name: string): string {
   return `in ensemble '${name}', `;
 }
 
-function stepVersion(step: EnsembleStep): number | undefined {
+/** The version a step asks for; undefined for -1 (the version policy's choice). */
+export function stepVersion(step: EnsembleStep): number | undefined {
   const v = toNumber(step.model_version ?? -1);
   return v >= 0 ? v : undefined;
+}
+
+/**
+ * The internal request for one step: inputs renamed and batch-adapted for the composing model,
+ * requested outputs = the step's output_map keys; id, parameters, priority, timeout and the
+ * cancellation signal copied from the ensemble request (as Triton does).
+ */
+export function stepRequest(
+  request: InferRequest,
+  step: EnsembleStep,
+  stepConfig: ModelConfig | undefined,
+  lookup: (ensembleTensor: string) => Tensor | null | undefined,
+): InferRequest {
+  const version = stepVersion(step);
+  const batching = (stepConfig?.max_batch_size ?? 0) > 0;
+  const inputs: Tensor[] = [];
+  for (const [modelInput, ensembleTensor] of Object.entries(step.input_map)) {
+    const t = lookup(ensembleTensor);
+    if (t) inputs.push(adaptTensor(t, modelInput, dimsOf(stepConfig, modelInput, 'input'), batching));
+  }
+  return {
+    id: request.id,
+    model: step.model_name,
+    ...(version !== undefined ? { version } : {}),
+    inputs,
+    outputs: Object.keys(step.output_map).map((name) => ({ name })),
+    ...(request.parameters ? { parameters: request.parameters } : {}),
+    ...(request.priority !== undefined ? { priority: request.priority } : {}),
+    ...(request.timeoutUs !== undefined ? { timeoutUs: request.timeoutUs } : {}),
+    ...(request.signal ? { signal: request.signal } : {}),
+  };
 }
 
 /** Runs `request` (addressed to the ensemble) through its steps; resolves with the ensemble response. */
@@ -73,26 +105,8 @@ export function runEnsemble(ctx: EnsembleContext, request: InferRequest): Promis
       try {
         if (firstError) return;
         if (request.signal?.aborted) throw new InferError('CANCELLED', CANCELLED_MESSAGE);
-        const version = stepVersion(step);
-        const stepConfig = ctx.getModelConfig?.(step.model_name, version);
-        const batching = (stepConfig?.max_batch_size ?? 0) > 0;
-        const inputs: Tensor[] = [];
-        for (const [modelInput, ensembleTensor] of Object.entries(step.input_map)) {
-          const t = tensors.get(ensembleTensor);
-          if (t) inputs.push(adaptTensor(t, modelInput, dimsOf(stepConfig, modelInput, 'input'), batching));
-        }
-        const stepRequest: InferRequest = {
-          id: request.id,
-          model: step.model_name,
-          ...(version !== undefined ? { version } : {}),
-          inputs,
-          outputs: Object.keys(step.output_map).map((name) => ({ name })),
-          ...(request.parameters ? { parameters: request.parameters } : {}),
-          ...(request.priority !== undefined ? { priority: request.priority } : {}),
-          ...(request.timeoutUs !== undefined ? { timeoutUs: request.timeoutUs } : {}),
-          ...(request.signal ? { signal: request.signal } : {}),
-        };
-        const response = await ctx.infer(stepRequest);
+        const stepConfig = ctx.getModelConfig?.(step.model_name, stepVersion(step));
+        const response = await ctx.infer(stepRequest(request, step, stepConfig, (name) => tensors.get(name)));
         if (firstError) return;
         const produced = new Map(response.outputs.map((o) => [o.name, o]));
         for (const [modelOutput, ensembleTensor] of Object.entries(step.output_map)) {

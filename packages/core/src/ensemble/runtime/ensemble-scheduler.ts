@@ -2,7 +2,9 @@
  * Per-step ensemble scheduler (Triton's semantics): each ensemble request is routed through the
  * step DAG at once; batching happens inside the composing models' schedulers. Statistics go to
  * the ensemble's own StatsRecorder (success with total duration; failures with reason OTHER, or
- * CANCELED for cancellation). Decoupled ensembles are not supported: a stream gets one response.
+ * CANCELED for cancellation). When a composing model is decoupled and the server passed
+ * `inferStream`, the ensemble is decoupled too (see ensemble-stream.ts): `enqueueStream` sends
+ * every ensemble response; a unary `enqueue` then needs exactly one.
  */
 import { InferError } from '../../errors.ts';
 import type { ModelConfig } from '../../config/model-config.ts';
@@ -11,11 +13,14 @@ import { batchSizeOf } from '../../tensor/batch.ts';
 import { systemClock, type Clock, type Scheduler } from '../../scheduler/scheduler.ts';
 import { nullStatsRecorder, type StatsRecorder } from '../../scheduler/stats-recorder.ts';
 import { runEnsemble, type EnsembleContext } from './ensemble-run.ts';
+import { hasDecoupledStep, runEnsembleStream, type InferStream } from './ensemble-stream.ts';
 import { Semaphore } from './semaphore.ts';
 
 export interface EnsembleDeps {
   readonly version: number;
   readonly infer: (request: InferRequest) => Promise<InferResponse>;
+  /** Streaming entry point; needed for decoupled composing models. */
+  readonly inferStream?: InferStream;
   readonly getModelConfig?: (name: string, version?: number) => ModelConfig | undefined;
   readonly clock?: Clock;
   readonly stats?: StatsRecorder;
@@ -38,6 +43,7 @@ export class EnsembleScheduler implements Scheduler {
   private readonly ctx: EnsembleContext;
   private readonly clock: Clock;
   private readonly stats: StatsRecorder;
+  private readonly inferStream: InferStream | undefined;
   private count = 0;
   private stopped = false;
   private drained: (() => void)[] = [];
@@ -49,6 +55,11 @@ export class EnsembleScheduler implements Scheduler {
     this.ctx = ensembleContext(config, deps);
     this.clock = deps.clock ?? systemClock;
     this.stats = deps.stats ?? nullStatsRecorder;
+    this.inferStream = deps.inferStream;
+  }
+
+  private streaming(): InferStream | undefined {
+    return this.inferStream && hasDecoupledStep(this.ctx) ? this.inferStream : undefined;
   }
 
   get inflight(): number {
@@ -56,34 +67,92 @@ export class EnsembleScheduler implements Scheduler {
   }
 
   async enqueue(request: InferRequest): Promise<InferResponse> {
-    if (this.stopped) {
-      throw new InferError('UNAVAILABLE', `model '${this.config.name}' version ${this.ctx.version} is not accepting requests (unloading)`);
-    }
-    batchSizeOf(request, this.config);
-    const start = this.clock.nowUs();
-    this.count++;
+    this.admit(request);
+    const stream = this.streaming();
+    const start = this.begin();
     try {
-      const response = await runEnsemble(this.ctx, request);
-      this.stats.requestSucceeded((this.clock.nowUs() - start) * 1000, { queueNs: 0, computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 });
+      const response = stream ? await this.collectOne(stream, request) : await runEnsemble(this.ctx, request);
+      this.succeeded(start);
       return response;
     } catch (err) {
-      const error = InferError.from(err);
-      this.stats.requestFailed((this.clock.nowUs() - start) * 1000, error.code === 'CANCELLED' ? 'CANCELED' : 'OTHER', true);
-      throw error;
+      throw this.failed(start, err);
     } finally {
-      this.count--;
-      if (this.count === 0) for (const d of this.drained.splice(0)) d();
+      this.end();
     }
   }
 
   enqueueStream(request: InferRequest, sink: ResponseSink): void {
-    this.enqueue(request).then(
-      (r) => {
-        sink.response(r);
-        sink.complete();
+    const stream = this.streaming();
+    if (!stream) {
+      this.enqueue(request).then(
+        (r) => {
+          sink.response(r);
+          sink.complete();
+        },
+        (e: unknown) => sink.complete(InferError.from(e)),
+      );
+      return;
+    }
+    try {
+      this.admit(request);
+    } catch (err) {
+      sink.complete(InferError.from(err));
+      return;
+    }
+    const start = this.begin();
+    runEnsembleStream(this.ctx, stream, request, {
+      response: (r) => sink.response(r),
+      complete: (error) => {
+        if (error) sink.complete(this.failed(start, error));
+        else {
+          this.succeeded(start);
+          sink.complete();
+        }
+        this.end();
       },
-      (e: unknown) => sink.complete(InferError.from(e)),
-    );
+    });
+  }
+
+  private collectOne(stream: InferStream, request: InferRequest): Promise<InferResponse> {
+    return new Promise((resolve, reject) => {
+      const responses: InferResponse[] = [];
+      runEnsembleStream(this.ctx, stream, request, {
+        response: (r) => void responses.push(r),
+        complete: (error) => {
+          if (error) reject(error);
+          else if (responses.length === 1) resolve(responses[0]!);
+          else reject(new InferError('UNSUPPORTED', `model '${this.config.name}' is decoupled and sent ${responses.length} responses; use a streaming call`));
+        },
+      });
+    });
+  }
+
+  /** Throws UNAVAILABLE after stop() and Triton's batch-size errors. */
+  private admit(request: InferRequest): void {
+    if (this.stopped) {
+      throw new InferError('UNAVAILABLE', `model '${this.config.name}' version ${this.ctx.version} is not accepting requests (unloading)`);
+    }
+    batchSizeOf(request, this.config);
+  }
+
+  private begin(): number {
+    this.count++;
+    return this.clock.nowUs();
+  }
+
+  private end(): void {
+    this.count--;
+    if (this.count === 0) for (const d of this.drained.splice(0)) d();
+  }
+
+  private succeeded(startUs: number): void {
+    this.stats.requestSucceeded((this.clock.nowUs() - startUs) * 1000, { queueNs: 0, computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 });
+  }
+
+  private failed(startUs: number, err: unknown): InferError {
+    const error = InferError.from(err);
+    this.stats.requestFailed((this.clock.nowUs() - startUs) * 1000, error.code === 'CANCELLED' ? 'CANCELED' : 'OTHER', true);
+    return error;
   }
 
   stop(): Promise<void> {
