@@ -35,7 +35,8 @@ export class HttpTransport {
     const server = http.createServer({ keepAlive: true, maxHeaderSize: 64 * 1024 }, (req, res) => {
       this.handle(req, res).catch((e) => this.sendError(req, res, e));
     });
-    server.maxHeadersCount = this.ctx.limits.maxHeaderCount;
+    // Node drops headers past maxHeadersCount silently; keep its default (2000) as the hard bound and
+    // answer 431 ourselves above the configured limit.
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -46,6 +46,20 @@ export function plainCodec(fullName: string, options: protobuf.IConversionOption
   return {
     type,
     encode: (value) => Buffer.from(type.encode(type.fromObject(value)).finish()),
-    decode: (buf) => type.toObject(type.decode(buf), options),
+    decode: (buf) => dropNulls(type.toObject(type.decode(buf), options)),
   };
+}
+
+/** protobufjs writes unset sub-messages as `null` with `defaults: true`; absent reads like Triton's JSON. */
+function dropNulls<T>(value: T): T {
+  if (Array.isArray(value)) {
+    for (const v of value) dropNulls(v);
+  } else if (value && typeof value === 'object' && !Buffer.isBuffer(value)) {
+    const o = value as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      if (o[k] === null) delete o[k];
+      else dropNulls(o[k]);
+    }
+  }
+  return value;
 }
