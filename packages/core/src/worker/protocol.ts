@@ -7,6 +7,7 @@ import { InferError, type WireError } from '../errors.ts';
 import type { ExecuteTimings } from '../backend/spi.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import type { InferRequest, InferResponse } from '../types.ts';
+import { packBatch, unpackBatch, type PackedBatch } from './batch-codec.ts';
 
 /** Brand so a stray message on the same port (e.g. user code's own postMessage) is never mistaken for ours. */
 export const BRAND = 'tritium-worker/1' as const;
@@ -28,7 +29,14 @@ export interface InitPayload {
 /** Host → worker. */
 export type ToWorker = { readonly brand: typeof BRAND } & (
   | { readonly t: 'init'; readonly payload: InitPayload }
-  | { readonly t: 'execute'; readonly id: number; readonly batch: readonly WireRequest[]; readonly decoupled: boolean }
+  | {
+      readonly t: 'execute';
+      readonly id: number;
+      /** The batch, packed (see batch-codec.ts), or `batch` as plain objects when it cannot be packed. */
+      readonly packed?: PackedBatch;
+      readonly batch?: readonly WireRequest[];
+      readonly decoupled: boolean;
+    }
   | { readonly t: 'abort'; readonly id: number }
   | {
       readonly t: 'bls-reply';
@@ -54,6 +62,8 @@ export type FromWorker = { readonly brand: typeof BRAND } & (
       readonly t: 'result';
       readonly id: number;
       readonly results?: readonly WireResult[];
+      /** Results packed (see batch-codec.ts); used instead of `results` when possible. */
+      readonly packed?: PackedBatch;
       readonly error?: WireError;
       readonly timings?: ExecuteTimings;
     }
@@ -136,4 +146,29 @@ export function normalizeTensor(tensor: Tensor): Tensor {
     ? new Uint8Array((data as ArrayBufferView).buffer, (data as ArrayBufferView).byteOffset, (data as ArrayBufferView).byteLength)
     : new Uint8Array(0);
   return { ...tensor, data: view };
+}
+
+/** Packs requests for an execute message (undefined: send them unpacked). */
+export function packRequests(batch: readonly InferRequest[], transferList: ArrayBuffer[] | undefined, transferWhole: boolean): PackedBatch | undefined {
+  return packBatch(batch, (r, ref) => ({ ...toWireRequest(r), inputs: r.inputs.map(ref) }), transferList, transferWhole);
+}
+
+export function unpackRequests(packed: PackedBatch): InferRequest[] {
+  return unpackBatch(packed, (item: WireRequest, tensor) => ({ ...item, inputs: item.inputs.map(tensor) }));
+}
+
+/** Packs an execute's results (output buffers of the worker are transferred). */
+export function packResults(results: readonly WireResult[], transferList: ArrayBuffer[] | undefined): PackedBatch | undefined {
+  return packBatch(
+    results,
+    (r, ref) => (r.ok ? { ok: true, response: { ...r.response, outputs: r.response.outputs.map(ref) } } : r),
+    transferList,
+    true,
+  );
+}
+
+export function unpackResults(packed: PackedBatch): WireResult[] {
+  return unpackBatch(packed, (item: WireResult, tensor) =>
+    item.ok ? { ok: true, response: { ...item.response, outputs: item.response.outputs.map(tensor) } } : item,
+  );
 }

@@ -65,9 +65,10 @@ export interface WorkerInstanceOptions<Init> {
   /** Extra Node flags for the worker / child (default none; the host never inherits the parent's execArgv). */
   readonly execArgv?: readonly string[];
   /**
-   * Transfer (detach) input buffers that span their whole ArrayBuffer instead of copying them
-   * (default false: the caller may still hold those tensors, e.g. an ensemble feeding one tensor to
-   * two steps). Views over part of a buffer are always copied once into a fresh buffer and transferred.
+   * Inputs under 64 KiB are always copied into one packed buffer per batch. Larger inputs that span
+   * their whole ArrayBuffer are transferred (detached) when this is true, cloned when false (default:
+   * the caller may still hold those tensors, e.g. an ensemble feeding one tensor to two steps). Large
+   * views over part of a buffer are copied once into a fresh buffer, which is transferred.
    */
   readonly transferInputs?: boolean;
 }

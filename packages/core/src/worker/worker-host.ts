@@ -18,7 +18,15 @@ import type { ExecuteResult, ExecuteTimings } from '../backend/spi.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { BOOTSTRAP_URL, spawnProcess, spawnThread, type Channel } from './channel.ts';
-import { normalizeTensor, prepareRequest, prepareResponse, toWireError, type FromWorker } from './protocol.ts';
+import {
+  normalizeTensor,
+  packRequests,
+  prepareRequest,
+  prepareResponse,
+  toWireError,
+  unpackResults,
+  type FromWorker,
+} from './protocol.ts';
 import type { WorkerInstance, WorkerInstanceOptions } from './types.ts';
 import { runtimeReadPaths } from './process-paths.ts';
 import { buildProcessBundle, entryDir, type ProcessBundle } from './process-bundle.ts';
@@ -155,6 +163,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         this.idle(gen);
         this.lastTimings = msg.timings;
         if (msg.error) p.reject(InferError.fromWire(msg.error));
+        else if (msg.packed) p.resolve(unpackResults(msg.packed).map((r) => (r.ok ? r.response : InferError.fromWire(r.error))));
         else
           p.resolve(
             (msg.results ?? []).map((r) =>
@@ -327,7 +336,9 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     }
     const id = this.nextId++;
     const transfer: ArrayBuffer[] = [];
-    const wireBatch = batch.map((r) => prepareRequest(r, gen.channel.canTransfer ? transfer : undefined, this.o.transferInputs === true));
+    const transferList = gen.channel.canTransfer ? transfer : undefined;
+    const transferWhole = this.o.transferInputs === true;
+    const packed = packRequests(batch, transferList, transferWhole);
     return new Promise((resolve, reject) => {
       const timeoutMs = this.o.executeTimeoutMs;
       const timer =
@@ -344,7 +355,13 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         },
       });
       this.idle(gen);
-      gen.channel.send({ t: 'execute', id, batch: wireBatch, decoupled: sinks !== undefined }, transfer);
+      const decoupled = sinks !== undefined;
+      gen.channel.send(
+        packed
+          ? { t: 'execute', id, packed, decoupled }
+          : { t: 'execute', id, batch: batch.map((r) => prepareRequest(r, transferList, transferWhole)), decoupled },
+        transfer,
+      );
     });
   }
 

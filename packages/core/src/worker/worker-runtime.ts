@@ -15,6 +15,8 @@ import {
   prepareRequest,
   prepareResponse,
   toWireError,
+  packResults,
+  unpackRequests,
   type FromWorkerBody,
   type InitPayload,
   type ToWorker,
@@ -100,12 +102,20 @@ function sendResults(id: number, results: readonly ExecuteResult[], batchSize: n
     return;
   }
   const transfer: ArrayBuffer[] = [];
-  const wire: WireResult[] = results.map((r) =>
-    InferError.is(r) || r instanceof Error
-      ? { ok: false, error: toWireError(r) }
-      : { ok: true, response: prepareResponse(r, channel.canTransfer ? transfer : undefined, true) },
-  );
-  send({ t: 'result', id, results: wire, timings: instance?.lastTimings }, transfer);
+  const wire: WireResult[] = results.map((r, i): WireResult => {
+    if (InferError.is(r) || r instanceof Error) return { ok: false, error: toWireError(r) };
+    if (typeof r !== 'object' || r === null || !Array.isArray((r as { outputs?: unknown }).outputs)) {
+      return { ok: false, error: { code: 'INTERNAL', message: `execute returned an invalid result for request ${i} (expected a response with outputs or an InferError)` } };
+    }
+    return { ok: true, response: r };
+  });
+  const packed = packResults(wire, channel.canTransfer ? transfer : undefined);
+  if (packed) {
+    send({ t: 'result', id, packed, timings: instance?.lastTimings }, transfer);
+    return;
+  }
+  const prepared = wire.map((w) => (w.ok ? { ok: true as const, response: prepareResponse(w.response, channel.canTransfer ? transfer : undefined, true) } : w));
+  send({ t: 'result', id, results: prepared, timings: instance?.lastTimings }, transfer);
 }
 
 function sinkFor(id: number, index: number): ResponseSink {
@@ -124,10 +134,11 @@ function sinkFor(id: number, index: number): ResponseSink {
   };
 }
 
-async function runExecute(id: number, wireBatch: readonly WireRequest[], decoupled: boolean): Promise<void> {
+async function runExecute(msg: Extract<ToWorker, { t: 'execute' }>): Promise<void> {
+  const { id, decoupled } = msg;
   const controller = new AbortController();
   running.set(id, controller);
-  const batch = wireBatch.map((r) => fromWire(r));
+  const batch = msg.packed ? unpackRequests(msg.packed) : (msg.batch ?? []).map((r) => fromWire(r));
   try {
     if (!instance) throw new InferError('INTERNAL', 'instance is not initialized');
     if (decoupled) {
@@ -190,7 +201,7 @@ channel.onMessage((raw) => {
       void initialize(msg.payload);
       break;
     case 'execute':
-      void runExecute(msg.id, msg.batch, msg.decoupled);
+      void runExecute(msg);
       break;
     case 'abort':
       running.get(msg.id)?.abort(new InferError('CANCELLED', 'execute cancelled'));

@@ -63,7 +63,8 @@ describe('worker host: round trip', () => {
     const results = await inst.execute(
       [
         { id: '1', model: 'm', inputs: [a, b] },
-        { id: '2', model: 'm', inputs: [c, b], outputs: [{ name: 'Y' }] },
+        // A bigint parameter cannot be packed as JSON: this batch goes by structured clone.
+        { id: '2', model: 'm', inputs: [c, b], outputs: [{ name: 'Y' }], parameters: { big: 2n ** 60n } },
       ],
       never,
     );
@@ -80,6 +81,21 @@ describe('worker host: round trip', () => {
     expect(inst.healthy).toBe(true);
   });
 
+  it('carries large and small tensors of one batch, untouched for the caller', async () => {
+    const big = int32('A', Array.from({ length: 50_000 }, (_, i) => i - 7));
+    const results = await inst.execute(
+      [
+        { id: '1', model: 'm', inputs: [big, int32('B', [1])] },
+        { id: '2', model: 'm', inputs: [int32('A', [3]), { ...big, name: 'B' }] },
+      ],
+      never,
+    );
+    expect(ints(ok(results[0]).outputs[0])).toEqual(ints(big));
+    expect(ints(ok(results[1]).outputs[1])).toEqual(ints(big));
+    expect(ints(ok(results[1]).outputs[0])).toEqual([3]);
+    expect(big.data.byteLength).toBe(200_000);
+  });
+
   it('fails one request with its own error and leaves the rest', async () => {
     const results = await inst.execute([{ id: 'bad', model: 'm', inputs: [] }, { id: 'good', model: 'm', inputs: [int32('A', [1]), int32('B', [2])] }], never);
     expect(InferError.is(results[0])).toBe(true);
@@ -93,10 +109,15 @@ describe('worker host: transferInputs', () => {
   it('transfers (detaches) whole-buffer inputs only when asked to', async () => {
     const inst = await spawn('t_0_0', { transferInputs: true });
     try {
-      const whole = int32('INPUT0', [4, 5]);
-      const [r] = await inst.execute([req('1', 'ok', [whole])], never);
-      expect(ints(ok(r).outputs[0])).toEqual([4, 5]);
+      // Small tensors are packed (copied) into one buffer per batch; large ones travel on their own.
+      const values = Array.from({ length: 20_000 }, (_, i) => i);
+      const whole = int32('INPUT0', values);
+      const small = int32('INPUT0', [4, 5]);
+      const [r, r2] = await inst.execute([req('1', 'ok', [whole]), req('2', 'ok', [small])], never);
+      expect(ints(ok(r).outputs[0])).toEqual(values);
+      expect(ints(ok(r2).outputs[0])).toEqual([4, 5]);
       expect(whole.data.byteLength).toBe(0);
+      expect(ints(small)).toEqual([4, 5]);
     } finally {
       await inst.dispose();
     }
