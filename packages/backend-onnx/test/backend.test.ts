@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   InferError,
-  decodeStrings,
-  tensorFromStrings,
   tensorFromTyped,
   typedView,
   type ExecuteResult,
@@ -11,7 +9,7 @@ import {
 } from '@tritium/core';
 // Tests generate their models with the workspace's ONNX generator (a tool, not a runtime dependency).
 // eslint-disable-next-line @nx/enforce-module-boundaries
-import { buildAddSubModel, buildBertModel, buildIdentityModel, buildNoBatchModel, buildScalarModel, buildSequenceModel } from '@tritium/onnx-gen';
+import { buildAddSubModel, buildBertModel, buildNoBatchModel, buildScalarModel, buildSequenceModel } from '@tritium/onnx-gen';
 import { captureLog, loadModel, request, signal, TempRepo, type Loaded } from './helpers.ts';
 
 function ok(result: ExecuteResult | undefined): InferResponse {
@@ -161,21 +159,6 @@ describe('BERT-shaped encoder', () => {
       logits(alone).forEach((v, i) => expect(v).toBeCloseTo(logits(batched[1]!)[i]!, 5));
       expect(logits(again[0]!)).toEqual(logits(batched[0]!));
       expect(logits(batched[0]!)).not.toEqual(logits(batched[1]!));
-    } finally {
-      await m.dispose();
-    }
-  });
-});
-
-describe('BYTES', () => {
-  it('round-trips string tensors through an identity model', async () => {
-    const m = await loadModel(repo, 'strings', buildIdentityModel({ dtype: 'BYTES' }), 'max_batch_size: 4');
-    try {
-      const a = request('strings', [tensorFromStrings('INPUT0', [1, 2], ['héllo', ''])]);
-      const b = request('strings', [tensorFromStrings('INPUT0', [1, 2], ['x', 'yz'])]);
-      const [ra, rb] = (await m.instance.execute([a, b], signal())).map(ok);
-      expect(decodeStrings(out(ra!, 'OUTPUT0').data)).toEqual(['héllo', '']);
-      expect(decodeStrings(out(rb!, 'OUTPUT0').data)).toEqual(['x', 'yz']);
     } finally {
       await m.dispose();
     }

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   InferError,
+  InferenceServer,
   modelConfigToJson,
   normalizeModelConfig,
   parseModelConfigText,
@@ -42,8 +43,8 @@ const scratch = mkdtempSync(path.join(tmpdir(), 'tritium-onnx-corpus-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** The case's model folder, with generated model files and the harness's empty version folders. */
-function prepare(c: CorpusCase): string {
-  const dir = path.join(scratch, c.modelName);
+function prepare(c: CorpusCase, repository = scratch): string {
+  const dir = path.join(repository, c.modelName);
   cpSync(c.folder, dir, { recursive: true });
   for (const v of c.versionDirs) mkdirSync(path.join(dir, v), { recursive: true });
   const generate = GENERATED[c.modelName];
@@ -60,7 +61,8 @@ function firstVersionDir(modelDir: string): string | undefined {
 
 /**
  * Loads the model the way the server does and returns the final config. With `instance`, also
- * starts one instance (a real session in a worker) and disposes it: the server must come up.
+ * starts one instance (a real session in a worker) and disposes it (the InferenceServer suite
+ * below starts every instance of the success cases).
  */
 async function load(c: CorpusCase, instance = false): Promise<ModelConfig> {
   const modelDir = prepare(c);
@@ -116,10 +118,47 @@ describe('Triton L0_model_config ONNX corpus', () => {
       });
     } else {
       it(c.id, async () => {
-        const actual = modelConfigToJson(await load(c, true));
+        const actual = modelConfigToJson(await load(c));
         const candidates = c.expected.map((e) => modelConfigToJson(parseModelConfigText(e.pattern)));
         expect(candidates, `got ${actual}`).toContain(actual);
       });
     }
+  }
+});
+
+/** The same cases through core's InferenceServer (repository, autofill, load, instances), as `tritonserver --strict-model-config=false`. */
+describe('Triton L0_model_config ONNX corpus through InferenceServer', () => {
+  if (unavailable) {
+    it.skip(`skipped: ${unavailable}`, () => {});
+    return;
+  }
+  for (const c of cases) {
+    it(c.id, async () => {
+      const repository = path.join(scratch, 'server', c.modelName);
+      prepare(c, repository);
+      const server = new InferenceServer({ repositories: [repository], backends: [onnxBackend()], strictModelConfig: false, exitOnError: true });
+      const started = await server.start().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      try {
+        if (c.outcome === 'fail') {
+          expect(started, 'the server must refuse to start').toBeDefined();
+          const message = InferError.is(started) || started instanceof Error ? started.message : String(started);
+          const lines = message.split('\n');
+          expect(lines.some((l) => matchesExpected(c, l)), `got: ${message}`).toBe(true);
+        } else {
+          expect(started, String(started)).toBeUndefined();
+          // Tritium serves without GPUs, so KIND_AUTO resolves to CPU where Triton's CI had GPU 0:
+          // compare everything but instance_group.
+          const strip = (config: ModelConfig) => modelConfigToJson({ ...config, instance_group: [] });
+          const actual = strip(server.modelConfig(c.modelName));
+          const candidates = c.expected.map((e) => strip(parseModelConfigText(e.pattern)));
+          expect(candidates, `got ${actual}`).toContain(actual);
+        }
+      } finally {
+        await server.stop();
+      }
+    });
   }
 });

@@ -99,7 +99,7 @@ describe('bad model files fail the load with a clear message', () => {
   it('honours default_model_filename', async () => {
     const { versionDir } = await repo.model('custom_name', undefined);
     await writeFile(join(versionDir, 'custom.onnx'), buildAddSubModel());
-    const m = await loadModel(repo, 'custom_name', undefined, 'default_model_filename: "custom.onnx"');
+    const m = await loadModel(repo, 'custom_name', undefined, 'default_model_filename: "custom.onnx"', { instance: false });
     try {
       expect(m.config.output.map((o) => o.name)).toEqual(['OUTPUT0', 'OUTPUT1']);
     } finally {

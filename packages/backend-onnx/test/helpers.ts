@@ -52,6 +52,7 @@ export class TempRepo {
 
 export interface Loaded {
   readonly config: ModelConfig;
+  /** Not usable when loaded with `instance: false`. */
   readonly instance: ModelInstance;
   dispose(): Promise<void>;
 }
@@ -62,7 +63,7 @@ export async function loadModel(
   name: string,
   bytes: Uint8Array | undefined,
   configText: string,
-  options: { backend?: OnnxBackendOptions; log?: Logger; kind?: 'CPU' | 'GPU'; autoComplete?: boolean } = {},
+  options: { backend?: OnnxBackendOptions; log?: Logger; kind?: 'CPU' | 'GPU'; autoComplete?: boolean; instance?: boolean } = {},
 ): Promise<Loaded> {
   const backend: Backend = onnxBackend({ cores: 2, ...options.backend });
   const log = options.log ?? captureLog();
@@ -72,12 +73,13 @@ export async function loadModel(
   if (options.autoComplete !== false) config = await backend.autoComplete!({ config, modelDir, versionDir, log });
   config = normalizeModelConfig({ ...config, backend: 'onnxruntime' }, { modelName: name });
   const model = await backend.loadModel({ config, version: 1, modelDir, versionDir, log });
-  const instance = await model.createInstance({ name: `${name}_0`, kind: options.kind ?? 'CPU', device: 0, groupName: name });
+  const instance =
+    options.instance === false ? undefined : await model.createInstance({ name: `${name}_0`, kind: options.kind ?? 'CPU', device: 0, groupName: name });
   return {
     config,
-    instance,
+    instance: instance!,
     async dispose() {
-      await instance.dispose();
+      await instance?.dispose();
       await model.dispose();
     },
   };
