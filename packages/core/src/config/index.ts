@@ -2,7 +2,7 @@
 export { ConfigError } from './config-error.ts';
 export type { ConfigErrorLocation } from './config-error.ts';
 export { parseModelConfigText, configSourcePosition } from './pbtxt-parser.ts';
-export type { ParseOptions, SourcePositions } from './pbtxt-parser.ts';
+export type { ParseOptions } from './pbtxt-parser.ts';
 export { normalizeModelConfig, PLATFORMS, BACKENDS, SEQUENCE_IDLE_DEFAULT_MICROSECONDS } from './normalize.ts';
 export type { NormalizeOptions, VersionDirEntry } from './normalize.ts';
 export { validateModelConfig, ConfigValidationError, pathEscapesParent } from './validate.ts';

@@ -31,10 +31,16 @@ export interface ParseOptions {
   file?: string;
 }
 
-/** Where each field of a parsed config was written: path (as in ConfigError.fieldPath) → position. */
-export type SourcePositions = ReadonlyMap<string, { line: number; column: number }>;
+/**
+ * Where each field of a parsed config was written: path (as in ConfigError.fieldPath) → position,
+ * packed as `line * 2^21 + column` (one number per field keeps parsing allocation-light).
+ */
+type PackedPositions = ReadonlyMap<string, number>;
 
-const positionsByConfig = new WeakMap<object, SourcePositions>();
+const COLUMN_BITS = 2 ** 21;
+const pack = (line: number, column: number): number => line * COLUMN_BITS + Math.min(column, COLUMN_BITS - 1);
+
+const positionsByConfig = new WeakMap<object, PackedPositions>();
 
 /**
  * The source position of a field of a config returned by `parseModelConfigText` (e.g.
@@ -47,7 +53,7 @@ export function configSourcePosition(config: object, fieldPath: string): { line:
   let path = fieldPath;
   for (;;) {
     const hit = positions.get(path);
-    if (hit) return hit;
+    if (hit !== undefined) return { line: Math.floor(hit / COLUMN_BITS), column: hit % COLUMN_BITS };
     const cut = Math.max(path.lastIndexOf('.'), path.lastIndexOf('['));
     if (cut <= 0) return undefined;
     path = path.slice(0, cut);
@@ -70,7 +76,7 @@ function describe(t: Token): string {
 
 class Parser {
   private readonly lexer: Lexer;
-  private readonly positions = new Map<string, { line: number; column: number }>();
+  private readonly positions = new Map<string, number>();
   private depth = 0;
 
   constructor(
@@ -161,7 +167,7 @@ class Parser {
     const nameTok = this.next(path);
     const field = this.lookupField(desc, nameTok, path);
     const fieldPath = path ? `${path}.${field.name}` : field.name;
-    if (!this.positions.has(fieldPath)) this.positions.set(fieldPath, { line: nameTok.line, column: nameTok.column });
+    if (!this.positions.has(fieldPath)) this.positions.set(fieldPath, pack(nameTok.line, nameTok.column));
 
     if (field.label === 'singular') {
       // C++ TextFormat's check is HasField(): a proto3 scalar holding its default does not count as set.
@@ -236,7 +242,7 @@ class Parser {
       // Messages of a repeated field are addressed by index (`input[1].dims`).
       const elementPath = `${fieldPath}[${list.length}]`;
       const at = this.peek(fieldPath);
-      this.positions.set(elementPath, { line: at.line, column: at.column });
+      this.positions.set(elementPath, pack(at.line, at.column));
       list.push(this.parseValue(field.value, field.name, elementPath));
       return;
     }

@@ -482,13 +482,25 @@ export function defaultValue(value: ValueType): unknown {
   }
 }
 
-/** Sets every non-presence field of a freshly built message to its proto3 default. */
+type DefaultPlan = ReadonlyArray<readonly [name: string, kind: 'list' | 'map' | 'value', value: unknown]>;
+const defaultPlans = new WeakMap<MessageDescriptor, DefaultPlan>();
+
+function defaultPlan(desc: MessageDescriptor): DefaultPlan {
+  let plan = defaultPlans.get(desc);
+  if (!plan) {
+    plan = desc.fields
+      .filter((f) => f.label !== 'singular' || !hasPresence(f))
+      .map((f) => [f.name, f.label === 'repeated' ? 'list' : f.label === 'map' ? 'map' : 'value', defaultValue(f.value)] as const);
+    defaultPlans.set(desc, plan);
+  }
+  return plan;
+}
+
+/** Sets every non-presence field of a message that does not have it yet to its proto3 default. */
 export function fillDefaults(desc: MessageDescriptor, target: Record<string, unknown>): void {
-  for (const f of desc.fields) {
-    if (f.name in target) continue;
-    if (f.label === 'repeated') target[f.name] = [];
-    else if (f.label === 'map') target[f.name] = {};
-    else if (!hasPresence(f)) target[f.name] = defaultValue(f.value);
+  for (const [name, kind, value] of defaultPlan(desc)) {
+    if (target[name] !== undefined) continue;
+    target[name] = kind === 'list' ? [] : kind === 'map' ? {} : value;
   }
 }
 
