@@ -1,10 +1,12 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import path, { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InferError, DATA_TYPE_SIZE, encodeBytesElements, tensorFromTyped, type DataType, type InferResponse, type Tensor } from '@tritium/core';
+import { InferError, InferenceServer, DATA_TYPE_SIZE, encodeBytesElements, tensorFromTyped, type DataType, type InferResponse, type Tensor } from '@tritium/core';
 // Tests generate their models with the workspace's ONNX generator (a tool, not a runtime dependency).
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { GraphBuilder, ORT_NODE_ELEMENT_TYPES, buildAddSubModel, buildBertModel, buildMultiIdentityModel } from '@tritium/onnx-gen';
+import { onnxBackend } from '../src/index.ts';
 import { loadModel, request, signal, TempRepo } from './helpers.ts';
 
 let repo: TempRepo;
@@ -121,6 +123,49 @@ describe('runtime errors inside onnxruntime', () => {
       expect(InferError.is(good)).toBe(false);
     } finally {
       await m.dispose();
+    }
+  });
+});
+
+describe('--disable-auto-complete-config / --strict-model-config', () => {
+  it('loads the config as written: a config without inputs is refused with Triton\'s message', async () => {
+    for (const flags of [{ disableAutoCompleteConfig: true }, { strictModelConfig: true }]) {
+      const root = path.join(repo.root, `strict_${Object.keys(flags)[0]}`);
+      mkdirSync(path.join(root, 'strict', '1'), { recursive: true });
+      writeFileSync(path.join(root, 'strict', '1', 'model.onnx'), buildAddSubModel());
+      writeFileSync(path.join(root, 'strict', 'config.pbtxt'), 'backend: "onnxruntime"\n');
+      const server = new InferenceServer({ repositories: [root], backends: [onnxBackend()], ...flags });
+      const error = await server.start().then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      await server.stop();
+      expect(error?.message).toContain("unable to load model 'strict', configuration expects 0 inputs, model provides 2");
+    }
+  });
+
+  it('with auto-complete on, the same folder loads', async () => {
+    const root = path.join(repo.root, 'autocomplete_on');
+    mkdirSync(path.join(root, 'lenient', '1'), { recursive: true });
+    writeFileSync(path.join(root, 'lenient', '1', 'model.onnx'), buildAddSubModel());
+    writeFileSync(path.join(root, 'lenient', 'config.pbtxt'), 'backend: "onnxruntime"\ninstance_group [{ kind: KIND_CPU, count: 1 }]\n');
+    const server = new InferenceServer({ repositories: [root], backends: [onnxBackend()] });
+    try {
+      await server.start();
+      expect(server.modelConfig('lenient').max_batch_size).toBe(4);
+      const response = await server.infer({
+        id: 'x',
+        model: 'lenient',
+        inputs: [
+          tensorFromTyped('INPUT0', 'INT32', [1, 16], new Int32Array(16).fill(5)),
+          tensorFromTyped('INPUT1', 'INT32', [1, 16], new Int32Array(16).fill(2)),
+        ],
+        outputs: [{ name: 'OUTPUT1' }],
+      });
+      expect(response.outputs.map((o) => o.name)).toEqual(['OUTPUT1']);
+      expect(Array.from(new Int32Array(response.outputs[0]!.data.slice().buffer))).toEqual(Array(16).fill(3));
+    } finally {
+      await server.stop();
     }
   });
 });
