@@ -82,7 +82,6 @@ export const RUNNER_RULES: ReadonlyArray<{ match: (c: Omit<CorpusCase, 'runner' 
  * when its suite runs those cases (with loadCorpusCases().filter(c => c.runner === '<runner>')).
  */
 export const PENDING_RUNNERS: ReadonlyMap<CaseRunner, string> = new Map<CaseRunner, string>([
-  ['repository', 'a repository of several models: cross-model ensemble checks (composing models, versions, cycles, dtype/shape agreement)'],
   ['server', 'must start a server and read the config back over HTTP and gRPC'],
 ]);
 
