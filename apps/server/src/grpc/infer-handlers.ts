@@ -25,7 +25,7 @@ export function modelInferHandler(ctx: TransportContext) {
     call.once('cancelled', () => abort.abort());
     let converted;
     try {
-      if (ctx.api.isDecoupled(msg.model_name, msg.model_version || undefined)) {
+      if (safeIsDecoupled(ctx, msg)) {
         throw new InferError('UNSUPPORTED', DECOUPLED_UNARY_MESSAGE);
       }
       converted = fromWireRequest(msg, ctx, abort.signal);

@@ -213,6 +213,13 @@ export function buildInferReply(r: InferResponse, parsed: ParsedHttpInfer, ctx: 
 
 export const DECOUPLED_HTTP_MESSAGE = "HTTP end point doesn't support models with decoupled transaction policy";
 
+/** Decoupled models are stream-only. A lookup error is left for `infer` to report (it knows the state). */
 export function checkNotDecoupled(ctx: TransportContext, model: string, version: string | undefined): void {
-  if (ctx.api.isDecoupled(model, version || undefined)) throw new InferError('UNSUPPORTED', DECOUPLED_HTTP_MESSAGE);
+  let decoupled = false;
+  try {
+    decoupled = ctx.api.isDecoupled(model, version || undefined);
+  } catch {
+    return;
+  }
+  if (decoupled) throw new InferError('UNSUPPORTED', DECOUPLED_HTTP_MESSAGE);
 }
