@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InferError, normalizeModelConfig, parseModelConfigText, validateModelConfig } from '../../src/index.ts';
+import { InferError, modelConfigToJson, normalizeModelConfig, parseModelConfigText, validateModelConfig } from '../../src/index.ts';
 import type { VersionDirEntry } from '../../src/index.ts';
 import { corpusUnavailableReason, loadCorpusCases, matchesExpected, withPlatform, type CorpusCase } from './corpus-cases.ts';
 
@@ -84,6 +84,34 @@ describe('Triton L0_model_config corpus', () => {
           .map((e) => `    ${e.file}: ${e.pattern}`)
           .join('\n')}`,
       ).toBe(true);
+    });
+  }
+});
+
+/**
+ * The success cases of custom-backend models get no backend auto-complete in Triton, so the config
+ * it served is core normalization alone: compare ours with `expected` (as Triton's JSON form).
+ * The full case (a running server, HTTP and gRPC) stays with the server runner.
+ */
+describe('Triton L0_model_config corpus: normalization of served custom-backend configs', () => {
+  const custom = cases.filter((c) => c.group === 'autofill_noplatform_success/custom');
+  if (unavailable || custom.length === 0) {
+    it.skip(`skipped: ${unavailable ?? 'no autofill_noplatform_success/custom cases'}`, () => {});
+    return;
+  }
+  for (const c of custom) {
+    it(`${c.id}: normalize(config.pbtxt) is the config Triton served`, () => {
+      const file = path.join(c.folder, 'config.pbtxt');
+      const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+      const ours = normalizeModelConfig(parseModelConfigText(text, { file }), {
+        modelName: c.modelName,
+        firstVersionEntries: firstVersionEntries(c),
+        supportedGpus: TRITON_CI_GPUS,
+      });
+      validateModelConfig(ours, { supportedGpus: TRITON_CI_GPUS, directoryName: c.modelName });
+      const expectedFile = path.join(c.folder, c.expected[0]!.file);
+      const served = parseModelConfigText(readFileSync(expectedFile, 'utf8'), { file: expectedFile });
+      expect(modelConfigToJson(ours, { indent: 2 })).toBe(modelConfigToJson(served, { indent: 2 }));
     });
   }
 });
