@@ -12,6 +12,7 @@ import { InferError } from '@tritium/core';
 export const MODEL_API_SPECIFIER = '@tritium/backend-python-like/model';
 const MODEL_API_FILE = realpathSync(fileURLToPath(new URL('./model-api/index.ts', import.meta.url)));
 const RUNTIME_FACE_FILE = realpathSync(fileURLToPath(new URL('./model-api/runtime-face.ts', import.meta.url)));
+const MODEL_RUNTIME_FILE = realpathSync(fileURLToPath(new URL('./worker/model-runtime.ts', import.meta.url)));
 const TS_FILE = /\.[cm]?tsx?$/;
 
 export interface TranspiledModel {
@@ -72,7 +73,7 @@ function formatMessage(m: Message, workDir: string): string {
 /**
  * Transpiles `model.ts` (and the local files it imports) to one ES module with an inline source
  * map, so stack traces and errors name lines of `model.ts`; it exports `model` (the model's
- * exports) and `api` (see `model-api/runtime-face.ts`). A syntax or resolution error is an
+ * exports), `api` (see `model-api/runtime-face.ts`) and `createModelInstance` (the instance runtime). A syntax or resolution error is an
  * INVALID_ARG naming `file:line:column`.
  */
 export async function transpileModel(modelName: string, modelFile: string, options: TranspileOptions): Promise<TranspiledModel> {
@@ -86,9 +87,13 @@ export async function transpileModel(modelName: string, modelFile: string, optio
   let contents: Uint8Array;
   try {
     const result = await build({
-      // One module exporting the model and the runtime's face of the author API (one shared copy).
+      // One module: the model, the author API's runtime face and the instance runtime (one shared copy).
       stdin: {
-        contents: `export * as model from ${JSON.stringify(modelFile)};\nexport * as api from ${JSON.stringify(RUNTIME_FACE_FILE)};\n`,
+        contents: [
+          `export * as model from ${JSON.stringify(modelFile)};`,
+          `export * as api from ${JSON.stringify(RUNTIME_FACE_FILE)};`,
+          `export { createModelInstance } from ${JSON.stringify(MODEL_RUNTIME_FILE)};`,
+        ].join('\n'),
         resolveDir: workDir,
         sourcefile: '<tritium-model-entry>',
         loader: 'js',

@@ -1,8 +1,9 @@
 /**
- * Runs INSIDE an instance's worker (thread or child process): imports the model bundle, builds the
- * `TritonPythonModel`, calls `initialize`, and serves `execute` (default and decoupled) for the
- * core worker host. The model sees only the author API; the worker holds no server objects, only
- * the plain `PythonLikeInit` and the host's BLS/log functions.
+ * Runs INSIDE an instance's worker (thread or child process), bundled into each model's bundle
+ * together with the model and the author API (one shared copy, plain JavaScript, no loader needed):
+ * builds the `TritonPythonModel`, calls `initialize`, and serves `execute` (default and decoupled)
+ * for the core worker host. The model sees only the author API; the worker holds no server objects,
+ * only the plain `PythonLikeInit` and the host's BLS/log functions.
  */
 import {
   InferError,
@@ -13,13 +14,13 @@ import {
   type WorkerExecuteContext,
   type WorkerModelInstance,
 } from '@tritium/core';
-import type * as Face from '../model-api/runtime-face.ts';
+import * as api from '../model-api/runtime-face.ts';
+import type { InferenceResponse as AuthorResponse } from '../model-api/response.ts';
 import type { InitializeArgs, TritonModel, TritonModelClass } from '../model-api/model.ts';
 import { describeError } from './error-location.ts';
 import type { PythonLikeInit } from './init.ts';
 import { answerOne, mapResults, type PlainResponse } from './map-results.ts';
 
-type Bundle = { model: Record<string, unknown>; api: typeof Face };
 type WireRequest = Omit<InferRequest, 'signal'>;
 
 function findModelClass(exports: Record<string, unknown>, init: PythonLikeInit): TritonModelClass {
@@ -53,9 +54,12 @@ function initializeArgs(init: PythonLikeInit): InitializeArgs {
   };
 }
 
-export async function createInstance(init: PythonLikeInit, ctx: WorkerContext): Promise<WorkerModelInstance> {
-  process.setSourceMapsEnabled(true);
-  const { api, model: exports } = (await import(init.bundleUrl)) as Bundle;
+/** Builds the instance from the model module's exports (called by `instance-entry.ts`). */
+export async function createModelInstance(
+  init: PythonLikeInit,
+  ctx: WorkerContext,
+  exports: Record<string, unknown>,
+): Promise<WorkerModelInstance> {
   api.setRuntimeLink({
     modelName: init.modelName,
     infer: (request) => ctx.infer(request),
@@ -145,7 +149,7 @@ export async function createInstance(init: PythonLikeInit, ctx: WorkerContext): 
       if (--open === 0) allDone();
     };
     const senders = batch.map((wire, i) => ({
-      send(response?: Face.InferenceResponse | null, flags = 0): void {
+      send(response?: AuthorResponse | null, flags = 0): void {
         if (finalSent[i]) {
           throw new api.TritonError('Unable to send response. Response sender has been closed.', api.TritonError.INTERNAL);
         }

@@ -1,0 +1,19 @@
+/**
+ * The worker entry the core host runs for each instance: imports the model's bundle (plain
+ * JavaScript: the model, the author API and `model-runtime.ts` in one module) and lets it build
+ * the instance. Kept tiny and type-only so a worker does not load the server's code.
+ */
+import type { WorkerContext, WorkerModelInstance } from '@tritium/core';
+import type { PythonLikeInit } from './init.ts';
+
+type Bundle = {
+  model: Record<string, unknown>;
+  createModelInstance(init: PythonLikeInit, ctx: WorkerContext, exports: Record<string, unknown>): Promise<WorkerModelInstance>;
+};
+
+export async function createInstance(init: PythonLikeInit, ctx: WorkerContext): Promise<WorkerModelInstance> {
+  // Stack traces of the model name model.ts lines (the bundle carries an inline source map).
+  process.setSourceMapsEnabled(true);
+  const bundle = (await import(init.bundleUrl)) as Bundle;
+  return bundle.createModelInstance(init, ctx, bundle.model);
+}
