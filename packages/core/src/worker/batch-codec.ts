@@ -3,7 +3,8 @@
  * ONE JSON string and the small tensors' bytes in ONE fresh ArrayBuffer (8-byte aligned, so typed
  * views need no copy), large tensors as their own buffers. Structured-cloning the object graph of a
  * batch costs ~10 µs per request (see bench/worker.bench.ts); this costs a fraction of that.
- * Returns undefined when the graph cannot be JSON (a bigint parameter): callers then send it as is.
+ * Returns undefined when the graph cannot be JSON (a bigint or non-finite parameter, which the
+ * mapper signals by throwing): callers then send it as is.
  */
 import type { Tensor } from '../tensor/tensor.ts';
 import { prepareTensor } from './protocol.ts';
@@ -58,7 +59,7 @@ export function packBatch<T>(
   try {
     json = JSON.stringify({ items: items.map((item) => mapItem(item, ref)), slots });
   } catch {
-    return undefined; // bigint or another non-JSON value: send the graph by structured clone instead
+    return undefined; // bigint, NaN or another non-JSON value: send the graph by structured clone instead
   }
   let pool: ArrayBuffer | null = null;
   if (poolSize > 0) {

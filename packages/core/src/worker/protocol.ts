@@ -148,9 +148,26 @@ export function normalizeTensor(tensor: Tensor): Tensor {
   return { ...tensor, data: view };
 }
 
+/** JSON would turn NaN/±Infinity parameters into null: such items go by structured clone. */
+function jsonSafe(parameters: Readonly<Record<string, unknown>> | undefined): void {
+  if (!parameters) return;
+  for (const k in parameters) {
+    const v = parameters[k];
+    if (typeof v === 'number' && !Number.isFinite(v)) throw new TypeError('non-finite parameter');
+  }
+}
+
 /** Packs requests for an execute message (undefined: send them unpacked). */
 export function packRequests(batch: readonly InferRequest[], transferList: ArrayBuffer[] | undefined, transferWhole: boolean): PackedBatch | undefined {
-  return packBatch(batch, (r, ref) => ({ ...toWireRequest(r), inputs: r.inputs.map(ref) }), transferList, transferWhole);
+  return packBatch(
+    batch,
+    (r, ref) => {
+      jsonSafe(r.parameters);
+      return { ...toWireRequest(r), inputs: r.inputs.map(ref) };
+    },
+    transferList,
+    transferWhole,
+  );
 }
 
 export function unpackRequests(packed: PackedBatch): InferRequest[] {
@@ -161,7 +178,11 @@ export function unpackRequests(packed: PackedBatch): InferRequest[] {
 export function packResults(results: readonly WireResult[], transferList: ArrayBuffer[] | undefined): PackedBatch | undefined {
   return packBatch(
     results,
-    (r, ref) => (r.ok ? { ok: true, response: { ...r.response, outputs: r.response.outputs.map(ref) } } : r),
+    (r, ref) => {
+      if (!r.ok) return r;
+      jsonSafe(r.response.parameters);
+      return { ok: true, response: { ...r.response, outputs: r.response.outputs.map(ref) } };
+    },
     transferList,
     true,
   );

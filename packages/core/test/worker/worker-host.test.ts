@@ -62,7 +62,7 @@ describe('worker host: round trip', () => {
     const c: Tensor = { name: 'A', datatype: 'INT32', shape: [1], data: pooled };
     const results = await inst.execute(
       [
-        { id: '1', model: 'm', inputs: [a, b] },
+        { id: '1', model: 'm', inputs: [a, b], parameters: { s: 'x', n: 1.5, t: true } },
         // A bigint parameter cannot be packed as JSON: this batch goes by structured clone.
         { id: '2', model: 'm', inputs: [c, b], outputs: [{ name: 'Y' }], parameters: { big: 2n ** 60n } },
       ],

@@ -1,0 +1,56 @@
+/** The batch codec the worker host uses on every execute: what goes in comes out. */
+import { describe, expect, it } from 'vitest';
+import { packRequests, unpackRequests, packResults, unpackResults, type WireResult } from '../../src/worker/protocol.ts';
+import { POOL_LIMIT } from '../../src/worker/batch-codec.ts';
+import type { InferRequest } from '../../src/types.ts';
+import type { Tensor } from '../../src/tensor/tensor.ts';
+
+const u8 = (name: string, n: number, fill = 1): Tensor => ({ name, datatype: 'UINT8', shape: [n], data: new Uint8Array(n).fill(fill) });
+
+describe('batch codec', () => {
+  it('round-trips requests: fields, parameters, requested outputs, aligned views', () => {
+    const batch: InferRequest[] = [
+      { id: 'a', model: 'm', version: 2, inputs: [u8('X', 3, 7), u8('Y', 5, 9)], outputs: [{ name: 'O', parameters: { classification: 2 } }], parameters: { s: 'é', n: -1.25, b: false }, priority: 1, timeoutUs: 10 },
+      { id: 'b', model: 'm', inputs: [u8('X', 0)] },
+    ];
+    const transfer: ArrayBuffer[] = [];
+    const packed = packRequests(batch, transfer, false)!;
+    expect(packed).toBeDefined();
+    expect(transfer).toEqual([packed.pool]);
+    const back = unpackRequests(packed);
+    expect(back).toEqual(batch);
+    for (const t of back.flatMap((r) => r.inputs)) expect(t.data.byteOffset % 8).toBe(0);
+    // The caller's tensors were copied, not moved.
+    expect(batch[0]!.inputs[0]!.data.byteLength).toBe(3);
+  });
+
+  it('sends large tensors on their own, transferring whole buffers only when allowed', () => {
+    const big = u8('X', POOL_LIMIT, 3);
+    const slice: Tensor = { name: 'Y', datatype: 'UINT8', shape: [POOL_LIMIT], data: new Uint8Array(POOL_LIMIT * 2).subarray(1, POOL_LIMIT + 1) };
+    const kept: ArrayBuffer[] = [];
+    const p1 = packRequests([{ id: 'a', model: 'm', inputs: [big, slice] }], kept, false)!;
+    expect(p1.large).toHaveLength(2);
+    expect(p1.large[0]).toBe(big.data); // cloned by the channel, caller keeps it
+    expect(p1.large[1]!.byteOffset).toBe(0); // the slice was copied into its own buffer
+    expect(kept).toContain(p1.large[1]!.buffer);
+    expect(kept).not.toContain(big.data.buffer);
+    const moved: ArrayBuffer[] = [];
+    packRequests([{ id: 'a', model: 'm', inputs: [big] }], moved, true);
+    expect(moved).toContain(big.data.buffer);
+    expect(unpackRequests(p1)[0]!.inputs.map((t) => t.data.byteLength)).toEqual([POOL_LIMIT, POOL_LIMIT]);
+  });
+
+  it('declines what JSON cannot carry (bigint, NaN), so the batch goes by structured clone', () => {
+    expect(packRequests([{ id: 'a', model: 'm', inputs: [], parameters: { x: 1n } }], undefined, false)).toBeUndefined();
+    expect(packRequests([{ id: 'a', model: 'm', inputs: [], parameters: { x: Number.NaN } }], undefined, false)).toBeUndefined();
+  });
+
+  it('round-trips results with errors in their slots', () => {
+    const results: WireResult[] = [
+      { ok: true, response: { id: 'a', model: 'm', version: 1, outputs: [u8('O', 4, 2)], parameters: { k: 'v' } } },
+      { ok: false, error: { code: 'INVALID_ARG', message: 'bad' } },
+    ];
+    const packed = packResults(results, [])!;
+    expect(unpackResults(packed)).toEqual(results);
+  });
+});
