@@ -24,18 +24,34 @@ export async function runWarmup(config: ModelConfig, modelDir: string, instances
           model: config.name,
           inputs: inputs.map((t) => ({ ...t, data: t.data.slice() })),
         }));
-        const controller = new AbortController();
-        let results;
+        let failed: InferError | undefined;
         try {
-          results = await instance.execute(batch, controller.signal);
+          failed = await executeOnce(config, instance, batch);
         } catch (err) {
           throw new InferError('INTERNAL', `failed to run warmup sample '${sample.name}': ${InferError.from(err).message}`);
         }
-        const failed = results.find((r) => InferError.is(r));
         if (failed) {
           throw new InferError(failed.code, `failed to run warmup sample '${sample.name}': ${failed.message}`);
         }
       }
     }
   }
+}
+
+/** One warmup execution; decoupled models run through their response sinks. Returns the first request error. */
+async function executeOnce(config: ModelConfig, instance: ModelInstance, batch: InferRequest[]): Promise<InferError | undefined> {
+  const signal = new AbortController().signal;
+  if (config.model_transaction_policy?.decoupled && instance.executeDecoupled) {
+    let failed: InferError | undefined;
+    const sinks = batch.map(() => ({
+      response: () => {},
+      complete: (error?: InferError) => {
+        failed ??= error;
+      },
+    }));
+    await instance.executeDecoupled(batch, sinks, signal);
+    return failed;
+  }
+  const results = await instance.execute(batch, signal);
+  return results.find((r): r is InferError => InferError.is(r));
 }

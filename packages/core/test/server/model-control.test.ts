@@ -6,7 +6,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { identityBackend } from '@tritium/core/testing';
+import { faultBackend, identityBackend } from '@tritium/core/testing';
 import { InferError } from '../../src/errors.ts';
 import { InferenceServer } from '../../src/server/inference-server.ts';
 import { tensorFromTyped } from '../../src/tensor/tensor.ts';
@@ -139,6 +139,30 @@ describe('model control: explicit', () => {
     expect(noConfig.message).toContain("Load parameter 'config' must be specified for model file override");
     await server.loadModel('fm', { configJson: config, files: { 'file:1/model.bin': new Uint8Array([1]) } });
     expect((await server.infer(request('fm'))).model).toBe('fm');
+  });
+});
+
+describe('instance health', () => {
+  it('marks a version UNAVAILABLE with the reason when its instance gives up restarting', async () => {
+    const repo = await makeRepo({ f: { config: identityConfig('f').replace('"identity"', '"fault"') } });
+    repos.push(repo);
+    const server = new InferenceServer({
+      repositories: [repo],
+      backends: [faultBackend({ restart: { maxRestarts: 0, initialBackoffMs: 1, waitMs: 100 } })],
+    });
+    servers.push(server);
+    await server.start();
+    const crash = await errorOf(server.infer(request('f', { parameters: { fault: 'exit' } })));
+    expect(crash.code).toBe('INTERNAL');
+    let entry = (await server.repositoryIndex())[0]!;
+    for (let i = 0; i < 100 && entry.state === 'READY'; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      entry = (await server.repositoryIndex())[0]!;
+    }
+    expect(entry.state).toBe('UNAVAILABLE');
+    expect(entry.reason).not.toBe('');
+    expect((await errorOf(server.infer(request('f', { version: 1 })))).message).toBe("Request for unknown model: 'f' version 1 is not at ready state");
+    expect(server.isReady()).toBe(false);
   });
 });
 
