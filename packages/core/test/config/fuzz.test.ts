@@ -147,7 +147,7 @@ describe('config parser fuzzing', () => {
       fc.property(fc.nat(texts.length - 1), fc.array(mutationArb, { minLength: 1, maxLength: 4 }), (i, muts) => {
         runPipeline(mutate(texts[i]!, muts));
       }),
-      { numRuns: 250 },
+      { numRuns: 200 },
     );
   });
 
@@ -156,7 +156,27 @@ describe('config parser fuzzing', () => {
       fc.property(fc.array(tokenArb, { maxLength: 40 }), (tokens) => runPipeline(tokens.join(' '))),
       { numRuns: 400 },
     );
-    fc.assert(fc.property(fc.string({ maxLength: 200 }), (s) => runPipeline(s)), { numRuns: 200 });
+    fc.assert(fc.property(fc.string({ maxLength: 200 }), (s) => runPipeline(s)), { numRuns: 120 });
+  });
+
+  it('mutated Triton JSON: modelConfigFromJson returns a config or throws an InferError', () => {
+    const jsons = texts.flatMap((t) => {
+      try {
+        return [modelConfigToJson(normalizeModelConfig(parseModelConfigText(t), { modelName: 'fuzz' }))];
+      } catch {
+        return [];
+      }
+    });
+    fc.assert(
+      fc.property(fc.nat(jsons.length - 1), fc.array(mutationArb, { minLength: 1, maxLength: 3 }), (i, muts) => {
+        try {
+          modelConfigFromJson(mutate(jsons[i]!, muts));
+        } catch (e) {
+          if (!InferError.is(e)) throw e;
+        }
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it('deep nesting and long inputs end in bounded time with an error, not a stack overflow', () => {
@@ -175,7 +195,7 @@ describe('config parser fuzzing', () => {
         expect(modelConfigToJson(reparsed)).toBe(modelConfigToJson(config));
         expect(modelConfigToJson(modelConfigFromJson(modelConfigToJson(config)))).toBe(modelConfigToJson(config));
       }),
-      { numRuns: 100 },
+      { numRuns: 60 },
     );
   });
 });
