@@ -154,7 +154,7 @@ describe('config parser fuzzing', () => {
   it('token soup and arbitrary strings: a config or a ConfigError', () => {
     fc.assert(
       fc.property(fc.array(tokenArb, { maxLength: 40 }), (tokens) => runPipeline(tokens.join(' '))),
-      { numRuns: 400 },
+      { numRuns: 250 },
     );
     fc.assert(fc.property(fc.string({ maxLength: 200 }), (s) => runPipeline(s)), { numRuns: 120 });
   });
