@@ -1,0 +1,46 @@
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_REPOSITORY } from '@tritium/example-setup';
+
+/**
+ * Model repositories for the benchmark configurations, derived from the example's files (the
+ * seed's configs) by small, named edits. `bert_classifier` runs KIND_CPU here: the benchmark host
+ * has no GPU, and that is what the seed's KIND_GPU falls back to.
+ */
+export type Variant = 'pipeline' | 'per-step' | 'no-batching' | 'model-only';
+
+const DYNAMIC_BATCHING = /\ndynamic_batching \{[^}]*\}\n?/;
+const PADDED_BATCHING = `
+dynamic_batching {
+  preferred_batch_size: [32, 64, 128, 256]
+  max_queue_delay_microseconds: 10000
+}
+parameters { key: "tritium.pad.INPUT_IDS" value: { string_value: "0" } }
+parameters { key: "tritium.pad.ATTENTION_MASK" value: { string_value: "0" } }
+`;
+
+function edit(path: string, f: (text: string) => string): void {
+  writeFileSync(path, f(readFileSync(path, 'utf8')));
+}
+
+/** Writes `variant` under `root/<variant>` and returns its path. */
+export function writeRepository(root: string, variant: Variant): string {
+  const dir = join(root, variant);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const models = variant === 'model-only' ? ['bert_classifier'] : ['tokenizer', 'bert_classifier', 'sentiment_ensemble'];
+  for (const m of models) cpSync(join(DEFAULT_REPOSITORY, m), join(dir, m), { recursive: true });
+  edit(join(dir, 'bert_classifier', 'config.pbtxt'), (t) =>
+    t.replace(/kind: KIND_GPU\n\s*gpus: \[ 0 \][^\n]*/, 'kind: KIND_CPU'),
+  );
+  if (variant === 'per-step') {
+    // Triton's ensemble semantics: each step enters its composing model's own batcher.
+    edit(join(dir, 'sentiment_ensemble', 'config.pbtxt'), (t) => t.replace(DYNAMIC_BATCHING, '\n'));
+    edit(join(dir, 'bert_classifier', 'config.pbtxt'), (t) => t + PADDED_BATCHING);
+  }
+  if (variant === 'no-batching') {
+    edit(join(dir, 'sentiment_ensemble', 'config.pbtxt'), (t) => t.replace(DYNAMIC_BATCHING, '\n'));
+    edit(join(dir, 'tokenizer', 'config.pbtxt'), (t) => t.replace(DYNAMIC_BATCHING, '\n'));
+  }
+  return dir;
+}

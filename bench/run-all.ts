@@ -1,0 +1,292 @@
+/**
+ * `npm run bench`: the seed's claim, measured side by side in one run on this machine.
+ *
+ *   (a) the seed's pipeline: sentiment_ensemble with pipeline batching (one batcher, raw text in)
+ *   (b) the same models as a per-step ensemble (Triton's semantics: each composing model batches)
+ *   (c) no batching anywhere
+ *   (d) the microservice pattern: a preprocessing HTTP service (child process) that tokenizes each
+ *       request and calls Tritium's bert_classifier over gRPC
+ *   (e) the limit: tokenizer + ONNX session in one process, tight loop at the best batch size
+ *
+ * Each of (a)–(d) at concurrency 1, 8, 64, 256 (closed loop, one sentence per request, HTTP),
+ * reporting throughput, p50 and p99. Prints a table and ratios; writes docs/benchmarks.md and
+ * docs/benchmarks.svg. Env: BENCH_MEASURE_MS (default 4000), BENCH_WARMUP_MS (default 1500).
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { availableParallelism, cpus, loadavg } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { http as tritonHttp, InferInput, InferRequestedOutput } from '@tritium/client';
+import { plotSvg } from '@tritium/perf';
+import { EXAMPLE_SHAPE, setupExample, startTritium, type ServeProcess } from '@tritium/example-setup';
+import { cpuSeconds } from './pipeline/cpu.ts';
+import { measureLimit, type LimitResult } from './pipeline/limit.ts';
+import { measure, type Point } from './pipeline/measure.ts';
+import { writeRepository, type Variant } from './pipeline/repositories.ts';
+import { SENTENCES } from './pipeline/sentences.ts';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const LEVELS = [1, 8, 64, 256];
+const MEASURE_MS = Number(process.env['BENCH_MEASURE_MS'] ?? 4000);
+const WARMUP_MS = Number(process.env['BENCH_WARMUP_MS'] ?? 1500);
+
+interface Row extends Point {
+  /** Mean batch bert_classifier executed (inferences / executions) during the window. */
+  readonly modelBatch: number;
+  /** CPU seconds per second of wall time: server, side service, load generator. */
+  readonly cpu: { server: number; service: number; client: number };
+}
+
+interface ConfigResult {
+  readonly key: string;
+  readonly name: string;
+  readonly rows: Row[];
+}
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+async function modelCounts(url: string): Promise<{ inferences: number; executions: number }> {
+  const client = new tritonHttp.InferenceServerClient(url);
+  try {
+    const stats = await client.getInferenceStatistics('bert_classifier');
+    const s = stats.model_stats[0] ?? {};
+    return { inferences: Number(s.inference_count ?? 0), executions: Number(s.execution_count ?? 0) };
+  } finally {
+    client.close();
+  }
+}
+
+/** Runs the levels against one configuration, sampling model batch sizes and CPU per level. */
+async function sweep(key: string, name: string, server: ServeProcess, servicePid: number | undefined, send: () => Promise<void>): Promise<ConfigResult> {
+  const rows: Row[] = [];
+  for (const c of LEVELS) {
+    const before = await modelCounts(server.httpUrl);
+    const cpu0 = { server: cpuSeconds(server.process.pid!), service: servicePid ? cpuSeconds(servicePid) : 0, client: process.cpuUsage() };
+    const t0 = performance.now();
+    const point = await measure(c, send, WARMUP_MS, MEASURE_MS);
+    const wall = (performance.now() - t0) / 1000;
+    const client = process.cpuUsage(cpu0.client);
+    const after = await modelCounts(server.httpUrl);
+    const executions = after.executions - before.executions;
+    const row: Row = {
+      ...point,
+      modelBatch: executions > 0 ? (after.inferences - before.inferences) / executions : 0,
+      cpu: {
+        server: (cpuSeconds(server.process.pid!) - cpu0.server) / wall,
+        service: servicePid ? (cpuSeconds(servicePid) - cpu0.service) / wall : 0,
+        client: (client.user + client.system) / 1e6 / wall,
+      },
+    };
+    rows.push(row);
+    log(
+      `  ${key} c=${String(c).padStart(3)}: ${row.throughput.toFixed(0).padStart(6)} req/s  p50 ${(row.latency.p50Us / 1000).toFixed(1).padStart(7)} ms  ` +
+        `p99 ${(row.latency.p99Us / 1000).toFixed(1).padStart(7)} ms  model batch ${row.modelBatch.toFixed(1).padStart(5)}  ` +
+        `cpu server ${row.cpu.server.toFixed(2)} service ${row.cpu.service.toFixed(2)} client ${row.cpu.client.toFixed(2)}`,
+    );
+  }
+  return { key, name, rows };
+}
+
+async function tritiumConfig(root: string, key: string, name: string, variant: Variant): Promise<ConfigResult> {
+  log(`${key} ${name}: starting tritium serve`);
+  const server = await startTritium(writeRepository(root, variant));
+  const client = new tritonHttp.InferenceServerClient(server.httpUrl, { concurrency: Math.max(...LEVELS) });
+  const inputs = SENTENCES.map((s) => [new InferInput('TEXT', [1, 1], 'BYTES').setData([s])]);
+  const outputs = [new InferRequestedOutput('LOGITS')];
+  let i = 0;
+  try {
+    return await sweep(key, name, server, undefined, async () => {
+      const result = await client.infer('sentiment_ensemble', inputs[i++ % inputs.length]!, { outputs });
+      if (result.asTypedArray('LOGITS', 'FP32').length !== 2) throw new Error('bad LOGITS');
+    });
+  } finally {
+    client.close();
+    await server.stop();
+  }
+}
+
+async function microserviceConfig(root: string, tokenizerDir: string): Promise<ConfigResult> {
+  const key = '(d)';
+  const name = 'microservice: preprocessing HTTP service → Tritium bert_classifier over gRPC';
+  log(`${key} ${name}: starting tritium serve + the service`);
+  const server = await startTritium(writeRepository(root, 'model-only'));
+  const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'pipeline', 'microservice.ts'), tokenizerDir, server.grpcUrl], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const port = await new Promise<number>((ok, fail) => {
+      let out = '';
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        const m = /listening (\d+)/.exec(out);
+        if (m) ok(Number(m[1]));
+      });
+      child.once('exit', (code) => fail(new Error(`microservice exited (${code})`)));
+    });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(...LEVELS) });
+    const bodies = SENTENCES.map((s) => JSON.stringify({ text: s }));
+    let i = 0;
+    const send = () =>
+      new Promise<void>((ok, fail) => {
+        const body = bodies[i++ % bodies.length]!;
+        const req = http.request(
+          { host: '127.0.0.1', port, path: '/classify', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => {
+              const reply = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { logits?: number[]; error?: string };
+              if (res.statusCode === 200 && reply.logits?.length === 2) ok();
+              else fail(new Error(`microservice: ${res.statusCode} ${reply.error ?? ''}`));
+            });
+          },
+        );
+        req.on('error', fail);
+        req.end(body);
+      });
+    try {
+      return await sweep(key, name, server, child.pid, send);
+    } finally {
+      agent.destroy();
+    }
+  } finally {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+    await server.stop();
+  }
+}
+
+function ms(us: number): string {
+  return (us / 1000).toFixed(1);
+}
+
+function report(configs: readonly ConfigResult[], limit: LimitResult): { text: string; markdown: string } {
+  const header = ['config', 'concurrency', 'req/s', 'p50 ms', 'p99 ms', 'model batch', 'cpu server', 'cpu service', 'cpu client'];
+  const rows: string[][] = [];
+  for (const c of configs) {
+    for (const r of c.rows) {
+      rows.push([c.key, String(r.concurrency), r.throughput.toFixed(0), ms(r.latency.p50Us), ms(r.latency.p99Us), r.modelBatch.toFixed(1), r.cpu.server.toFixed(2), r.cpu.service.toFixed(2), r.cpu.client.toFixed(2)]);
+    }
+  }
+  rows.push(['(e)', `batch ${limit.batchSize}`, limit.throughput.toFixed(0), ms(limit.latency.p50Us), ms(limit.latency.p99Us), String(limit.batchSize), '-', '-', '-']);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const text = [header, widths.map((w) => '-'.repeat(w)), ...rows].map((r) => r.map((c, i) => c.padStart(widths[i]!)).join('  ')).join('\n');
+  const markdown = [`| ${header.join(' | ')} |`, `|${header.map(() => '---:').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  return { text, markdown };
+}
+
+interface Ratio {
+  readonly label: string;
+  readonly value: number;
+  readonly target: number;
+  readonly pass: boolean;
+  readonly detail: string;
+}
+
+function ratios(configs: readonly ConfigResult[], limit: LimitResult): Ratio[] {
+  const by = (key: string) => configs.find((c) => c.key === key)!;
+  const at = (key: string, c: number) => by(key).rows.find((r) => r.concurrency === c)!;
+  const best = (key: string) => Math.max(...by(key).rows.map((r) => r.throughput));
+  const a64 = at('(a)', 64);
+  const out: Ratio[] = [];
+  const aBest = best('(a)');
+  out.push({ label: '(a) best / (e) limit', value: aBest / limit.throughput, target: 0.85, pass: aBest / limit.throughput >= 0.85, detail: `${aBest.toFixed(0)} vs ${limit.throughput.toFixed(0)} req/s` });
+  for (const [key, target] of [['(c)', 3], ['(d)', 2], ['(b)', 1]] as const) {
+    const o = at(key, 64);
+    const value = a64.throughput / o.throughput;
+    const lowerP99 = a64.latency.p99Us < o.latency.p99Us;
+    out.push({
+      label: `(a) / ${key} at concurrency 64`,
+      value,
+      target,
+      pass: value >= target && lowerP99,
+      detail: `${a64.throughput.toFixed(0)} vs ${o.throughput.toFixed(0)} req/s; p99 ${ms(a64.latency.p99Us)} vs ${ms(o.latency.p99Us)} ms${lowerP99 ? '' : ' (p99 NOT lower)'}`,
+    });
+  }
+  return out;
+}
+
+function plot(configs: readonly ConfigResult[], limit: LimitResult): string {
+  return plotSvg({
+    title: 'Sentiment pipeline on this machine: throughput vs p99 latency',
+    xLabel: 'throughput (requests/s)',
+    yLabel: 'p99 latency (ms, log scale)',
+    logY: true,
+    series: [
+      ...configs.map((c) => ({
+        name: `${c.key} ${c.name.split(':')[0]}`,
+        points: c.rows.map((r) => ({ x: r.throughput, y: r.latency.p99Us / 1000, label: `c${r.concurrency}` })),
+      })),
+      { name: '(e) limit', points: [{ x: limit.throughput, y: limit.latency.p99Us / 1000, label: `b${limit.batchSize}` }] },
+    ],
+  });
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const { tokenizerDir, modelPath } = setupExample({ log });
+  // Inside the workspace (tmp/ is git-ignored) so the copied model.ts files resolve their npm
+  // imports (@huggingface/transformers) from the workspace's node_modules, as the example's do.
+  mkdirSync(resolve(HERE, '..', 'tmp'), { recursive: true });
+  const root = mkdtempSync(join(resolve(HERE, '..', 'tmp'), 'bench-'));
+  try {
+    log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores, node ${process.version}`);
+    log(`model: bert_classifier hidden ${EXAMPLE_SHAPE.hidden}, ${EXAMPLE_SHAPE.layers} layers, ${EXAMPLE_SHAPE.heads} heads; ${SENTENCES.length} sentences cycled`);
+    log(`windows: ${WARMUP_MS} ms warm-up + ${MEASURE_MS} ms measured per level; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+    const configs: ConfigResult[] = [];
+    configs.push(await tritiumConfig(root, '(a)', 'pipeline batching: the seed\'s sentiment_ensemble', 'pipeline'));
+    configs.push(await tritiumConfig(root, '(b)', 'per-step ensemble: tokenizer and bert_classifier batch separately', 'per-step'));
+    configs.push(await tritiumConfig(root, '(c)', 'no batching anywhere', 'no-batching'));
+    configs.push(await microserviceConfig(root, tokenizerDir));
+    log('(e) limit: tokenizer + ONNX session in one process');
+    const limit = await measureLimit(tokenizerDir, modelPath, SENTENCES, Math.max(1000, MEASURE_MS / 2));
+    log(`  (e) ${limit.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
+
+    const table = report(configs, limit);
+    const rs = ratios(configs, limit);
+    log(table.text);
+    log('');
+    for (const r of rs) log(`${r.pass ? 'PASS' : 'MISS'}  ${r.label}: ${r.value.toFixed(2)}× (target ${r.target}×)  ${r.detail}`);
+
+    const docs = resolve(HERE, '..', 'docs');
+    mkdirSync(docs, { recursive: true });
+    writeFileSync(join(docs, 'benchmarks.svg'), plot(configs, limit));
+    writeFileSync(join(docs, 'benchmarks.md'), markdown(configs, limit, table.markdown, rs, (performance.now() - started) / 1000));
+    log(`\nwrote docs/benchmarks.md and docs/benchmarks.svg (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+function markdown(configs: readonly ConfigResult[], limit: LimitResult, table: string, rs: readonly Ratio[], seconds: number): string {
+  const lines = [
+    '# Benchmarks: the seed\'s pipeline, side by side',
+    '',
+    `Generated by \`npm run bench\` (bench/run-all.ts) in one run of ${seconds.toFixed(0)} s on ${cpus()[0]?.model ?? 'unknown CPU'}, ` +
+      `${availableParallelism()} cores, Node ${process.version}. Model: the example's bert_classifier (hidden ${EXAMPLE_SHAPE.hidden}, ` +
+      `${EXAMPLE_SHAPE.layers} layers, ${EXAMPLE_SHAPE.heads} heads, FFN ${EXAMPLE_SHAPE.intermediate}) on ONNX Runtime CPU; ${SENTENCES.length} review-like sentences cycled; ` +
+      `closed loop, one sentence per request, ${WARMUP_MS} ms warm-up then ${MEASURE_MS} ms measured per level. The load generator runs on the same cores as the server. ` +
+      `Load average when the run ended: ${loadavg().map((l) => l.toFixed(1)).join(', ')} (other work on the machine skews every number).`,
+    '',
+    ...configs.map((c) => `- **${c.key}** ${c.name}`),
+    '- **(e)** the limit: tokenizer + ONNX session in one process, tight loop at the best batch size ' +
+      `(sweep: ${limit.sweep.map((s) => `b${s.batchSize} ${s.throughput.toFixed(0)}/s`).join(', ')})`,
+    '',
+    '`model batch` is bert_classifier\'s inferences per execution during the window (server statistics); `cpu` columns are CPU-seconds per second of each process (server, side service, load generator).',
+    '',
+    table,
+    '',
+    '![throughput vs p99 latency](benchmarks.svg)',
+    '',
+    '## Targets',
+    '',
+    ...rs.map((r) => `- ${r.pass ? 'met' : '**missed**'}: ${r.label} = ${r.value.toFixed(2)}× (target ≥ ${r.target}×${r.label.includes('concurrency 64') ? ', with lower p99' : ''}); ${r.detail}`),
+    '',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+await main();
