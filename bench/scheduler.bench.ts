@@ -125,7 +125,7 @@ async function directCase(label: string, instance: ModelInstance, concurrency: n
   return us;
 }
 
-async function ensembleCase(steps: number, total: number): Promise<number> {
+async function ensembleCase(steps: number, total: number, instanceFor: (k: number) => ModelInstance = () => inThreadIdentity, label = 'in-thread'): Promise<number> {
   const schedulers = new Map<string, Scheduler>();
   const configs = new Map<string, ModelConfig>();
   const infer = (r: InferRequest): Promise<InferResponse> => schedulers.get(r.model)!.enqueue(r);
@@ -133,7 +133,7 @@ async function ensembleCase(steps: number, total: number): Promise<number> {
   for (let k = 0; k < steps; k++) {
     const c = cfg(`id${k}`, 32, true);
     configs.set(c.name, c);
-    schedulers.set(c.name, createScheduler(c, { modelName: c.name, version: 1, instances: [inThreadIdentity], infer }));
+    schedulers.set(c.name, createScheduler(c, { modelName: c.name, version: 1, instances: [instanceFor(k)], infer }));
     stepList.push({
       model_name: c.name,
       model_version: -1,
@@ -146,7 +146,7 @@ async function ensembleCase(steps: number, total: number): Promise<number> {
   const scheduler = createScheduler(e, { modelName: 'E', version: 1, instances: [], infer, getModelConfig: (n) => configs.get(n) });
   await closedLoop(1, 5000, (i) => scheduler.enqueue(request('E', i)));
   const us = await closedLoop(1, total, (i) => scheduler.enqueue(request('E', i)));
-  rows.push({ case: `ensemble of ${steps} identity step(s)`, concurrency: 1, usPerRequest: us, meanBatch: '1.0' });
+  rows.push({ case: `ensemble of ${steps} ${label} identity step(s)`, concurrency: 1, usPerRequest: us, meanBatch: '1.0' });
   return us;
 }
 
@@ -163,11 +163,15 @@ const wb1 = await batcherCase('worker identity', worker, 1, N / 4);
 const wd1 = await directCase('worker identity', worker, 1, N / 4);
 const wb32 = await batcherCase('worker identity', worker, 32, N);
 const wd32 = await directCase('worker identity', worker, 32, N);
-await worker.dispose();
-await model.dispose();
+const workers = [worker];
+for (let k = 1; k < 3; k++) workers.push(await model.createInstance({ name: `m_0_${k}`, kind: 'CPU', device: 0, groupName: 'm' }));
 
 const e1 = await ensembleCase(1, N / 2);
 const e3 = await ensembleCase(3, N / 2);
+const we1 = await ensembleCase(1, N / 8, (k) => workers[k]!, 'worker');
+const we3 = await ensembleCase(3, N / 8, (k) => workers[k]!, 'worker');
+await Promise.all(workers.map((w) => w.dispose()));
+await model.dispose();
 
 console.table(rows.map((r) => ({ ...r, usPerRequest: r.usPerRequest.toFixed(2) })));
 const line = (k: string, v: string) => console.log(`${k.padEnd(58)} ${v}`);
@@ -180,4 +184,7 @@ line('batcher / direct, worker, batch 1', (wb1 / wd1).toFixed(2));
 line('batcher per request, worker, conc 32 (µs)', wb32.toFixed(2));
 line('worker: batched conc 32 / direct unbatched conc 32', (wb32 / wd32).toFixed(2));
 line('ensemble 3 steps / 1 step', (e3 / e1).toFixed(2));
-line('ensemble per extra step (µs, target < 50)', ((e3 - e1) / 2).toFixed(2));
+line('ensemble per extra step, in-thread (µs, target < 50)', ((e3 - e1) / 2).toFixed(2));
+line('ensemble 3 / 1 worker steps', (we3 / we1).toFixed(2));
+line('ensemble per extra worker step (µs, incl. worker hop)', ((we3 - we1) / 2).toFixed(2));
+line('  of which scheduling (extra step minus direct worker call)', ((we3 - we1) / 2 - wd1).toFixed(2));
