@@ -295,9 +295,9 @@ export class InferenceServer implements InferenceServerApi {
     const record = this.models.get(name);
     if (!record || (record.slots.size === 0 && !record.resolved)) throw new InferError('NOT_FOUND', `${prefix} is not found`);
     if (version === undefined || version === -1) {
-      const ready = record.readyVersions();
-      if (ready.length === 0) throw new InferError('NOT_FOUND', `${prefix} has no available versions`);
-      return record.slots.get(ready[ready.length - 1]!)!.live!;
+      const latest = record.latestReady();
+      if (!latest) throw new InferError('NOT_FOUND', `${prefix} has no available versions`);
+      return latest;
     }
     const slot = record.slots.get(version);
     if (!slot) throw new InferError('NOT_FOUND', `${prefix} version ${version} is not found`);

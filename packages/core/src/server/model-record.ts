@@ -30,6 +30,19 @@ export class ModelRecord {
       .sort((a, b) => a - b);
   }
 
+  /** The highest READY version's loaded version, without allocating (the inference hot path). */
+  latestReady(): LoadedVersion | undefined {
+    let best = -Infinity;
+    let live: LoadedVersion | undefined;
+    for (const [v, slot] of this.slots) {
+      if (v > best && slot.state === 'READY' && slot.live) {
+        best = v;
+        live = slot.live;
+      }
+    }
+    return live;
+  }
+
   /** The message of the most recent failed version load, if any. */
   loadError(): string | undefined {
     for (const s of this.slots.values()) if (s.state === 'UNAVAILABLE' && s.reason && s.reason !== 'unloaded') return s.reason;

@@ -29,13 +29,25 @@ function shapeMatches(expected: readonly number[], actual: readonly number[]): b
   return expected.length === actual.length && expected.every((d, i) => d === -1 || d === actual[i]);
 }
 
+/** Input specs by name, built once per (immutable) loaded config. */
+const inputIndex = new WeakMap<ModelConfig, ReadonlyMap<string, ModelInput>>();
+
+function inputsOf(config: ModelConfig): ReadonlyMap<string, ModelInput> {
+  let index = inputIndex.get(config);
+  if (!index) {
+    index = new Map(config.input.map((i) => [i.name, i]));
+    inputIndex.set(config, index);
+  }
+  return index;
+}
+
 /**
  * Throws INVALID_ARG when the request does not fit the model's config. Runs synchronously on the
  * calling thread before enqueue, so a bad request never occupies a queue slot.
  */
 export function validateRequest(config: ModelConfig, request: InferRequest): void {
   const model = config.name;
-  const inputs = new Map<string, ModelInput>(config.input.map((i) => [i.name, i]));
+  const inputs = inputsOf(config);
   const seen = new Set<string>();
   for (const tensor of request.inputs) {
     if (!inputs.has(tensor.name)) {
@@ -47,9 +59,11 @@ export function validateRequest(config: ModelConfig, request: InferRequest): voi
     seen.add(tensor.name);
   }
 
-  const required = config.input.filter((i) => !i.optional);
-  const missing = required.filter((i) => !seen.has(i.name)).map((i) => i.name);
-  if (missing.length > 0) {
+  let allPresent = true;
+  for (const i of config.input) if (!i.optional && !seen.has(i.name)) allPresent = false;
+  if (!allPresent) {
+    const required = config.input.filter((i) => !i.optional);
+    const missing = required.filter((i) => !seen.has(i.name)).map((i) => i.name);
     const got = request.inputs.map((t) => t.name);
     const optional = config.input.length - required.length;
     const expected =
