@@ -19,6 +19,7 @@ import {
   hasPresence,
   messageDescriptor,
   nearestFieldName,
+  nearestName,
   oneofConflictAllowed,
   type FieldDescriptor,
   type MessageDescriptor,
@@ -329,7 +330,9 @@ class Parser {
     const t = this.next(path);
     if (t.type === 'ident') {
       if (e.byName.has(t.text)) return t.text;
-      this.fail(`Unknown enumeration value of "${t.text}" for field "${fieldName}".`, t, path);
+      const guess = nearestName(e.values, t.text);
+      const hint = guess ? ` Did you mean '${guess}'?` : '';
+      this.fail(`Unknown enumeration value of "${t.text}" for field "${fieldName}".${hint}`, t, path);
     }
     let negative = false;
     let num = t;

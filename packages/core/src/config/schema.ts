@@ -520,17 +520,25 @@ export function editDistance(a: string, b: string): number {
   return prev[b.length]!;
 }
 
-/** The known field name nearest to `name`, if it is close enough to be a plausible typo. */
-export function nearestFieldName(desc: MessageDescriptor, name: string): string | undefined {
+/** The candidate nearest to `name` (case-insensitive), if close enough to be a plausible typo. */
+export function nearestName(candidates: Iterable<string>, name: string): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
-  for (const f of desc.fields) {
-    const d = editDistance(name.toLowerCase(), f.name);
+  for (const c of candidates) {
+    const d = editDistance(name.toLowerCase(), c.toLowerCase());
     if (d < bestDistance) {
       bestDistance = d;
-      best = f.name;
+      best = c;
     }
   }
   const limit = Math.max(2, Math.floor(name.length / 3));
   return bestDistance <= limit ? best : undefined;
+}
+
+/** The known field name nearest to `name`, if it is close enough to be a plausible typo. */
+export function nearestFieldName(desc: MessageDescriptor, name: string): string | undefined {
+  return nearestName(
+    desc.fields.map((f) => f.name),
+    name,
+  );
 }

@@ -169,6 +169,9 @@ describe('parseModelConfigText: errors', () => {
     expect(parseError('max_batch_size: 4294967296').reason).toBe('Integer out of range (4294967296)');
     expect(parseError('dynamic_batching { max_queue_delay_microseconds: -1 }').reason).toBe('Expected integer, got: "-"');
     expect(parseError('input { data_type: TYPE_FLOAT }').reason).toBe('Unknown enumeration value of "TYPE_FLOAT" for field "data_type".');
+    expect(parseError('instance_group { kind: KIND_CPUU }').reason).toBe(
+      `Unknown enumeration value of "KIND_CPUU" for field "kind". Did you mean 'KIND_CPU'?`,
+    );
     expect(parseError('input { data_type: 99 }').reason).toBe('Unknown enumeration value of "99" for field "data_type".');
     expect(parseError('instance_group { passive: yes }').reason).toBe('Invalid value for boolean field "passive". Value: "yes".');
     expect(parseError('name "x"').reason).toBe('Expected ":", found ""x"".');
