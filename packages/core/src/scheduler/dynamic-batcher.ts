@@ -195,9 +195,10 @@ export class DynamicBatcher implements Scheduler {
       deliver(new InferError('UNAVAILABLE', `${request.id ? `[request id: ${request.id}] ` : ''}Exceeds maximum queue size`));
       return;
     }
+    // Triton (PolicyQueue::Enqueue): the request's timeout only ever lowers a non-zero default.
     let timeoutUs = policy.defaultTimeoutUs;
     const override = request.timeoutUs ?? 0;
-    if (policy.allowTimeoutOverride && override > 0 && (timeoutUs === 0 || override < timeoutUs)) timeoutUs = override;
+    if (policy.allowTimeoutOverride && override > 0 && override < timeoutUs) timeoutUs = override;
 
     const now = this.clock.nowUs();
     const entry: Entry = {

@@ -41,7 +41,7 @@ function build(c: Cfg): ModelConfig {
       max_queue_delay_microseconds: c.delay,
       priority_levels: c.levels,
       default_priority_level: c.levels > 0 ? 1 : 0,
-      default_queue_policy: { timeout_action: c.action, default_timeout_microseconds: 0, allow_timeout_override: true, max_queue_size: 0 },
+      default_queue_policy: { timeout_action: c.action, default_timeout_microseconds: 600, allow_timeout_override: true, max_queue_size: 0 },
     }),
   });
 }

@@ -167,12 +167,29 @@ describe('dynamic batcher', () => {
     expect(scheduler.inflight).toBe(1);
   });
 
+  it('a request timeout cannot set one where the policy has none (Triton)', async () => {
+    const inst = manualInstance();
+    const cfg = config({
+      max_batch_size: 4,
+      dynamic_batching: dynamicBatching({
+        default_queue_policy: { timeout_action: 'REJECT', default_timeout_microseconds: 0, allow_timeout_override: true, max_queue_size: 0 },
+      }),
+    });
+    const { scheduler, clock } = batcher(cfg, [inst]);
+    void scheduler.enqueue(req(0));
+    await flush();
+    const r = settle(scheduler.enqueue(req(1, { timeoutUs: 10 })));
+    clock.advance(1000);
+    await flush();
+    expect(r.done).toBe(false);
+  });
+
   it('DELAY moves expired requests behind the others', async () => {
     const inst = manualInstance();
     const cfg = config({
       max_batch_size: 1,
       dynamic_batching: dynamicBatching({
-        default_queue_policy: { timeout_action: 'DELAY', default_timeout_microseconds: 0, allow_timeout_override: true, max_queue_size: 0 },
+        default_queue_policy: { timeout_action: 'DELAY', default_timeout_microseconds: 1_000_000, allow_timeout_override: true, max_queue_size: 0 },
       }),
     });
     const { scheduler, clock } = batcher(cfg, [inst]);
