@@ -3,7 +3,7 @@ import { autoCompleteFromModel } from './auto-complete-runner.ts';
 import { locateModelFile } from './locate-model.ts';
 import { sandboxParameters } from './parameters.ts';
 import { PythonLikeModel } from './python-like-model.ts';
-import { transpileModel } from './transpile.ts';
+import { sweepStaleBundles, transpileModel } from './transpile.ts';
 
 /** Options of {@link pythonLikeBackend}. */
 export interface PythonLikeBackendOptions {
@@ -31,6 +31,7 @@ export function pythonLikeBackend(options: PythonLikeBackendOptions = {}): Backe
     async loadModel(spec: LoadSpec): Promise<BackendModel> {
       const params = sandboxParameters(spec.config, options.defaultIsolation ? { isolation: options.defaultIsolation } : {});
       const modelFile = await locateModelFile(spec.config, spec.versionDir);
+      await sweepStaleBundles(options.cacheDir);
       const bundle = await transpileModel(spec.config.name, modelFile, {
         ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
         tag: `v${spec.version}-${process.pid}-${++loads}`,

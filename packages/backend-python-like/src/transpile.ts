@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -67,7 +67,8 @@ function externalsPlugin(externals: Set<string>): Plugin {
 function formatMessage(m: Message, workDir: string): string {
   if (!m.location) return m.text;
   const file = path.resolve(workDir, m.location.file);
-  return `${file}:${m.location.line}:${m.location.column + 1}: error: ${m.text}\n    ${m.location.lineText}`;
+  const where = `${file}:${m.location.line}:${m.location.column + 1}: error: ${m.text}`;
+  return m.location.lineText.trim() ? `${where}\n    ${m.location.lineText}` : where;
 }
 
 /**
@@ -130,6 +131,33 @@ export async function transpileModel(modelName: string, modelFile: string, optio
   await mkdir(cacheDir, { recursive: true });
   await writeFile(outfile, contents);
   return { file: outfile, externals: [...externals] };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const swept = new Set<string>();
+
+/**
+ * Deletes bundles left in the cache folder by server processes that are gone (killed before they
+ * could unload their models). Bundle names carry their writer's pid. Once per folder per process.
+ */
+export async function sweepStaleBundles(cacheDir: string = path.join(os.tmpdir(), 'tritium-python-like')): Promise<void> {
+  if (swept.has(cacheDir)) return;
+  swept.add(cacheDir);
+  const names = await readdir(cacheDir).catch(() => [] as string[]);
+  await Promise.all(
+    names.map(async (name) => {
+      const m = /-(?:v\d+|autocomplete)-(\d+)-[^-]+\.mjs$/.exec(name);
+      if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) await rm(path.join(cacheDir, name), { force: true });
+    }),
+  );
 }
 
 /** Deletes a transpiled file (on model unload); missing files are fine. */

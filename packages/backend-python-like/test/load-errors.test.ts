@@ -1,0 +1,63 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { normalizeModelConfig, parseModelConfigText, silentLogger } from '@tritium/core';
+import { pythonLikeBackend } from '../src/index.ts';
+
+const root = mkdtempSync(path.join(os.tmpdir(), 'tritium-pl-load-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** Writes a one-version model folder with this model.ts (and config) and loads it with one instance. */
+async function load(name: string, source: string, parameters = ''): Promise<void> {
+  const modelDir = path.join(root, name);
+  mkdirSync(path.join(modelDir, '1'), { recursive: true });
+  writeFileSync(path.join(modelDir, '1', 'model.ts'), source);
+  const config = normalizeModelConfig(
+    parseModelConfigText(`name: "${name}" backend: "python" input [ { name: "X" data_type: TYPE_INT32 dims: [ 1 ] } ]
+      output [ { name: "Y" data_type: TYPE_INT32 dims: [ 1 ] } ] ${parameters}`),
+  );
+  const model = await pythonLikeBackend().loadModel({ config, version: 1, modelDir, versionDir: path.join(modelDir, '1'), log: silentLogger });
+  try {
+    const instance = await model.createInstance({ name: `${name}_0_0`, kind: 'CPU', device: 0, groupName: name });
+    await instance.dispose();
+  } finally {
+    await model.dispose();
+  }
+}
+
+describe('load errors point at model.ts', () => {
+  it('a syntax error names file:line:column', async () => {
+    await expect(load('syntax', 'export default class TritonPythonModel {\n  execute() {\n    return [;\n  }\n}\n')).rejects.toMatchObject({
+      code: 'INVALID_ARG',
+      message: expect.stringMatching(/failed to compile .*syntax\/1\/model\.ts:\n.*syntax\/1\/model\.ts:3:13: error: Unexpected ";"\n +return \[;/),
+    });
+  });
+
+  it('an unresolvable import names the package', async () => {
+    await expect(load('missing_pkg', "import 'no-such-package-xyz';\nexport default class TritonPythonModel { execute() { return []; } }\n")).rejects.toMatchObject({
+      message: expect.stringContaining('no-such-package-xyz'),
+    });
+  });
+
+  it('a model without the class says what to export', async () => {
+    await expect(load('no_class', 'export const x = 1;\n')).rejects.toMatchObject({
+      code: 'INVALID_ARG',
+      message: expect.stringContaining('must export class TritonPythonModel (export default class TritonPythonModel { ... } or export class TritonPythonModel)'),
+    });
+  });
+
+  it('initialize throwing fails the load with its model.ts line', async () => {
+    const source = "export class TritonPythonModel {\n  initialize() {\n    throw new Error('no vocab');\n  }\n  execute() { return []; }\n}\n";
+    await expect(load('init_throws', source)).rejects.toMatchObject({
+      code: 'INTERNAL',
+      message: expect.stringMatching(/failed to initialize model 'init_throws' instance 'init_throws_0_0': Error: no vocab\n\nAt:\n {2}.*init_throws\/1\/model\.ts:3:\d+/),
+    });
+  });
+
+  it('a bad tritium.* parameter names the key', async () => {
+    await expect(
+      load('bad_param', 'export class TritonPythonModel { execute() { return []; } }\n', 'parameters { key: "tritium.heap_mb" value: { string_value: "lots" } }'),
+    ).rejects.toMatchObject({ code: 'INVALID_ARG', message: "model 'bad_param': parameter 'tritium.heap_mb' must be a positive integer, got 'lots'" });
+  });
+});
