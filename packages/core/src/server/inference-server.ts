@@ -104,7 +104,7 @@ export class InferenceServer implements InferenceServerApi {
       repositories: options.repositories,
       backends: options.backends,
       modelConfigName: options.modelConfigName,
-      disableAutoCompleteConfig: options.disableAutoCompleteConfig ?? options.strictModelConfig ?? false,
+      disableAutoCompleteConfig: options.disableAutoCompleteConfig === true || options.strictModelConfig === true,
       codec: this.codec,
       log: this.log,
       backendConfig: options.backendConfig,
