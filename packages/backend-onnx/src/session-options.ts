@@ -138,7 +138,12 @@ export function instanceProviders(
         log.warn(`model '${config.name}' instance '${instance.name}': TensorRT execution provider unavailable; using CUDA`);
         continue;
       }
-      providers.push({ name: 'tensorrt', deviceId: instance.device, ...acc.parameters });
+      const keys = Object.keys(acc.parameters ?? {});
+      if (keys.length > 0) {
+        // onnxruntime-node's TensorRT provider takes a device id only.
+        log.warn(`model '${config.name}' instance '${instance.name}': TensorRT parameters not supported by onnxruntime-node are ignored: ${keys.join(', ')}`);
+      }
+      providers.push({ name: 'tensorrt', deviceId: instance.device });
     }
   }
   providers.push({ name: 'cuda', deviceId: instance.device }, 'cpu');

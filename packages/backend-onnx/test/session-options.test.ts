@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeModelConfig, parseModelConfigText, type ModelConfig } from '@tritium/core';
+import { instanceProviders, modelSessionOptions } from '../src/index.ts';
+import { captureLog } from './helpers.ts';
+
+const config = (text: string): ModelConfig =>
+  normalizeModelConfig({ ...parseModelConfigText(`backend: "onnxruntime"\n${text}`), name: 'm' }, { modelName: 'm' });
+const param = (key: string, value: string) => `parameters { key: "${key}" value { string_value: "${value}" } }\n`;
+
+describe('session options from the config', () => {
+  it('splits the cores between instances by default', () => {
+    expect(modelSessionOptions(config('instance_group [{ kind: KIND_CPU, count: 3 }]'), 16).session.intraOpNumThreads).toBe(5);
+    expect(modelSessionOptions(config('instance_group [{ kind: KIND_CPU, count: 4 }]'), 2).session.intraOpNumThreads).toBe(1);
+  });
+
+  it("maps Triton's onnxruntime parameters and graph levels", () => {
+    const c = config(
+      param('intra_op_thread_count', '3') +
+        param('inter_op_thread_count', '2') +
+        param('execution_mode', '1') +
+        param('enable_mem_arena', '0') +
+        param('enable_mem_pattern', 'false') +
+        param('memory.enable_memory_arena_shrinkage', 'cpu:0') +
+        'optimization { graph { level: 1 } }',
+    );
+    const { session, run } = modelSessionOptions(c, 8);
+    expect(session).toMatchObject({
+      intraOpNumThreads: 3,
+      interOpNumThreads: 2,
+      executionMode: 'parallel',
+      enableCpuMemArena: false,
+      enableMemPattern: false,
+      graphOptimizationLevel: 'extended',
+    });
+    expect(run.extra).toEqual({ memory: { enable_memory_arena_shrinkage: 'cpu:0' } });
+    const level = (l: number) => modelSessionOptions(config(`optimization { graph { level: ${l} } }`), 2).session.graphOptimizationLevel;
+    expect([level(-1), level(0), level(1), level(2)]).toEqual(['basic', 'all', 'extended', 'disabled']);
+  });
+
+  it('refuses malformed parameter values naming the model and key', () => {
+    expect(() => modelSessionOptions(config(param('intra_op_thread_count', 'lots')))).toThrow("model 'm': parameter 'intra_op_thread_count' must be an integer, got 'lots'");
+    expect(() => modelSessionOptions(config(param('execution_mode', '3')))).toThrow(/execution_mode' must be 0 \(sequential\) or 1 \(parallel\)/);
+    expect(() => modelSessionOptions(config(param('enable_mem_arena', 'maybe')))).toThrow(/must be a boolean, got 'maybe'/);
+  });
+});
+
+describe('execution providers', () => {
+  const noGpu = { cuda: false, tensorrt: false, reason: 'no NVIDIA driver or device is present' };
+  const gpu = { cuda: true, tensorrt: true, reason: '' };
+  const instance = { name: 'm_0', kind: 'GPU' as const, device: 1 };
+
+  it('CPU instances use the CPU provider', () => {
+    expect(instanceProviders(config(''), { ...instance, kind: 'CPU' }, captureLog(), false, gpu).executionProviders).toEqual(['cpu']);
+  });
+
+  it('KIND_GPU uses CUDA (TensorRT first when asked) on a host with a usable GPU', () => {
+    const trt = config('optimization { execution_accelerators { gpu_execution_accelerator [{ name: "tensorrt" }] } }');
+    expect(instanceProviders(trt, instance, captureLog(), false, gpu).executionProviders).toEqual([
+      { name: 'tensorrt', deviceId: 1 },
+      { name: 'cuda', deviceId: 1 },
+      'cpu',
+    ]);
+  });
+
+  it('KIND_GPU without a GPU: CPU with a warning, or a clear refusal when strict', () => {
+    const log = captureLog();
+    expect(instanceProviders(config(''), instance, log, false, noGpu).executionProviders).toEqual(['cpu']);
+    expect(log.lines).toEqual([
+      "W model 'm' instance 'm_0': KIND_GPU requested but no NVIDIA driver or device is present; falling back to the CPU execution provider",
+    ]);
+    expect(() => instanceProviders(config(''), instance, captureLog(), true, noGpu)).toThrow(
+      "model 'm' instance 'm_0' needs a GPU (KIND_GPU) but no NVIDIA driver or device is present; refusing to fall back to CPU because the server runs with strict GPU placement",
+    );
+  });
+
+  it('unknown accelerators fail with Triton\'s message', () => {
+    const c = config('optimization { execution_accelerators { gpu_execution_accelerator [{ name: "warp" }] } }');
+    expect(() => instanceProviders(c, instance, captureLog(), false, gpu)).toThrow("unknown Execution Accelerator 'warp' is requested");
+  });
+});
