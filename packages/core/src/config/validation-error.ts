@@ -12,3 +12,8 @@ export class ConfigValidationError extends InferError {
     this.name = 'ConfigValidationError';
   }
 }
+
+/** Throws a ConfigValidationError (INVALID_ARG). */
+export function fail(message: string, fieldPath = ''): never {
+  throw new ConfigValidationError(message, fieldPath);
+}

@@ -1,0 +1,83 @@
+/** The `runtime` library checks (backend_model.cc) and ValidateInstanceGroup, Triton's messages. */
+import type { ModelConfig } from './model-config.ts';
+import { BACKENDS, PLATFORMS } from './normalize.ts';
+import type { ValidateOptions } from './validate.ts';
+import { ConfigValidationError, fail } from './validation-error.ts';
+
+const PYTHON_BASED_RUNTIME = /\.(py|ts|js|mjs)$/;
+
+/** True when `path` is absolute or climbs above its starting folder (IsChildPathEscapingParentPath). */
+export function pathEscapesParent(path: string): boolean {
+  if (path.startsWith('/')) return true;
+  let depth = 0;
+  for (const part of path.split('/')) {
+    if (part === '' || part === '.') continue;
+    depth += part === '..' ? -1 : 1;
+    if (depth < 0) return true;
+  }
+  return false;
+}
+
+/** The `runtime` field names a backend library (or a python-based runtime) that must resolve. */
+export function validateRuntime(config: ModelConfig, options: ValidateOptions): void {
+  const runtime = config.runtime;
+  if (runtime === '' || config.platform === PLATFORMS.ensemble) return;
+  if (pathEscapesParent(runtime)) fail(`backend library name '${runtime}' escapes backend directory`, 'runtime');
+  if (config.backend === BACKENDS.python && PYTHON_BASED_RUNTIME.test(runtime)) return;
+  if (options.knownRuntimes?.includes(runtime)) return;
+  fail(`unable to find backend library '${runtime}' for model '${config.name}'`, 'runtime');
+}
+
+/** ValidateInstanceGroup. */
+export function validateInstanceGroups(config: ModelConfig, options: ValidateOptions): void {
+  if (config.ensemble_scheduling) return;
+  const model = config.name;
+  if (config.instance_group.length === 0) fail(`must specify one or more 'instance group's for ${model}`, 'instance_group');
+  const supported = [...new Set(options.supportedGpus ?? [])].sort((a, b) => a - b);
+  const cc = (options.minComputeCapability ?? 6.0).toFixed(6);
+  config.instance_group.forEach((group, i) => {
+    const path = `instance_group[${i}]`;
+    const g = `instance group ${group.name} of model ${model}`;
+    if (group.kind === 'KIND_MODEL') {
+      if (group.gpus.length > 0) fail(`${g} has kind KIND_MODEL but specifies one or more GPUs`, `${path}.gpus`);
+    } else if (group.kind === 'KIND_GPU') {
+      if (options.supportedGpus === undefined) {
+        // No GPU inventory declared: the backend decides where KIND_GPU instances run.
+      } else if (group.gpus.length === 0) {
+        fail(
+          supported.length === 0 ? `${g} has kind KIND_GPU but no GPUs are available` : `${g} has kind KIND_GPU but specifies no GPUs`,
+          `${path}.kind`,
+        );
+      }
+      for (const gid of options.supportedGpus === undefined ? [] : group.gpus) {
+        if (!supported.includes(gid)) {
+          fail(
+            `${g} specifies invalid or unsupported gpu id ${gid}. GPUs with at least the minimum required CUDA compute compatibility of ${cc} are: ${supported.join(', ')}`,
+            `${path}.gpus`,
+          );
+        }
+      }
+    } else if (group.kind === 'KIND_CPU') {
+      if (group.gpus.length > 0) fail(`${g} has kind KIND_CPU but specifies one or more GPUs`, `${path}.gpus`);
+    } else {
+      throw new ConfigValidationError(`instance group ${group.name} of model ${model} has unexpected kind KIND_AUTO`, `${path}.kind`, 'INTERNAL');
+    }
+    if (config.platform !== PLATFORMS.tensorrtPlan && group.profile.length > 0) {
+      fail(
+        `${g} and platform ${config.platform}specifies profile field which is only supported for TensorRT models`,
+        `${path}.profile`,
+      );
+    }
+    for (const profile of group.profile) {
+      if (profile === '') fail('profile name must not be empty', `${path}.profile`);
+      const idx = Number.parseInt(profile, 10);
+      if (Number.isNaN(idx)) fail(`unable to parse '${profile}': stoi`, `${path}.profile`);
+      if (idx < 0) {
+        fail(
+          `${g} and platform ${config.platform} specifies invalid profile ${profile}. The field should contain the string representation of a non-negative integer.`,
+          `${path}.profile`,
+        );
+      }
+    }
+  });
+}
