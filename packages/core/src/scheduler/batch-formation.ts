@@ -77,8 +77,9 @@ export function formBatch<T extends Candidate>(queue: RequestQueue<T>, r: Format
     return true;
   });
   const delayUs = now - entries[0]!.arrivalUs;
-  const exceeded = r.maxQueueDelayUs === 0 || delayUs >= r.maxQueueDelayUs;
+  const exceeded = r.maxQueueDelayUs !== 0 && delayUs >= r.maxQueueDelayUs;
+  // A preferred size found (also with no delay configured): send exactly that many.
   if (best > 0 && !exceeded) return { entries: entries.slice(0, best), waitUs: 0 };
-  if (sendNow || size >= r.maxPreferred || exceeded) return { entries, waitUs: 0 };
+  if (sendNow || size >= r.maxPreferred || exceeded || r.maxQueueDelayUs === 0) return { entries, waitUs: 0 };
   return { entries, waitUs: r.maxQueueDelayUs - delayUs };
 }

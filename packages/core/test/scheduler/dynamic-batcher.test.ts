@@ -103,6 +103,21 @@ describe('dynamic batcher', () => {
     expect(sizes(inst)).toEqual([2, 4]);
   });
 
+  it('trims to the best preferred size even without a queue delay (Triton)', async () => {
+    const inst = manualInstance();
+    const cfg = config({ max_batch_size: 8, dynamic_batching: dynamicBatching({ preferred_batch_size: [4] }) });
+    const { scheduler } = batcher(cfg, [inst]);
+    void scheduler.enqueue(req(0));
+    await flush();
+    for (let i = 0; i < 6; i++) void scheduler.enqueue(req(i));
+    inst.calls[0]!.resolve();
+    await flush();
+    expect(sizes(inst)).toEqual([1, 4]);
+    inst.calls[1]!.resolve();
+    await flush();
+    expect(sizes(inst)).toEqual([1, 4, 2]);
+  });
+
   it('serves strict priority, default level for out-of-range priorities', async () => {
     const inst = manualInstance();
     const cfg = config({ max_batch_size: 1, dynamic_batching: dynamicBatching({ priority_levels: 3, default_priority_level: 2 }) });
