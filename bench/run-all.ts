@@ -19,7 +19,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { http as tritonHttp, InferInput, InferRequestedOutput } from '@tritium/client';
-import { plotSvg } from '@tritium/perf';
+import { breakdown, createPerfClient, plotSvg, snapshot, type ServerBreakdown, type StatsSnapshot } from '@tritium/perf';
 import { EXAMPLE_SHAPE, setupExample, startTritium, type ServeProcess } from '@tritium/example-setup';
 import { cpuSeconds } from './pipeline/cpu.ts';
 import { measureLimit, type LimitResult } from './pipeline/limit.ts';
@@ -37,6 +37,8 @@ interface Row extends Point {
   readonly modelBatch: number;
   /** CPU seconds per second of wall time: server, side service, load generator. */
   readonly cpu: { server: number; service: number; client: number };
+  /** Server statistics over the window, per model (per-request averages). */
+  readonly server: { ensemble?: ServerBreakdown; tokenizer?: ServerBreakdown; bert: ServerBreakdown };
 }
 
 interface ConfigResult {
@@ -47,12 +49,11 @@ interface ConfigResult {
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-async function modelCounts(url: string): Promise<{ inferences: number; executions: number }> {
-  const client = new tritonHttp.InferenceServerClient(url);
+/** Statistics of the pipeline's models (whichever of them the server has). */
+async function stats(url: string): Promise<StatsSnapshot> {
+  const client = createPerfClient('http', url);
   try {
-    const stats = await client.getInferenceStatistics('bert_classifier');
-    const s = stats.model_stats[0] ?? {};
-    return { inferences: Number(s.inference_count ?? 0), executions: Number(s.execution_count ?? 0) };
+    return await snapshot(client, ['sentiment_ensemble', 'tokenizer', 'bert_classifier']);
   } finally {
     client.close();
   }
@@ -62,17 +63,23 @@ async function modelCounts(url: string): Promise<{ inferences: number; execution
 async function sweep(key: string, name: string, server: ServeProcess, servicePid: number | undefined, send: () => Promise<void>): Promise<ConfigResult> {
   const rows: Row[] = [];
   for (const c of LEVELS) {
-    const before = await modelCounts(server.httpUrl);
+    const before = await stats(server.httpUrl);
     const cpu0 = { server: cpuSeconds(server.process.pid!), service: servicePid ? cpuSeconds(servicePid) : 0, client: process.cpuUsage() };
     const t0 = performance.now();
     const point = await measure(c, send, WARMUP_MS, MEASURE_MS);
     const wall = (performance.now() - t0) / 1000;
     const client = process.cpuUsage(cpu0.client);
-    const after = await modelCounts(server.httpUrl);
-    const executions = after.executions - before.executions;
+    const after = await stats(server.httpUrl);
+    const model = (name: string) => breakdown(name, [], before, after);
+    const bert = model('bert_classifier');
     const row: Row = {
       ...point,
-      modelBatch: executions > 0 ? (after.inferences - before.inferences) / executions : 0,
+      modelBatch: bert.executionCount > 0 ? bert.inferenceCount / bert.executionCount : 0,
+      server: {
+        ensemble: after.has('sentiment_ensemble') ? model('sentiment_ensemble') : undefined,
+        tokenizer: after.has('tokenizer') ? model('tokenizer') : undefined,
+        bert,
+      },
       cpu: {
         server: (cpuSeconds(server.process.pid!) - cpu0.server) / wall,
         service: servicePid ? (cpuSeconds(servicePid) - cpu0.service) / wall : 0,
@@ -209,6 +216,33 @@ function ratios(configs: readonly ConfigResult[], limit: LimitResult): Ratio[] {
   return out;
 }
 
+/** Where the time goes at one concurrency: the server's own per-request accounting per model. */
+function profileTable(configs: readonly ConfigResult[], concurrency: number): string {
+  const header = ['config', 'req/s', 'client avg ms', 'ensemble request ms', 'ensemble queue ms', 'tokenizer queue ms', 'tokenizer compute ms', 'tokenizer batch', 'bert queue ms', 'bert compute ms', 'bert batch', 'cpu server+service+client'];
+  const f = (us: number | undefined) => (us === undefined ? '-' : (us / 1000).toFixed(2));
+  const batch = (b: ServerBreakdown | undefined) => (b && b.executionCount > 0 ? (b.inferenceCount / b.executionCount).toFixed(1) : '-');
+  const compute = (b: ServerBreakdown | undefined) => (b ? b.computeInputUs + b.computeInferUs + b.computeOutputUs : undefined);
+  const rows = configs.map((c) => {
+    const r = c.rows.find((x) => x.concurrency === concurrency)!;
+    const { ensemble, tokenizer, bert } = r.server;
+    return [
+      c.key,
+      r.throughput.toFixed(0),
+      f(r.latency.avgUs),
+      f(ensemble?.avgRequestUs),
+      f(ensemble?.queueUs),
+      f(tokenizer?.queueUs),
+      f(compute(tokenizer)),
+      batch(tokenizer),
+      f(bert.queueUs),
+      f(compute(bert)),
+      batch(bert),
+      `${r.cpu.server.toFixed(2)} + ${r.cpu.service.toFixed(2)} + ${r.cpu.client.toFixed(2)}`,
+    ];
+  });
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---:').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
 function plot(configs: readonly ConfigResult[], limit: LimitResult): string {
   return plotSvg({
     title: 'Sentiment pipeline on this machine: throughput vs p99 latency',
@@ -280,6 +314,12 @@ function markdown(configs: readonly ConfigResult[], limit: LimitResult, table: s
     table,
     '',
     '![throughput vs p99 latency](benchmarks.svg)',
+    '',
+    '## Where the time goes (concurrency 64)',
+    '',
+    'Server statistics over the measured window (Triton\'s statistics extension: per-request averages of each model; compute = input + infer + output; batch = inferences per execution), and CPU-seconds per second of the server, the side service and the load generator.',
+    '',
+    profileTable(configs, 64),
     '',
     '## Targets',
     '',
