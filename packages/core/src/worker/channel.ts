@@ -33,10 +33,16 @@ function heapCause(detail: string): string {
 }
 
 export function spawnThread(
-  opts: { resourceLimits?: WorkerResourceLimits; env?: Readonly<Record<string, string | undefined>>; execArgv?: readonly string[] },
+  opts: {
+    /** A pre-bundled worker module; default: the tsx bootstrap. */
+    script?: URL;
+    resourceLimits?: WorkerResourceLimits;
+    env?: Readonly<Record<string, string | undefined>>;
+    execArgv?: readonly string[];
+  },
   handlers: ChannelHandlers,
 ): Channel {
-  const worker = new Worker(BOOTSTRAP_URL, {
+  const worker = new Worker(opts.script ?? BOOTSTRAP_URL, {
     resourceLimits: opts.resourceLimits ? { ...opts.resourceLimits } : undefined,
     env: opts.env ? { ...opts.env } : { ...process.env },
     execArgv: [...(opts.execArgv ?? [])],
@@ -83,7 +89,7 @@ export function spawnThread(
 
 export function spawnProcess(
   opts: {
-    /** The bundled worker runtime (process isolation runs without tsx). */
+    /** The bundled worker (process isolation runs without tsx). */
     script: URL;
     resourceLimits?: WorkerResourceLimits;
     env?: Readonly<Record<string, string | undefined>>;

@@ -59,6 +59,13 @@ export interface WorkerInstanceOptions<Init> {
    * processes, no workers, no fs writes), speaking the same protocol over IPC.
    */
   readonly isolation?: 'thread' | 'process';
+  /**
+   * How a thread worker loads TypeScript: `'tsx'` (default) registers tsx in the worker;
+   * `'bundle'` starts it from an esbuild bundle of runtime + entry built once per process (faster
+   * start, no loader-hook thread; code the entry imports dynamically at run time must be JavaScript).
+   * Process isolation always bundles. The env var TRITIUM_WORKER_LOADER=bundle flips the default.
+   */
+  readonly loader?: 'tsx' | 'bundle';
   readonly processPermissions?: { readonly allowRead?: readonly string[] };
   /** Environment of the worker (default: a copy of process.env). */
   readonly env?: Readonly<Record<string, string | undefined>>;

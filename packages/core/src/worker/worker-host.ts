@@ -29,7 +29,7 @@ import {
 } from './protocol.ts';
 import type { WorkerInstance, WorkerInstanceOptions } from './types.ts';
 import { runtimeReadPaths } from './process-paths.ts';
-import { buildProcessBundle, entryDir, type ProcessBundle } from './process-bundle.ts';
+import { entryDir, workerBundle, type WorkerBundle } from './process-bundle.ts';
 
 interface PendingExecute {
   resolve(results: readonly ExecuteResult[]): void;
@@ -67,7 +67,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
   private lastCause = '';
   private unavailableReason = '';
   private restartTimer: NodeJS.Timeout | undefined;
-  private bundle: ProcessBundle | undefined;
+  private bundle: WorkerBundle | undefined;
   private waiters = new Set<{ resolve(): void; reject(e: InferError): void }>();
   private readonly log: Logger;
   private readonly label: string;
@@ -86,11 +86,12 @@ class WorkerHostInstance<Init> implements WorkerInstance {
 
   /** Starts a worker; resolves when `createInstance` returned, rejects with its error or the crash cause. */
   async start(): Promise<void> {
-    if (this.o.isolation === 'process' && !this.bundle) {
+    const wantBundle = this.o.isolation === 'process' || (this.o.loader ?? process.env['TRITIUM_WORKER_LOADER']) === 'bundle';
+    if (wantBundle && !this.bundle) {
       try {
-        this.bundle = await buildProcessBundle(entryUrl(this.o.entry));
+        this.bundle = await workerBundle(entryUrl(this.o.entry));
       } catch (error) {
-        throw new InferError('INVALID_ARG', `${this.label}: cannot bundle '${entryUrl(this.o.entry)}' for process isolation: ${InferError.from(error).message}`);
+        throw new InferError('INVALID_ARG', `${this.label}: cannot bundle worker entry '${entryUrl(this.o.entry)}': ${InferError.from(error).message}`);
       }
     }
     const bundle = this.bundle;
@@ -107,7 +108,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         this.o.isolation === 'process'
           ? spawnProcess(
               {
-                script: bundle!.runtime,
+                script: bundle!.script,
                 resourceLimits: this.o.resourceLimits,
                 env: this.o.env,
                 execArgv: this.o.execArgv,
@@ -115,11 +116,11 @@ class WorkerHostInstance<Init> implements WorkerInstance {
               },
               handlers,
             )
-          : spawnThread({ resourceLimits: this.o.resourceLimits, env: this.o.env, execArgv: this.o.execArgv }, handlers);
+          : spawnThread({ script: bundle?.script, resourceLimits: this.o.resourceLimits, env: this.o.env, execArgv: this.o.execArgv }, handlers);
       this.gen = gen;
       gen.channel.send({
         t: 'init',
-        payload: { entry: bundle ? bundle.entry.href : entryUrl(this.o.entry), init: this.o.init, model: this.o.model, instanceName: this.o.instanceName },
+        payload: { entry: entryUrl(this.o.entry), init: this.o.init, model: this.o.model, instanceName: this.o.instanceName },
       });
       const startTimeout = this.o.startTimeoutMs ?? 60_000;
       const timer = setTimeout(() => this.crash(gen, `worker did not start within ${startTimeout} ms`), startTimeout);
@@ -368,11 +369,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
   async dispose(): Promise<void> {
     if (this.state === 'disposed') return;
     this.state = 'disposed';
-    try {
-      await this.stop();
-    } finally {
-      await this.bundle?.remove();
-    }
+    await this.stop();
   }
 
   private async stop(): Promise<void> {

@@ -10,6 +10,7 @@ import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import type { ExecuteResult } from '../backend/spi.ts';
 import {
   BRAND,
+  BUNDLED_ENTRY_KEY,
   isProtocolMessage,
   normalizeTensor,
   prepareRequest,
@@ -158,7 +159,9 @@ async function runExecute(msg: Extract<ToWorker, { t: 'execute' }>): Promise<voi
 
 async function initialize(payload: InitPayload): Promise<void> {
   try {
-    const mod = (await import(payload.entry)) as { createInstance?: CreateWorkerInstance<unknown>; default?: unknown };
+    // A bundled worker carries its entry already evaluated; otherwise import it (through tsx for .ts).
+    const bundled = (globalThis as Record<symbol, unknown>)[Symbol.for(BUNDLED_ENTRY_KEY)];
+    const mod = (bundled ?? (await import(payload.entry))) as { createInstance?: CreateWorkerInstance<unknown>; default?: unknown };
     const create = mod.createInstance ?? (mod.default as { createInstance?: CreateWorkerInstance<unknown> } | undefined)?.createInstance;
     if (typeof create !== 'function') {
       throw new InferError('INVALID_ARG', `worker entry '${payload.entry}' does not export createInstance(init, ctx)`);
