@@ -165,7 +165,7 @@ describe('dynamic batcher properties', () => {
       }),
     });
     const s = new DynamicBatcher(batcherOptionsFromConfig(cfg, 1), { instances: [inst], clock: manualClock() });
-    const total = 20_000;
+    const total = 10_000;
     const results: ReturnType<typeof settle<unknown>>[] = [];
     let maxQueued = 0;
     for (let i = 0; i < total; i++) {
