@@ -5,7 +5,7 @@
  * back.
  */
 import type { ModelConfig } from './model-config.ts';
-import { formatFloat32 } from './json.ts';
+import { formatFloat32 } from './json-printer.ts';
 import {
   MODEL_CONFIG,
   defaultValue,

@@ -1,0 +1,275 @@
+/**
+ * Triton's JSON form of a ModelConfig, reading side (JsonToModelConfig, the load API's `config`
+ * parameter): proto or lowerCamelCase names, unknown fields rejected, enums case-insensitive,
+ * 64-bit values as numbers or strings (kept exact: numbers are read as text, never through a double).
+ */
+import { InferError } from '../errors.ts';
+import type { ModelConfig } from './model-config.ts';
+import {
+  MODEL_CONFIG,
+  enumDescriptor,
+  fillDefaults,
+  messageDescriptor,
+  oneofConflictAllowed,
+  type FieldDescriptor,
+  type MessageDescriptor,
+  type ScalarType,
+  type ValueType,
+} from './schema.ts';
+
+/** A parsed JSON number, kept as text so 64-bit values stay exact. */
+class JsonNumber {
+  constructor(readonly text: string) {}
+}
+type JsonValue = null | boolean | string | JsonNumber | JsonValue[] | { [key: string]: JsonValue };
+
+function jsonError(message: string): InferError {
+  return new InferError('INVALID_ARG', message);
+}
+
+const NUMBER = /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
+
+/** A small JSON reader that keeps number literals as text (JSON.parse would round 64-bit values). */
+function readJson(text: string): JsonValue {
+  let i = 0;
+  const ws = () => {
+    for (;;) {
+      const c = text.charCodeAt(i);
+      if (c !== 32 && c !== 10 && c !== 13 && c !== 9) return;
+      i++;
+    }
+  };
+  const err = (what: string): never => {
+    throw jsonError(`Invalid JSON at offset ${i}: ${what}`);
+  };
+  let depth = 0;
+  const value = (): JsonValue => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      if (++depth > 100) err('nesting too deep');
+      i++;
+      const obj: { [key: string]: JsonValue } = {};
+      ws();
+      if (text[i] === '}') {
+        i++;
+        depth--;
+        return obj;
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') err('expected a string key');
+        const key = str();
+        ws();
+        if (text[i] !== ':') err("expected ':'");
+        i++;
+        obj[key] = value();
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === '}') {
+          i++;
+          depth--;
+          return obj;
+        }
+        err("expected ',' or '}'");
+      }
+    }
+    if (c === '[') {
+      if (++depth > 100) err('nesting too deep');
+      i++;
+      const arr: JsonValue[] = [];
+      ws();
+      if (text[i] === ']') {
+        i++;
+        depth--;
+        return arr;
+      }
+      for (;;) {
+        arr.push(value());
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === ']') {
+          i++;
+          depth--;
+          return arr;
+        }
+        err("expected ',' or ']'");
+      }
+    }
+    if (c === '"') return str();
+    NUMBER.lastIndex = i;
+    const m = NUMBER.exec(text);
+    if (m && m[0].length > 0) {
+      i += m[0].length;
+      return new JsonNumber(m[0]);
+    }
+    for (const [word, v] of [
+      ['true', true],
+      ['false', false],
+      ['null', null],
+    ] as const) {
+      if (text.startsWith(word, i)) {
+        i += word.length;
+        return v;
+      }
+    }
+    return err('unexpected character');
+  };
+  const str = (): string => {
+    const start = i;
+    i++;
+    let escaped = false;
+    for (;;) {
+      const c = text.charCodeAt(i);
+      if (Number.isNaN(c)) err('unterminated string');
+      if (c === 34) break;
+      if (c === 92) {
+        escaped = true;
+        i += 2;
+      } else {
+        if (c < 0x20) err('control character in string');
+        i++;
+      }
+    }
+    i++;
+    if (!escaped) return text.slice(start + 1, i - 1);
+    try {
+      return JSON.parse(text.slice(start, i)) as string;
+    } catch {
+      return err('bad string');
+    }
+  };
+  const v = value();
+  ws();
+  if (i !== text.length) err('trailing characters');
+  return v;
+}
+
+const RANGES: Record<'int32' | 'uint32' | 'int64' | 'uint64', readonly [bigint, bigint]> = {
+  int32: [-(2n ** 31n), 2n ** 31n - 1n],
+  uint32: [0n, 2n ** 32n - 1n],
+  int64: [-(2n ** 63n), 2n ** 63n - 1n],
+  uint64: [0n, 2n ** 64n - 1n],
+};
+
+function toInteger(v: JsonValue, scalar: 'int32' | 'uint32' | 'int64' | 'uint64', where: string): number | bigint {
+  let big: bigint;
+  const text = v instanceof JsonNumber ? v.text : typeof v === 'string' ? v.trim() : undefined;
+  if (text === undefined) throw jsonError(`Invalid value for ${where}: expected an integer`);
+  try {
+    big = BigInt(text);
+  } catch {
+    const num = Number(text);
+    if (text === '' || !Number.isInteger(num)) throw jsonError(`Invalid value for ${where}: ${text} is not an integer`);
+    big = BigInt(num);
+  }
+  const [lo, hi] = RANGES[scalar];
+  if (big < lo || big > hi) throw jsonError(`Integer out of range for ${where}: ${text}`);
+  const n = Number(big);
+  return Number.isSafeInteger(n) ? n : big;
+}
+
+function readScalar(scalar: ScalarType, v: JsonValue, where: string): unknown {
+  switch (scalar) {
+    case 'string':
+      if (typeof v !== 'string') throw jsonError(`Invalid value for ${where}: expected a string`);
+      return v;
+    case 'bool':
+      if (typeof v !== 'boolean') throw jsonError(`Invalid value for ${where}: expected true or false`);
+      return v;
+    case 'float':
+    case 'double': {
+      let num: number;
+      if (v instanceof JsonNumber) num = Number(v.text);
+      else if (v === 'NaN') num = NaN;
+      else if (v === 'Infinity') num = Infinity;
+      else if (v === '-Infinity') num = -Infinity;
+      else if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) num = Number(v);
+      else throw jsonError(`Invalid value for ${where}: expected a number`);
+      return scalar === 'float' ? Math.fround(num) : num;
+    }
+    default:
+      return toInteger(v, scalar, where);
+  }
+}
+
+function readValue(type: ValueType, v: JsonValue, where: string): unknown {
+  if (type.kind === 'message') {
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || v instanceof JsonNumber) {
+      throw jsonError(`Invalid value for ${where}: expected an object`);
+    }
+    return readMessage(messageDescriptor(type.messageName), v, where);
+  }
+  if (type.kind === 'enum') {
+    const e = enumDescriptor(type.enumName);
+    if (typeof v === 'string') {
+      const name = e.values.find((x) => x.toLowerCase() === v.toLowerCase());
+      if (name) return name;
+    } else if (v instanceof JsonNumber) {
+      const name = e.byNumber.get(Number(v.text));
+      if (name) return name;
+    }
+    throw jsonError(`Invalid value for enum field ${where}: ${v instanceof JsonNumber ? v.text : JSON.stringify(v)}`);
+  }
+  return readScalar(type.scalar, v, where);
+}
+
+function findField(desc: MessageDescriptor, key: string): FieldDescriptor | undefined {
+  return desc.byName.get(key) ?? desc.byJsonName.get(key);
+}
+
+function readMessage(desc: MessageDescriptor, obj: { [key: string]: JsonValue }, where: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const oneofs = new Map<string, string>();
+  for (const [key, v] of Object.entries(obj)) {
+    const f = findField(desc, key);
+    if (!f) throw jsonError(`Cannot find field: ${key} in message ${desc.name}`);
+    const path = where ? `${where}.${f.name}` : f.name;
+    if (v === null) continue;
+    if (f.oneof) {
+      const other = oneofs.get(f.oneof);
+      if (other !== undefined && !oneofConflictAllowed(desc.name, f.name, other)) {
+        throw jsonError(`Message ${desc.name} has multiple oneof fields set: ${other}, ${f.name}`);
+      }
+      oneofs.set(f.oneof, f.name);
+    }
+    if (f.label === 'repeated') {
+      if (!Array.isArray(v)) throw jsonError(`Invalid value for ${path}: expected an array`);
+      out[f.name] = v.map((x, i) => readValue(f.value, x, `${path}[${i}]`));
+    } else if (f.label === 'map') {
+      if (typeof v !== 'object' || Array.isArray(v) || v instanceof JsonNumber) {
+        throw jsonError(`Invalid value for ${path}: expected an object`);
+      }
+      const map: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) {
+        const key = f.mapKey === 'string' ? k : String(toInteger(k, f.mapKey as 'int32', `${path} key`));
+        map[key] = readValue(f.value, x, `${path}[${k}]`);
+      }
+      out[f.name] = map;
+    } else {
+      out[f.name] = readValue(f.value, v, path);
+    }
+  }
+  fillDefaults(desc, out);
+  return out;
+}
+
+/**
+ * Reads Triton's JSON form (as the load API's `config` parameter takes it) into a ModelConfig with
+ * proto3 defaults filled, like `parseModelConfigText`.
+ *
+ * @throws InferError INVALID_ARG on malformed JSON, unknown fields or ill-typed values.
+ */
+export function modelConfigFromJson(text: string): ModelConfig {
+  const v = readJson(text);
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || v instanceof JsonNumber) {
+    throw jsonError('model configuration JSON must be an object');
+  }
+  return readMessage(messageDescriptor(MODEL_CONFIG), v, '') as unknown as ModelConfig;
+}
