@@ -10,12 +10,14 @@ import { InferError, type ModelConfig } from '@tritium/core';
  * | `tritium.execute_timeout_ms` | an `execute` running longer is killed with its worker; its requests fail INTERNAL and the instance restarts | none |
  * | `tritium.isolation` | `thread` (worker thread) or `process` (child process under Node's permission model) | `thread` |
  * | `tritium.start_timeout_ms` | how long import + `initialize` may take | 60000 |
+ * | `tritium.allow_addons` | `true`: process isolation may load native addons (e.g. onnxruntime-node, sharp); native code is outside the permission model | `false` |
  */
 export interface SandboxParameters {
   readonly heapMb?: number;
   readonly executeTimeoutMs?: number;
   readonly isolation: 'thread' | 'process';
   readonly startTimeoutMs?: number;
+  readonly allowAddons: boolean;
 }
 
 export const PARAMETER_KEYS = {
@@ -23,6 +25,7 @@ export const PARAMETER_KEYS = {
   executeTimeoutMs: 'tritium.execute_timeout_ms',
   isolation: 'tritium.isolation',
   startTimeoutMs: 'tritium.start_timeout_ms',
+  allowAddons: 'tritium.allow_addons',
 } as const;
 
 function positiveInt(config: ModelConfig, key: string): number | undefined {
@@ -44,7 +47,15 @@ export function sandboxParameters(config: ModelConfig, defaults: { isolation?: '
       `model '${config.name}': parameter '${PARAMETER_KEYS.isolation}' must be 'thread' or 'process', got '${isolationRaw}'`,
     );
   }
+  const addonsRaw = config.parameters?.[PARAMETER_KEYS.allowAddons]?.string_value?.trim().toLowerCase();
+  if (addonsRaw && addonsRaw !== 'true' && addonsRaw !== 'false') {
+    throw new InferError(
+      'INVALID_ARG',
+      `model '${config.name}': parameter '${PARAMETER_KEYS.allowAddons}' must be 'true' or 'false', got '${addonsRaw}'`,
+    );
+  }
   return {
+    allowAddons: addonsRaw === 'true',
     heapMb: positiveInt(config, PARAMETER_KEYS.heapMb),
     executeTimeoutMs: positiveInt(config, PARAMETER_KEYS.executeTimeoutMs),
     startTimeoutMs: positiveInt(config, PARAMETER_KEYS.startTimeoutMs),

@@ -127,6 +127,7 @@ export class PythonLikeModel implements BackendModel {
       log,
       isolation: p.isolation,
       ...(p.isolation === 'process' ? { processPermissions: { allowRead: readAllowlist(path.resolve(modelDir), this.#bundle) } } : {}),
+      ...(p.isolation === 'process' && p.allowAddons ? { execArgv: ['--allow-addons'] } : {}),
     });
   }
 
