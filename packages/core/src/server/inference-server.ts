@@ -193,11 +193,17 @@ export class InferenceServer implements InferenceServerApi {
         }
       }
     }
-    const drained = Promise.all(live.map((v) => v.unload()));
+    const pending = new Set(live);
+    const drained = Promise.all(live.map((v) => v.unload().finally(() => pending.delete(v))));
     const timeoutMs = options.timeoutMs ?? 30_000;
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
     clearTimeout(timer);
+    // Past the exit timeout (Triton's --exit-timeout-secs) what is still running is torn down.
+    if (pending.size > 0) {
+      this.log.warn(`${pending.size} model version(s) still busy after ${timeoutMs} ms; stopping them`);
+      await Promise.all([...pending].map((v) => v.forceDispose()));
+    }
     for (const record of this.models.values()) {
       for (const slot of record.slots.values()) {
         slot.live = undefined;

@@ -22,11 +22,28 @@ export class LoadedVersion {
     readonly stats: ModelStats,
   ) {}
 
+  /**
+   * Releases instances and the model now, without waiting for in-flight requests (they fail):
+   * shutdown after its drain timeout.
+   */
+  async forceDispose(): Promise<void> {
+    this.scheduler.stop().catch(() => undefined);
+    await this.disposeOnce();
+  }
+
+  private disposing: Promise<void> | undefined;
+
+  /** Instances and model are disposed exactly once, whichever of unload/forceDispose gets there first. */
+  private disposeOnce(): Promise<void> {
+    this.disposing ??= disposeAll(this.instances.map((i) => i.instance), this.backendModel);
+    return this.disposing;
+  }
+
   /** Stops accepting work, waits for in-flight requests, releases instances and the model. Idempotent. */
   unload(): Promise<void> {
     this.unloading ??= (async () => {
       await this.scheduler.stop();
-      await disposeAll(this.instances.map((i) => i.instance), this.backendModel);
+      await this.disposeOnce();
     })();
     return this.unloading;
   }

@@ -166,6 +166,21 @@ describe('instance health', () => {
   });
 });
 
+describe('stop timeout', () => {
+  it('tears down what is still running after the exit timeout', async () => {
+    const repo = await makeRepo({ slow: { config: identityConfig('slow').replace('"identity"', '"fault"') } });
+    repos.push(repo);
+    const server = new InferenceServer({ repositories: [repo], backends: [faultBackend()] });
+    servers.push(server);
+    await server.start();
+    const slow = errorOf(server.infer(request('slow', { parameters: { fault: 'delay:20000' } })));
+    await new Promise((r) => setTimeout(r, 50));
+    await server.stop({ timeoutMs: 100 });
+    const e = await slow;
+    expect(['INTERNAL', 'UNAVAILABLE', 'CANCELLED']).toContain(e.code);
+  });
+});
+
 describe('model control: poll', () => {
   it('swaps versions while 1,000 requests run, with zero failures', async () => {
     const { repo, server } = await serve({ m: { config: identityConfig('m') } }, { modelControlMode: 'poll', repositoryPollSecs: 0 });
