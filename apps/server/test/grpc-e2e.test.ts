@@ -11,7 +11,7 @@ const SHM_KEY = `/tritium-grpc-test-${process.pid}`;
 const SHM_FILE = `/dev/shm${SHM_KEY}`;
 
 beforeAll(async () => {
-  s = await startTestServer({ allowClientShm: true, modelControlMode: 'explicit', loadModels: ['*'] });
+  s = await startTestServer({ allowClientShm: true, modelControlMode: 'explicit', loadModels: ['*'] }, undefined, ['simple', 'strings', 'addsub', 'repeat']);
 });
 afterAll(async () => {
   await s?.close();

@@ -8,7 +8,7 @@ let s: TestServer;
 const MAX_INPUT = 1 << 20;
 
 beforeAll(async () => {
-  s = await startTestServer({ httpMaxInputSize: MAX_INPUT, httpMaxHeaderCount: 40, modelControlMode: 'explicit', loadModels: ['*'] });
+  s = await startTestServer({ httpMaxInputSize: MAX_INPUT, httpMaxHeaderCount: 40, modelControlMode: 'explicit', loadModels: ['*'] }, undefined, ['simple', 'strings', 'addsub', 'repeat']);
 });
 afterAll(async () => {
   await s?.close();

@@ -12,7 +12,7 @@ import { startTestServer, type TestServer } from './support/start-server.ts';
 
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({ httpMaxInputSize: 1 << 20 });
+  s = await startTestServer({ httpMaxInputSize: 1 << 20 }, undefined, ['simple', 'strings', 'slow']);
 });
 afterAll(async () => {
   await s?.close();

@@ -90,7 +90,9 @@ export class HttpTransport {
     }
     const reply: Reply = await matched.route.handle({ method, params: matched.params, body, ctx: this.ctx });
     if (method === 'GET') req.resume();
-    if (reply.json === undefined) {
+    if (reply.rawJson !== undefined) {
+      await this.send(req, res, reply.status, { 'content-type': 'application/json' }, [Buffer.from(reply.rawJson)]);
+    } else if (reply.json === undefined) {
       res.writeHead(reply.status, { 'content-length': 0 });
       res.end();
     } else {

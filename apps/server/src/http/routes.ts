@@ -2,7 +2,7 @@
  * Triton's HTTP routes (KServe v2 + extensions): path patterns, allowed methods and handlers.
  * Model names are `[^/]+`, versions `[0-9]+` (as Triton's router).
  */
-import { InferError } from '@tritium/core';
+import { InferError, modelConfigToJson } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
 import { versionArg } from '../protocol/context.ts';
 import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
@@ -14,6 +14,8 @@ import { parseJsonBody } from './infer-json.ts';
 export interface Reply {
   readonly status: number;
   readonly json?: unknown;
+  /** A body already serialized as JSON (e.g. Triton's config JSON, exact for 64-bit values). */
+  readonly rawJson?: string;
 }
 
 export interface RouteInput {
@@ -78,7 +80,10 @@ export const ROUTES: readonly Route[] = [
   {
     pattern: new RegExp(`^/v2/models/${M}${V}/config$`),
     methods: ['GET'],
-    handle: ({ ctx, params }) => ok(numbersOnly(ctx.api.modelConfig(params['model']!, versionArg(params['version'])))),
+    handle: ({ ctx, params }) => ({
+      status: 200,
+      rawJson: modelConfigToJson(ctx.api.modelConfig(params['model']!, versionArg(params['version']))),
+    }),
   },
   {
     pattern: new RegExp(`^/v2/models/${M}${V}/stats$`),

@@ -31,7 +31,7 @@ instance_group [ { kind: KIND_CPU count: 1 } ]
 max_batch_size: 0
 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
-instance_group [ { kind: KIND_CPU count: 2 } ]
+instance_group [ { kind: KIND_CPU count: 1 } ]
 `,
   repeat: `backend: "repeat"
 max_batch_size: 0

@@ -28,8 +28,12 @@ export interface TestServer {
  * Starts the server on a fresh temporary repository (core's InferenceServer, test backends), or
  * on `api` when given.
  */
-export async function startTestServer(overrides: Partial<ServeOptions> = {}, api?: InferenceServerApi): Promise<TestServer> {
-  const repo = api ? undefined : makeRepository();
+export async function startTestServer(
+  overrides: Partial<ServeOptions> = {},
+  api?: InferenceServerApi,
+  models?: readonly string[],
+): Promise<TestServer> {
+  const repo = api ? undefined : makeRepository(models);
   const options: ServeOptions = {
     ...defaultServeOptions(),
     modelRepositories: repo ? [repo.dir] : ['unused'],

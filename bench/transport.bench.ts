@@ -1,0 +1,260 @@
+/**
+ * Transport overhead: an identity model behind Tritium's gRPC and HTTP transports against a bare
+ * grpc-js / node:http server answering the same bytes, side by side in one run, at concurrency 1
+ * and 16 (closed loop). The same prebuilt request bytes and the same raw client are used for both
+ * sides, so the difference is the server's transport work (decode, convert, encode).
+ *
+ *   tritium: TritiumServer transports → an in-process identity InferenceServerApi (echo), so the
+ *            number is transport cost alone; `tritium+core` adds core's InferenceServer with the
+ *            identity test backend in a worker thread (the full path, for reference).
+ *   bare:    grpc-js with pass-through serializers returning a prebuilt ModelInferResponse;
+ *            node:http returning a prebuilt binary-extension response.
+ *
+ * Run: node --import tsx bench/transport.bench.ts   (BENCH_MEASURE_MS, default 3000)
+ */
+import http from 'node:http';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { Client, credentials, Server, ServerCredentials, type ServiceError } from '@grpc/grpc-js';
+import { encodeInferRequest, encodeInferResponse } from '@tritium/client/proto';
+import {
+  InferError,
+  type InferenceServerApi,
+  type InferRequest,
+  type InferResponse,
+  type ModelConfig,
+} from '@tritium/core';
+import { identityBackend } from '@tritium/core/testing';
+import { createContainer, defaultInferenceServer, defaultServeOptions, TOKENS, TritonLog, type TritiumServer } from '@tritium/server';
+
+const MEASURE_MS = Number(process.env['BENCH_MEASURE_MS'] ?? 3000);
+const WARMUP_MS = 800;
+const ELEMENTS = 1024;
+
+const data = new Uint8Array(new Float32Array(ELEMENTS).fill(1.5).buffer);
+const grpcRequest = encodeInferRequest({
+  model_name: 'identity',
+  model_version: '',
+  id: '',
+  parameters: {},
+  inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, ELEMENTS], parameters: {} }],
+  outputs: [],
+  raw_input_contents: [data],
+});
+const grpcResponse = encodeInferResponse({
+  model_name: 'identity',
+  model_version: '1',
+  id: '',
+  parameters: {},
+  outputs: [{ name: 'OUTPUT0', datatype: 'FP32', shape: [1, ELEMENTS], parameters: {} }],
+  raw_output_contents: [data],
+});
+const httpHeader = Buffer.from(
+  JSON.stringify({ inputs: [{ name: 'INPUT0', shape: [1, ELEMENTS], datatype: 'FP32', parameters: { binary_data_size: data.byteLength } }], parameters: { binary_data_output: true } }),
+);
+const httpRequest = Buffer.concat([httpHeader, data]);
+const httpRespHeader = Buffer.from(
+  JSON.stringify({ model_name: 'identity', model_version: '1', outputs: [{ name: 'OUTPUT0', datatype: 'FP32', shape: [1, ELEMENTS], parameters: { binary_data_size: data.byteLength } }] }),
+);
+
+/** An InferenceServerApi whose one model echoes its input: what is left is the transport. */
+class EchoApi implements InferenceServerApi {
+  private readonly config = {
+    name: 'identity',
+    max_batch_size: 8,
+    input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+    output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+  } as unknown as ModelConfig;
+  isLive = () => true;
+  isReady = () => true;
+  serverMetadata = () => ({ name: 'triton', version: '0', extensions: [] });
+  modelReady = (name: string) => name === 'identity';
+  modelMetadata = () => ({ name: 'identity', versions: ['1'], platform: 'echo', inputs: [], outputs: [] });
+  modelConfig = () => this.config;
+  isDecoupled = () => false;
+  async infer(r: InferRequest): Promise<InferResponse> {
+    if (r.model !== 'identity') throw new InferError('NOT_FOUND', `Request for unknown model: '${r.model}' is not found`);
+    return { id: r.id, model: r.model, version: 1, outputs: [{ ...r.inputs[0]!, name: 'OUTPUT0' }] };
+  }
+  inferStream(): void {}
+  statistics = () => [];
+  metrics = () => [];
+  repositoryIndex = async () => [];
+  loadModel = async () => {};
+  unloadModel = async () => {};
+  stop = async () => {};
+}
+
+async function startTritium(api?: InferenceServerApi): Promise<{ server: TritiumServer; http: number; grpc: number; cleanup: () => void }> {
+  let cleanup = () => {};
+  const options = {
+    ...defaultServeOptions(),
+    modelRepositories: ['unused'],
+    httpPort: 0,
+    grpcPort: 0,
+    allowMetrics: false,
+    httpAddress: '127.0.0.1',
+    grpcAddress: '127.0.0.1',
+  };
+  const log = new TritonLog({ info: false, warning: true, error: true, verbose: 0, format: 'default' });
+  if (!api) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tritium-bench-'));
+    mkdirSync(path.join(dir, 'identity', '1'), { recursive: true });
+    writeFileSync(
+      path.join(dir, 'identity', 'config.pbtxt'),
+      `backend: "identity"\nmax_batch_size: 8\ninput [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]\noutput [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]\ninstance_group [ { kind: KIND_CPU count: 2 } ]\n`,
+    );
+    options.modelRepositories = [dir];
+    cleanup = () => rmSync(dir, { recursive: true, force: true });
+  }
+  const container = createContainer({ options, log, backends: [identityBackend()], inferenceServer: api ? () => api : defaultInferenceServer });
+  const server = container.get<TritiumServer>(TOKENS.TritiumServer);
+  const ports = await server.start();
+  return { server, http: ports.http!, grpc: ports.grpc!, cleanup };
+}
+
+async function startBareGrpc(): Promise<{ port: number; stop: () => void }> {
+  const server = new Server();
+  server.addService(
+    {
+      ModelInfer: {
+        path: '/inference.GRPCInferenceService/ModelInfer',
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (b: Buffer) => b,
+        requestDeserialize: (b: Buffer) => b,
+        responseSerialize: (b: Buffer) => b,
+        responseDeserialize: (b: Buffer) => b,
+      },
+    },
+    { ModelInfer: (_call: unknown, cb: (e: null, v: Buffer) => void) => cb(null, grpcResponse) } as never,
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
+  return { port, stop: () => server.forceShutdown() };
+}
+
+async function startBareHttp(): Promise<{ port: number; stop: () => void }> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      res.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'inference-header-content-length': httpRespHeader.length,
+        'content-length': httpRespHeader.length + data.byteLength,
+      });
+      res.write(httpRespHeader);
+      res.end(data);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { port: (server.address() as AddressInfo).port, stop: () => server.close() };
+}
+
+type Call = () => Promise<void>;
+
+function grpcCaller(port: number): { call: Call; close: () => void } {
+  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
+  const call: Call = () =>
+    new Promise((resolve, reject) =>
+      client.makeUnaryRequest(
+        '/inference.GRPCInferenceService/ModelInfer',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        grpcRequest,
+        (e: ServiceError | null) => (e ? reject(e) : resolve()),
+      ),
+    );
+  return { call, close: () => client.close() };
+}
+
+function httpCaller(port: number): { call: Call; close: () => void } {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const call: Call = () =>
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/v2/models/identity/infer',
+          agent,
+          headers: { 'content-length': httpRequest.length, 'inference-header-content-length': httpHeader.length },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))));
+        },
+      );
+      req.on('error', reject);
+      req.end(httpRequest);
+    });
+  return { call, close: () => agent.destroy() };
+}
+
+interface Result {
+  readonly rps: number;
+  readonly p50us: number;
+  readonly p99us: number;
+}
+
+async function run(call: Call, concurrency: number): Promise<Result> {
+  const loop = async (until: number, lat: number[] | undefined) => {
+    while (performance.now() < until) {
+      const t0 = performance.now();
+      await call();
+      lat?.push(performance.now() - t0);
+    }
+  };
+  const warm = performance.now() + WARMUP_MS;
+  await Promise.all(Array.from({ length: concurrency }, () => loop(warm, undefined)));
+  const lat: number[] = [];
+  const start = performance.now();
+  const end = start + MEASURE_MS;
+  await Promise.all(Array.from({ length: concurrency }, () => loop(end, lat)));
+  const elapsed = performance.now() - start;
+  lat.sort((a, b) => a - b);
+  return { rps: (lat.length / elapsed) * 1000, p50us: lat[Math.floor(lat.length / 2)]! * 1000, p99us: lat[Math.floor(lat.length * 0.99)]! * 1000 };
+}
+
+const fmt = (r: Result) => `${r.rps.toFixed(0).padStart(8)} req/s  p50 ${r.p50us.toFixed(0).padStart(6)} µs  p99 ${r.p99us.toFixed(0).padStart(6)} µs`;
+
+async function main(): Promise<void> {
+  const echo = await startTritium(new EchoApi());
+  const full = await startTritium();
+  const bareGrpc = await startBareGrpc();
+  const bareHttp = await startBareHttp();
+  console.log(`transport benchmark: identity FP32 [1,${ELEMENTS}] (${data.byteLength} B in and out), ${MEASURE_MS} ms per cell, ${os.cpus().length} CPUs\n`);
+  const rows: string[] = [];
+  for (const protocol of ['grpc', 'http'] as const) {
+    for (const concurrency of [1, 16]) {
+      const mk = protocol === 'grpc' ? grpcCaller : httpCaller;
+      const bare = mk(protocol === 'grpc' ? bareGrpc.port : bareHttp.port);
+      const trit = mk(protocol === 'grpc' ? echo.grpc : echo.http);
+      const core = mk(protocol === 'grpc' ? full.grpc : full.http);
+      const b = await run(bare.call, concurrency);
+      const t = await run(trit.call, concurrency);
+      const c = await run(core.call, concurrency);
+      for (const x of [bare, trit, core]) x.close();
+      console.log(`${protocol} c=${concurrency}`);
+      console.log(`  bare          ${fmt(b)}`);
+      console.log(`  tritium       ${fmt(t)}`);
+      console.log(`  tritium+core  ${fmt(c)}`);
+      const row = `${protocol.padEnd(5)} c=${String(concurrency).padEnd(3)} throughput ratio ${(t.rps / b.rps).toFixed(2)}  added p50 ${(t.p50us - b.p50us).toFixed(0)} µs   (full path: ratio ${(c.rps / b.rps).toFixed(2)}, added p50 ${(c.p50us - b.p50us).toFixed(0)} µs)`;
+      rows.push(row);
+    }
+  }
+  console.log('\ntritium transport vs bare (target: ratio >= 0.70, added p50 < 100 µs)');
+  for (const r of rows) console.log(`  ${r}`);
+  await echo.server.stop();
+  await full.server.stop();
+  full.cleanup();
+  bareGrpc.stop();
+  bareHttp.stop();
+}
+
+await main();
