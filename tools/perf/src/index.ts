@@ -19,7 +19,7 @@ export { breakdown, countersOf, snapshot } from './server-stats.ts';
 export type { ServerBreakdown, ModelCounters, StatsSnapshot } from './server-stats.ts';
 export { closedLoop, openLoop } from './load.ts';
 export type { Completion, Load } from './load.ts';
-export { toCsv, csvHeader, csvRow, cppDouble } from './report/csv.ts';
+export { toCsv, csvHeader, csvRow, cppDouble, composingCsv, composingCsvPath } from './report/csv.ts';
 export { finalTable, levelBlock, settingsBlock } from './report/console.ts';
 export { plotSvg, niceTicks } from './report/plot-svg.ts';
 export type { PlotSpec, PlotSeries, PlotPoint } from './report/plot-svg.ts';

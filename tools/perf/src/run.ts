@@ -4,7 +4,7 @@ import { buildRequests } from './input-data.ts';
 import { createPerfClient, toInferInputs, type PerfClient } from './perf-client.ts';
 import { profileLevel, type LevelResult } from './profiler.ts';
 import { finalTable, levelBlock, settingsBlock } from './report/console.ts';
-import { toCsv } from './report/csv.ts';
+import { composingCsv, composingCsvPath, toCsv } from './report/csv.ts';
 import { plotSvg } from './report/plot-svg.ts';
 
 export interface RunOptions {
@@ -26,9 +26,13 @@ export async function runPerf(options: PerfOptions, run: RunOptions = {}): Promi
   try {
     const metadata = await client.metadata(options.model, options.modelVersion);
     const config = await client.config(options.model, options.modelVersion);
-    const steps: Array<{ model_name?: string; modelName?: string }> =
+    const steps: Array<{ model_name?: string; modelName?: string; model_version?: number | string; modelVersion?: number | string }> =
       config?.ensemble_scheduling?.step ?? config?.ensembleScheduling?.step ?? [];
     const composing = steps.map((s) => String(s.model_name ?? s.modelName));
+    const composingVersions = steps.map((s) => {
+      const v = Number(s.model_version ?? s.modelVersion ?? -1);
+      return v > 0 ? String(v) : '1';
+    });
     const serverStats = await client.hasStatistics().catch(() => false);
     const requests = buildRequests(metadata, config, options).map(toInferInputs);
     let next = 0;
@@ -50,7 +54,10 @@ export async function runPerf(options: PerfOptions, run: RunOptions = {}): Promi
       }
     }
     write(finalTable(results));
-    if (options.filename) writeFileSync(options.filename, toCsv(results));
+    if (options.filename) {
+      writeFileSync(options.filename, toCsv(results));
+      composing.forEach((model, i) => writeFileSync(composingCsvPath(options.filename!, model, composingVersions[i]!), composingCsv(results, model)));
+    }
     if (options.plot) writeFileSync(options.plot, plotFor(options, results));
     return results;
   } finally {

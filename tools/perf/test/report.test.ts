@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   buildRequests,
+  composingCsv,
+  composingCsvPath,
   cppDouble,
   isStable,
   parsePerfArgs,
@@ -53,6 +55,17 @@ describe('CSV (perf_analyzer report_writer columns)', () => {
 
   it('names the first column Request Rate in rate mode', () => {
     expect(toCsv([{ ...level(10, 10, 1), mode: 'request_rate' }]).split(',')[0]).toBe('Request Rate');
+  });
+
+  it("writes an ensemble's composing model file with that model's own server columns", () => {
+    const r = level(1, 50, 4000);
+    const withParts: LevelResult = {
+      ...r,
+      server: { ...r.server!, composing: [{ model: 'tokenizer', breakdown: { ...r.server!, queueUs: 300, computeInferUs: 700, composing: [] } }] },
+    };
+    expect(composingCsv([withParts], 'tokenizer').split('\n')[1]).toBe('1,50,0,3970,300,10,700,20,0,4000,6000,6500,7001');
+    expect(composingCsvPath('out/perf.csv', 'tokenizer', '1')).toBe('out/tokenizer_v1.perf.csv');
+    expect(composingCsvPath('perf.csv', 'bert_classifier', '2')).toBe('bert_classifier_v2.perf.csv');
   });
 
   it("formats doubles as C++'s default stream does", () => {

@@ -70,3 +70,22 @@ export function toCsv(results: readonly LevelResult[]): string {
   const rows = [...results].sort((a, b) => a.throughput - b.throughput).map(csvRow);
   return `${csvHeader(results[0]!.mode)}\n${rows.join('\n')}\n`;
 }
+
+/**
+ * perf_analyzer's extra file per composing model of an ensemble (`<model>_v<version>.<file>` beside
+ * the main one): the same rows, with that model's own server queue and compute columns.
+ */
+export function composingCsv(results: readonly LevelResult[], model: string): string {
+  const own = results.map((r): LevelResult => {
+    const part = r.server?.composing.find((c) => c.model === model)?.breakdown;
+    const { server: _ensemble, ...rest } = r;
+    return part ? { ...rest, server: part } : rest;
+  });
+  return toCsv(own);
+}
+
+/** `dir/perf.csv` + `tokenizer`, version `1` → `dir/tokenizer_v1.perf.csv`. */
+export function composingCsvPath(file: string, model: string, version: string): string {
+  const slash = file.lastIndexOf('/');
+  return `${file.slice(0, slash + 1)}${model}_v${version}.${file.slice(slash + 1)}`;
+}
