@@ -21,6 +21,7 @@ export { nullStatsRecorder } from './scheduler/stats-recorder.ts';
 export { batchSizeOf, rowsOf, concatInputs, splitRows, splitOutputs } from './tensor/batch.ts';
 export type { SplitOptions } from './tensor/batch.ts';
 export { PAD_PARAMETER_PREFIX, encodePadValue, paddingSpecFromConfig, padTensor, padBatch } from './tensor/pad.ts';
+export { UNPAD_PARAMETER_PREFIX, unpaddingSpecFromConfig, trimTensor, unpadResponse } from './tensor/pad.ts';
 export { createScheduler, isEnsembleConfig } from './scheduler/create-scheduler.ts';
 export type { SchedulerDeps } from './scheduler/create-scheduler.ts';
 export { DynamicBatcher, CANCELLED_MESSAGE } from './scheduler/dynamic-batcher.ts';

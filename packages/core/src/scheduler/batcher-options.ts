@@ -6,7 +6,7 @@ import { InferError } from '../errors.ts';
 import { toNumber, type ModelConfig, type ModelQueuePolicy } from '../config/model-config.ts';
 import type { InferRequest } from '../types.ts';
 import { batchSizeOf } from '../tensor/batch.ts';
-import { paddingSpecFromConfig } from '../tensor/pad.ts';
+import { paddingSpecFromConfig, unpaddingSpecFromConfig } from '../tensor/pad.ts';
 
 export interface QueuePolicy {
   readonly timeoutAction: 'REJECT' | 'DELAY';
@@ -34,6 +34,8 @@ export interface BatcherOptions {
   readonly policies: readonly QueuePolicy[];
   /** Paddable inputs → encoded pad element (`tritium.pad.<INPUT>` parameters). */
   readonly padding: ReadonlyMap<string, Uint8Array>;
+  /** Outputs trimmed back per request after padding (`tritium.unpad.<OUTPUT>` = input name). */
+  readonly unpadding: ReadonlyMap<string, string>;
   /** Batch size of a request (throws INVALID_ARG). */
   batchSize(request: InferRequest): number;
   /** Requests co-batch only when their keys are equal (equal-shape + optional-presence rules). */
@@ -97,6 +99,7 @@ export function batcherOptionsFromConfig(config: ModelConfig, version: number, d
     if (p > maxBatchSize) throw new InferError('INVALID_ARG', `dynamic batching preferred size must be <= max batch size for ${config.name}`);
   }
   const padding = db && maxBatchSize > 0 ? paddingSpecFromConfig(config) : new Map<string, Uint8Array>();
+  const unpadding = padding.size > 0 ? unpaddingSpecFromConfig(config) : new Map<string, string>();
   return {
     modelName: config.name,
     version,
@@ -109,6 +112,7 @@ export function batcherOptionsFromConfig(config: ModelConfig, version: number, d
     defaultLevel,
     policies,
     padding,
+    unpadding,
     batchSize: (r) => batchSizeOf(r, config),
     shapeKey: shapeKeyFor(config, padding),
   };

@@ -14,7 +14,7 @@ import type { ModelInstance, ExecuteTimings } from '../backend/spi.ts';
 import type { Logger } from '../logger.ts';
 import { silentLogger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
-import { padBatch } from '../tensor/pad.ts';
+import { padBatch, unpadResponse } from '../tensor/pad.ts';
 import type { BatcherOptions } from './batcher-options.ts';
 import { formBatch, formationRules, type Candidate, type FormationRules } from './batch-formation.ts';
 import { RequestQueue } from './request-queue.ts';
@@ -356,9 +356,11 @@ export class DynamicBatcher implements Scheduler {
           );
           return;
         }
+        const unpad = this.opts.unpadding;
         results.forEach((r, i) => {
           const e = entries[i]!;
           if (InferError.is(r)) this.finish(e, r, 'BACKEND');
+          else if (unpad.size > 0 && requests[i] !== e.request) this.finishUnpadded(e, r, timings);
           else this.finish(e, r, undefined, timings);
         });
       },
@@ -367,6 +369,14 @@ export class DynamicBatcher implements Scheduler {
         this.failBatch(entries, InferError.from(err), 'BACKEND');
       },
     ).finally(done);
+  }
+
+  private finishUnpadded(entry: Entry, response: InferResponse, timings: Required<ExecuteTimings>): void {
+    try {
+      this.finish(entry, unpadResponse(response, entry.request, this.opts.unpadding), undefined, timings);
+    } catch (err) {
+      this.finish(entry, InferError.from(err), 'OTHER');
+    }
   }
 
   private async runDecoupled(slot: Slot, entries: Entry[], requests: InferRequest[], signal: AbortSignal, startUs: number, batchSize: number): Promise<void> {

@@ -16,6 +16,12 @@ import { decodeBytesElements, elementCount, encodeBytesElements, type Tensor } f
 
 /** Config parameter prefix that declares an input paddable. */
 export const PAD_PARAMETER_PREFIX = 'tritium.pad.';
+/**
+ * Config parameter prefix that trims an output back to a request's own length:
+ * `tritium.unpad.<OUTPUT>` = `<INPUT>` cuts the output's dim 1 to the request's original dim 1 of
+ * that (paddable) input.
+ */
+export const UNPAD_PARAMETER_PREFIX = 'tritium.unpad.';
 
 /** One encoded element of `datatype` holding `value` (BYTES: length prefix + UTF-8). */
 export function encodePadValue(datatype: DataType, value: string): Uint8Array {
@@ -106,6 +112,82 @@ export function paddingSpecFromConfig(config: Pick<ModelConfig, 'name' | 'input'
     spec.set(inputName, encodePadValue(datatype, param.string_value));
   }
   return spec;
+}
+
+/**
+ * Outputs to trim after padded batching: output name → the paddable input whose original dim 1 it
+ * follows. Throws INVALID_ARG for unknown names or an input that is not declared paddable.
+ */
+export function unpaddingSpecFromConfig(config: Pick<ModelConfig, 'name' | 'input' | 'output' | 'parameters'>): Map<string, string> {
+  const spec = new Map<string, string>();
+  for (const [key, param] of Object.entries(config.parameters ?? {})) {
+    if (!key.startsWith(UNPAD_PARAMETER_PREFIX)) continue;
+    const outputName = key.slice(UNPAD_PARAMETER_PREFIX.length);
+    const inputName = param.string_value;
+    if (!config.output.some((o) => o.name === outputName)) {
+      throw new InferError('INVALID_ARG', `parameter '${key}' names unknown output '${outputName}' for '${config.name}'`);
+    }
+    if (!config.parameters[PAD_PARAMETER_PREFIX + inputName]) {
+      throw new InferError('INVALID_ARG', `parameter '${key}' names input '${inputName}', which has no '${PAD_PARAMETER_PREFIX}${inputName}' for '${config.name}'`);
+    }
+    spec.set(outputName, inputName);
+  }
+  return spec;
+}
+
+/** Copies the leading block of `shape` (same rank, each dim ≤ the tensor's) out of `tensor`. */
+export function trimTensor(tensor: Tensor, shape: readonly number[]): Tensor {
+  const src = tensor.shape;
+  if (src.length !== shape.length || shape.some((d, i) => d > src[i]!)) {
+    throw new InferError('INTERNAL', `cannot trim '${tensor.name}' of shape [${src.join(',')}] to [${shape.join(',')}]`);
+  }
+  if (src.every((d, i) => d === shape[i])) return tensor;
+  const rank = src.length;
+  // Flat index in the trimmed tensor → flat index in the source.
+  const mapIndex = (flat: number): number => {
+    let out = 0;
+    let stride = 1;
+    for (let d = rank - 1; d >= 0; d--) {
+      const idx = flat % shape[d]!;
+      flat = Math.floor(flat / shape[d]!);
+      out += idx * stride;
+      stride *= src[d]!;
+    }
+    return out;
+  };
+  const total = elementCount(shape);
+  if (tensor.datatype === 'BYTES') {
+    const elems = decodeBytesElements(tensor.data, tensor.name);
+    const picked = Array.from({ length: total }, (_, i) => elems[mapIndex(i)]!);
+    return { name: tensor.name, datatype: 'BYTES', shape: [...shape], data: encodeBytesElements(picked) };
+  }
+  const size = DATA_TYPE_SIZE[tensor.datatype];
+  const data = new Uint8Array(new ArrayBuffer(total * size));
+  const last = shape[rank - 1] ?? 1;
+  const runBytes = last * size;
+  const runs = last === 0 ? 0 : total / last;
+  for (let r = 0; r < runs; r++) {
+    const from = mapIndex(r * last) * size;
+    data.set(tensor.data.subarray(from, from + runBytes), r * runBytes);
+  }
+  return { name: tensor.name, datatype: tensor.datatype, shape: [...shape], data };
+}
+
+/**
+ * Trims the outputs named in `spec` of a response to a padded request back to the original
+ * request's dim 1 of the matching input. Responses to unpadded requests come back unchanged.
+ */
+export function unpadResponse<R extends { outputs: readonly Tensor[] }>(response: R, original: InferRequest, spec: ReadonlyMap<string, string>): R {
+  if (spec.size === 0) return response;
+  let changed = false;
+  const outputs = response.outputs.map((o) => {
+    const inputName = spec.get(o.name);
+    const len = inputName ? original.inputs.find((t) => t.name === inputName)?.shape[1] : undefined;
+    if (len === undefined || o.shape.length < 2 || o.shape[1]! <= len) return o;
+    changed = true;
+    return trimTensor(o, [o.shape[0]!, len, ...o.shape.slice(2)]);
+  });
+  return changed ? { ...response, outputs } : response;
 }
 
 /**

@@ -8,6 +8,9 @@ import {
   padBatch,
   padTensor,
   paddingSpecFromConfig,
+  trimTensor,
+  unpadResponse,
+  unpaddingSpecFromConfig,
   splitOutputs,
   tensorFromStrings,
   tensorFromTyped,
@@ -100,6 +103,28 @@ describe('batch helpers', () => {
     expect(pb).toBe(b);
     expect(() => paddingSpecFromConfig(config({ parameters: { 'tritium.pad.NOPE': { string_value: '0' } } }))).toThrow(
       "parameter 'tritium.pad.NOPE' names unknown input 'NOPE' for 'm'",
+    );
+  });
+
+  it('trims padded outputs back to each request (tritium.unpad.*)', () => {
+    const m = f32('M', [2, 3], [1, 2, 0, 3, 4, 0]);
+    expect([...typedView(trimTensor(m, [2, 2]))]).toEqual([1, 2, 3, 4]);
+    const s = tensorFromStrings('S', [1, 3], ['a', 'b', 'pad']);
+    expect(decodeStrings(trimTensor(s, [1, 2]).data)).toEqual(['a', 'b']);
+    const cfg = config({
+      input: [input('IDS', [-1])],
+      output: [{ name: 'EMB', data_type: 'TYPE_FP32', dims: [-1, 2], label_filename: '', is_shape_tensor: false, is_non_linear_format_io: false }],
+      parameters: { 'tritium.pad.IDS': { string_value: '0' }, 'tritium.unpad.EMB': { string_value: 'IDS' } },
+    });
+    const spec = unpaddingSpecFromConfig(cfg);
+    expect([...spec]).toEqual([['EMB', 'IDS']]);
+    const original = r('a', f32('IDS', [1, 1], [7]));
+    const emb = f32('EMB', [1, 3, 2], [1, 1, 2, 2, 3, 3]);
+    const trimmed = unpadResponse({ outputs: [emb] }, original, spec);
+    expect(trimmed.outputs[0]!.shape).toEqual([1, 1, 2]);
+    expect([...typedView(trimmed.outputs[0]!)]).toEqual([1, 1]);
+    expect(() => unpaddingSpecFromConfig({ ...cfg, parameters: { 'tritium.unpad.EMB': { string_value: 'IDS' } } })).toThrow(
+      "parameter 'tritium.unpad.EMB' names input 'IDS', which has no 'tritium.pad.IDS' for 'm'",
     );
   });
 });

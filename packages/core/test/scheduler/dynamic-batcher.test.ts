@@ -323,6 +323,26 @@ describe('dynamic batcher', () => {
     expect([...new Float32Array((short.value as InferResponse).outputs[0]!.data.slice().buffer)]).toEqual([1, -1, -1]);
   });
 
+  it('trims declared outputs back to each padded request (tritium.unpad.*)', async () => {
+    const inst = manualInstance();
+    const cfg = config({
+      max_batch_size: 8,
+      dynamic_batching: dynamicBatching(),
+      parameters: { 'tritium.pad.INPUT0': { string_value: '-1' }, 'tritium.unpad.OUTPUT0': { string_value: 'INPUT0' } },
+    });
+    const { scheduler } = batcher(cfg, [inst]);
+    void scheduler.enqueue(req(0));
+    await flush();
+    const short = settle(scheduler.enqueue(req(1, { cols: 1 })));
+    const long = settle(scheduler.enqueue(req(2, { cols: 3 })));
+    inst.calls[0]!.resolve();
+    await flush();
+    inst.calls[1]!.resolve();
+    await flush();
+    expect(short.value!.outputs[0]!.shape).toEqual([1, 1]);
+    expect(long.value!.outputs[0]!.shape).toEqual([1, 3]);
+  });
+
   it('preserve_ordering releases responses in arrival order', async () => {
     const a = manualInstance();
     const b = manualInstance();
