@@ -1,13 +1,53 @@
-import { InferError, configToWireDataType, type ModelConfig, type Tensor as WireTensor } from '@tritium/core';
+import { InferError, configToWireDataType, type DataType, type ModelConfig, type Tensor as WireTensor } from '@tritium/core';
 
 function fmt(shape: readonly number[]): string {
   return `[${shape.join(',')}]`;
 }
 
+interface OutputSpec {
+  readonly configType: string;
+  readonly datatype: DataType | undefined;
+  /** Dims the model produces (`reshape.shape` when reshaped). */
+  readonly dims: readonly number[];
+  /** Dims clients see, when a reshape without wildcards changes them. */
+  readonly clientDims: readonly number[] | undefined;
+}
+
+/** Per-config lookup tables, built once (execute runs this for every request). */
+const compiled = new WeakMap<ModelConfig, Map<string, OutputSpec>>();
+
+function specsOf(config: ModelConfig): Map<string, OutputSpec> {
+  let specs = compiled.get(config);
+  if (!specs) {
+    specs = new Map();
+    for (const o of config.output) {
+      specs.set(o.name, {
+        configType: o.data_type,
+        datatype: configToWireDataType(o.data_type),
+        dims: o.reshape ? o.reshape.shape : o.dims,
+        clientDims: o.reshape && !o.dims.includes(-1) ? o.dims : undefined,
+      });
+    }
+    compiled.set(config, specs);
+  }
+  return specs;
+}
+
+function shapeMatches(shape: readonly number[], rows: number | undefined, dims: readonly number[]): boolean {
+  const offset = rows === undefined ? 0 : 1;
+  if (shape.length !== dims.length + offset) return false;
+  if (rows !== undefined && shape[0] !== rows) return false;
+  for (let i = 0; i < dims.length; i++) {
+    const d = dims[i]!;
+    if (d !== -1 && d !== shape[i + offset]) return false;
+  }
+  return true;
+}
+
 /**
  * Checks one request's outputs against the config (name, datatype, dims with -1 wildcards, the
- * batch dimension when `max_batch_size > 0`) and keeps only the requested ones. Returns an
- * InferError naming model, output, expected and actual on the first mismatch.
+ * batch dimension when `max_batch_size > 0`) and keeps only the requested ones, in requested order.
+ * Returns an InferError naming model, output, expected and actual on the first mismatch.
  *
  * @param rows the request's batch size (dim 0), or undefined for a model without a batch dimension.
  */
@@ -18,37 +58,39 @@ export function checkOutputs(
   requested: readonly string[],
 ): WireTensor[] | InferError {
   const model = config.name;
-  const byName = new Map<string, WireTensor>();
+  const specs = specsOf(config);
   for (const t of outputs) {
-    const spec = config.output.find((o) => o.name === t.name);
+    const spec = specs.get(t.name);
     if (!spec) {
       return new InferError(
         'INTERNAL',
         `model '${model}': execute returned output '${t.name}', which the model config does not declare (outputs: ${config.output.map((o) => o.name).join(', ') || 'none'})`,
       );
     }
-    const expectedType = configToWireDataType(spec.data_type);
-    if (expectedType && t.datatype !== expectedType) {
+    if (spec.datatype && t.datatype !== spec.datatype) {
       return new InferError(
         'INTERNAL',
-        `model '${model}': output '${t.name}' has datatype ${t.datatype}, expected ${expectedType} (config ${spec.data_type})`,
+        `model '${model}': output '${t.name}' has datatype ${t.datatype}, expected ${spec.datatype} (config ${spec.configType})`,
       );
     }
-    // A reshaped output is produced in `reshape.shape`; its dims are what clients see.
-    const dims = spec.reshape ? spec.reshape.shape : spec.dims;
-    const expected = rows !== undefined ? [rows, ...dims] : [...dims];
-    const ok = t.shape.length === expected.length && expected.every((d, i) => d === -1 || d === t.shape[i]);
-    if (!ok) {
-      const how = rows !== undefined ? ` (batch ${rows}, config dims ${fmt(dims)})` : ` (config dims ${fmt(dims)})`;
+    if (!shapeMatches(t.shape, rows, spec.dims)) {
+      const expected = rows !== undefined ? [rows, ...spec.dims] : spec.dims;
+      const how = rows !== undefined ? ` (batch ${rows}, config dims ${fmt(spec.dims)})` : ` (config dims ${fmt(spec.dims)})`;
       return new InferError('INTERNAL', `model '${model}': output '${t.name}' has shape ${fmt(t.shape)}, expected ${fmt(expected)}${how}`);
     }
-    byName.set(t.name, spec.reshape && !spec.dims.includes(-1) ? { ...t, shape: rows !== undefined ? [rows, ...spec.dims] : [...spec.dims] } : t);
   }
   const out: WireTensor[] = [];
   for (const name of requested) {
-    const t = byName.get(name);
+    let t: WireTensor | undefined;
+    for (const o of outputs) {
+      if (o.name === name) {
+        t = o;
+        break;
+      }
+    }
     if (!t) return new InferError('INTERNAL', `model '${model}': execute did not return requested output '${name}'`);
-    out.push(t);
+    const clientDims = specs.get(name)!.clientDims;
+    out.push(clientDims ? { ...t, shape: rows !== undefined ? [rows, ...clientDims] : [...clientDims] } : t);
   }
   return out;
 }
