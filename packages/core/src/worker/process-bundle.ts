@@ -3,13 +3,12 @@
  * permission model tsx's loader-hook thread is a worker, which the child may not start) and, opt-in,
  * threads (`loader: 'bundle'`: no tsx hooks thread per worker, so workers start faster). esbuild
  * builds ONE module from the worker runtime and the entry (so they share one copy of core's
- * modules) into a temp folder: TypeScript is bundled in, with `import.meta.url` / `dirname` /
- * `filename` fixed to each source file's own; plain-JS packages stay external, imported by absolute
- * path so they resolve without node_modules next to the bundle (native addons keep working).
+ * modules) into a temp folder: TypeScript is bundled in (so `import.meta.url` in it names the
+ * bundle: pass paths in `init` instead); plain-JS packages stay external, imported by absolute path
+ * so they resolve without node_modules next to the bundle (native addons keep working).
  * Bundles are cached per entry for the life of the process and removed when it exits.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { builtinModules, createRequire } from 'node:module';
@@ -52,24 +51,6 @@ function externalizeJs(): import('esbuild').Plugin {
   };
 }
 
-/** esbuild plugin: `import.meta.url` & co. in bundled TypeScript keep naming the source file. */
-function keepImportMeta(): import('esbuild').Plugin {
-  return {
-    name: 'tritium-keep-import-meta',
-    setup(build) {
-      build.onLoad({ filter: TS }, async (args) => {
-        const source = await readFile(args.path, 'utf8');
-        if (!source.includes('import.meta')) return undefined;
-        const contents = source
-          .replace(/\bimport\.meta\.url\b/g, JSON.stringify(pathToFileURL(args.path).href))
-          .replace(/\bimport\.meta\.dirname\b/g, JSON.stringify(dirname(args.path)))
-          .replace(/\bimport\.meta\.filename\b/g, JSON.stringify(args.path));
-        return { contents, loader: 'ts' };
-      });
-    },
-  };
-}
-
 /**
  * Bundles one ESM module for a worker without tsx: TypeScript it reaches is bundled in; bare
  * imports that resolve to JavaScript stay external as absolute file URLs, so the output runs from
@@ -87,7 +68,7 @@ export async function bundleForProcessIsolation(entryFile: string, outfile: stri
     target: 'node20',
     logLevel: 'silent',
     sourcemap: 'inline',
-    plugins: [externalizeJs(), keepImportMeta()],
+    plugins: [externalizeJs()],
     // Some bundled CJS reaches for require(); give ESM output one.
     banner: { js: "import { createRequire as __trCreateRequire } from 'node:module'; const require = __trCreateRequire(import.meta.url);" },
   });
