@@ -97,6 +97,16 @@ describe('HTTP infer', () => {
     expect(json(raw.body).outputs[0].data).toEqual([2]);
   });
 
+  it('classification extension: top-k as "value:index" BYTES', async () => {
+    const r = await s.http.infer('simple', [fp32([1, 4], [0.1, 0.9, 0.5, 0.2])], {
+      outputs: [new InferRequestedOutput('OUTPUT0', { binary: false, classCount: 2 })],
+    });
+    expect(r.output('OUTPUT0')).toMatchObject({ datatype: 'BYTES', shape: [1, 2] });
+    expect(r.asStrings('OUTPUT0')).toEqual(['0.900000:1', '0.500000:2']);
+    const viaGrpc = await s.grpc.infer('simple', [fp32([1, 4], [0.1, 0.9, 0.5, 0.2])], { outputs: [new InferRequestedOutput('OUTPUT0', { classCount: 1 })] });
+    expect(viaGrpc.asStrings('OUTPUT0')).toEqual(['0.900000:1']);
+  });
+
   it('raw binary request (Inference-Header-Content-Length: 0)', async () => {
     const res = await s.http.request('POST', '/v2/models/simple/infer', Buffer.from(Float32Array.of(1, 2, 3).buffer), {
       'inference-header-content-length': 0,

@@ -4,6 +4,7 @@ import { InferError, type InferResponse } from '@tritium/core';
 import type { WireInferRequest, WireStreamResponse } from '@tritium/client/proto';
 import type { TransportContext } from '../protocol/context.ts';
 import { mapError } from '../protocol/status.ts';
+import { applyClassification, wantsClassification } from '../protocol/classification.ts';
 import { DecodeFailure } from './service-definition.ts';
 import { fromWireRequest, toWireResponse } from './infer-convert.ts';
 
@@ -37,6 +38,9 @@ export function modelInferHandler(ctx: TransportContext) {
     ctx.api.infer(request).then(
       (response) => {
         try {
+          if (wantsClassification(request.outputs)) {
+            response = applyClassification(response, request.outputs, ctx.api.modelConfig(request.model).max_batch_size);
+          }
           callback(null, toWireResponse(response, outputShm, ctx));
         } catch (e) {
           callback(grpcError(e));

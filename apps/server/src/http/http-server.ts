@@ -6,6 +6,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TransportContext } from '../protocol/context.ts';
 import { mapError, TransportError } from '../protocol/status.ts';
+import { applyClassification, wantsClassification } from '../protocol/classification.ts';
 import { compress, pickEncoding, readBody } from './body.ts';
 import { buildInferReply, checkNotDecoupled, parseInferBody } from './infer-json.ts';
 import { matchRoute, type Reply } from './routes.ts';
@@ -124,7 +125,10 @@ export class HttpTransport {
     };
     res.once('close', onClose);
     const parsed = parseInferBody(body, headerLength, model, version, this.ctx, abort.signal);
-    const response = await this.ctx.api.infer(parsed.request);
+    let response = await this.ctx.api.infer(parsed.request);
+    if (wantsClassification(parsed.request.outputs)) {
+      response = applyClassification(response, parsed.request.outputs, this.ctx.api.modelConfig(model).max_batch_size);
+    }
     const reply = buildInferReply(response, parsed, this.ctx);
     res.off('close', onClose);
     const parts = [reply.json, ...reply.binary];
