@@ -151,6 +151,7 @@ export class DynamicBatcher implements Scheduler {
   stop(): Promise<void> {
     this.stopped = true;
     if (this.count === 0) return Promise.resolve();
+    this.pump();
     return new Promise((resolve) => {
       const prev = this.drained;
       this.drained = () => {
@@ -279,7 +280,8 @@ export class DynamicBatcher implements Scheduler {
           if (!slot) break;
           const now = this.clock.nowUs();
           const decision = this.formBatch(now);
-          if (decision.waitUs > 0) {
+          // While stopping, nothing more will arrive: send what is queued without waiting.
+          if (decision.waitUs > 0 && !this.stopped) {
             this.armDelay(now + decision.waitUs);
             break;
           }

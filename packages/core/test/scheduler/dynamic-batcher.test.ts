@@ -379,6 +379,21 @@ describe('dynamic batcher', () => {
     expect(events).toEqual(['queued', 'dequeued 10000', 'exec 2 5000', 'ok 15000 q10000']);
   });
 
+  it('stop() sends queued requests without waiting for the queue delay', async () => {
+    const inst = manualInstance();
+    const { scheduler } = batcher(config({ dynamic_batching: dynamicBatching({ max_queue_delay_microseconds: 1_000_000 }) }), [inst]);
+    const r = settle(scheduler.enqueue(req(1)));
+    await flush();
+    expect(inst.calls).toHaveLength(0);
+    const stopped = settle(scheduler.stop());
+    await flush();
+    expect(inst.calls).toHaveLength(1);
+    inst.calls[0]!.resolve();
+    await flush();
+    expect(r.value).toBeDefined();
+    expect(stopped.done).toBe(true);
+  });
+
   it('stop() refuses new work and resolves after draining', async () => {
     const inst = manualInstance();
     const { scheduler } = batcher(config({ dynamic_batching: dynamicBatching() }), [inst]);
