@@ -81,6 +81,15 @@ describe('decoupled models: the response sender', () => {
     expect(b.got.done).toBe(true);
   });
 
+  it('a non-streaming call gets the single response, or an error saying to stream', async () => {
+    const [one, many] = await run(repeat.instances[0]!, [request('repeat', 'a', [int32('IN', [9], [1])]), request('repeat', 'b', [int32('IN', [1, 2], [2])])]);
+    expect(asInt32(ok(one).outputs[0])).toEqual([9]);
+    expect(many).toMatchObject({
+      code: 'INVALID_ARG',
+      message: "model 'repeat' is decoupled and sent 2 responses to a request that takes one; use a streaming request (ModelStreamInfer)",
+    });
+  });
+
   it("execute returning a value is Triton's error", async () => {
     const a = collect();
     await repeat.instances[0]!.executeDecoupled!(

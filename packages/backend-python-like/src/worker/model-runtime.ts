@@ -9,6 +9,7 @@ import {
   InferError,
   type ExecuteResult,
   type InferRequest,
+  type InferResponse,
   type ResponseSink,
   type WorkerContext,
   type WorkerExecuteContext,
@@ -107,6 +108,7 @@ export async function createModelInstance(
 
   const instance: WorkerModelInstance = {
     async execute(batch: readonly InferRequest[], xctx: WorkerExecuteContext): Promise<readonly ExecuteResult[]> {
+      if (decoupled) return executeDecoupledAsOne(batch, xctx);
       const requests = batch.map((wire) =>
         api.incomingRequest({ wire, requestedOutputNames: requestedOf(wire), sender: noSender, isCancelled: () => xctx.signal.aborted }),
       );
@@ -133,6 +135,26 @@ export async function createModelInstance(
 
   if (decoupled) {
     instance.executeDecoupled = async (batch, sinks, xctx) => executeDecoupled(batch, sinks, xctx);
+  }
+
+  /** A decoupled model asked for one response per request (a non-streaming call): exactly one response each. */
+  async function executeDecoupledAsOne(batch: readonly InferRequest[], xctx: WorkerExecuteContext): Promise<ExecuteResult[]> {
+    const collected = batch.map(() => ({ responses: [] as InferResponse[], error: undefined as InferError | undefined }));
+    await executeDecoupled(
+      batch,
+      collected.map((c) => ({ response: (r: InferResponse) => c.responses.push(r), complete: (e?: InferError) => (c.error = e) })),
+      xctx,
+    );
+    return collected.map(
+      (c) =>
+        c.error ??
+        (c.responses.length === 1
+          ? c.responses[0]!
+          : new InferError(
+              'INVALID_ARG',
+              `model '${init.modelName}' is decoupled and sent ${c.responses.length} responses to a request that takes one; use a streaming request (ModelStreamInfer)`,
+            )),
+    );
   }
 
   async function executeDecoupled(batch: readonly InferRequest[], sinks: readonly ResponseSink[], xctx: WorkerExecuteContext): Promise<void> {
