@@ -14,22 +14,17 @@
  * const response = await server.infer({ id: '1', model: 'simple', inputs });
  * await server.stop();
  */
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { Backend } from '../backend/spi.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import type { Clock } from '../scheduler/scheduler.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
-import { ModelRepository, type ModelSource, type ResolvedModel } from '../repository/model-repository.ts';
+import { ModelRepository } from '../repository/model-repository.ts';
 import type { ConfigCodec } from '../repository/config-codec.ts';
 import { defaultConfigCodec } from '../repository/config-codec.ts';
 import { assertSafeModelName } from '../repository/model-name.ts';
-import { joinInside } from '../repository/safe-path.ts';
-import { composingModels, findCircularDependency } from '../ensemble/validate/ensemble-dependencies.ts';
-import { validateEnsembleModels } from '../ensemble/validate/ensemble-models.ts';
 import type {
   InferenceServerApi,
   LoadOptions,
@@ -39,12 +34,10 @@ import type {
   ModelStatistics,
   ServerMetadata,
 } from './server-api.ts';
-import { ModelRecord } from './model-record.ts';
-import { EnsembleStats, ModelStats } from './model-stats.ts';
 import { modelMetadata, serverMetadata } from './server-metadata.ts';
 import { validateRequest } from './request-validation.ts';
-import { statusText } from './status-text.ts';
-import { loadVersion, type VersionLoadDeps } from './version-loader.ts';
+import type { VersionLoadDeps } from './version-loader.ts';
+import { ModelLifecycle } from './model-lifecycle.ts';
 import type { LoadedVersion } from './loaded-version.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
@@ -88,8 +81,7 @@ export class InferenceServer implements InferenceServerApi {
   private readonly codec: ConfigCodec;
   private readonly log: Logger;
   private readonly mode: ModelControlMode;
-  private readonly models = new Map<string, ModelRecord>();
-  private readonly stats = new Map<string, ModelStats>();
+  private readonly lifecycle: ModelLifecycle;
   private ops: Promise<unknown> = Promise.resolve();
   private started = false;
   private stopping = false;
@@ -120,7 +112,7 @@ export class InferenceServer implements InferenceServerApi {
       log: this.log,
       retries: Math.max(0, options.modelLoadRetryCount ?? 0),
       onUnavailable: (model, version, reason) => {
-        const slot = this.models.get(model)?.slots.get(version);
+        const slot = this.lifecycle.models.get(model)?.slots.get(version);
         if (slot?.state === 'READY') {
           slot.state = 'UNAVAILABLE';
           slot.reason = reason;
@@ -128,6 +120,14 @@ export class InferenceServer implements InferenceServerApi {
         }
       },
     };
+    this.lifecycle = new ModelLifecycle({
+      repository: this.repository,
+      codec: this.codec,
+      log: this.log,
+      loadDeps: this.loadDeps,
+      allowModelFileOverride: options.allowModelFileOverride === true,
+      isStopping: () => this.stopping,
+    });
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -145,11 +145,11 @@ export class InferenceServer implements InferenceServerApi {
         const wanted = this.options.startupModels ?? [];
         if (wanted.includes('*')) {
           if (wanted.length > 1) throw new InferError('INVALID_ARG', "Wildcard model name '*' must be the ONLY startup model if specified at all.");
-          return this.syncWithRepository(true);
+          return this.lifecycle.syncWithRepository(true);
         }
-        return this.loadNamed(wanted, undefined);
+        return this.lifecycle.loadNamed(wanted, undefined);
       }
-      return this.syncWithRepository(true);
+      return this.lifecycle.syncWithRepository(true);
     });
     for (const line of failures) this.log.error(line);
     if (failures.length > 0 && (this.options.exitOnError ?? true)) {
@@ -172,7 +172,7 @@ export class InferenceServer implements InferenceServerApi {
   pollNow(): Promise<string[]> {
     if (this.mode !== 'poll') return Promise.reject(new InferError('UNAVAILABLE', 'repository polling is only enabled in poll mode'));
     return this.serialized(async () => {
-      const failures = await this.syncWithRepository(false);
+      const failures = await this.lifecycle.syncWithRepository(false);
       for (const line of failures) this.log.error(line);
       return failures;
     });
@@ -185,7 +185,7 @@ export class InferenceServer implements InferenceServerApi {
     if (this.pollTimer) clearInterval(this.pollTimer);
     await this.ops.catch(() => undefined);
     const live: LoadedVersion[] = [];
-    for (const record of this.models.values()) {
+    for (const record of this.lifecycle.models.values()) {
       for (const slot of record.slots.values()) {
         if (slot.live) {
           live.push(slot.live);
@@ -204,7 +204,7 @@ export class InferenceServer implements InferenceServerApi {
       this.log.warn(`${pending.size} model version(s) still busy after ${timeoutMs} ms; stopping them`);
       await Promise.all([...pending].map((v) => v.forceDispose()));
     }
-    for (const record of this.models.values()) {
+    for (const record of this.lifecycle.models.values()) {
       for (const slot of record.slots.values()) {
         slot.live = undefined;
         slot.state = 'UNAVAILABLE';
@@ -223,7 +223,7 @@ export class InferenceServer implements InferenceServerApi {
   isReady(): boolean {
     if (!this.started || this.stopping) return false;
     if (this.options.strictReadiness === false) return true;
-    for (const record of this.models.values()) {
+    for (const record of this.lifecycle.models.values()) {
       if (record.error && record.slots.size === 0) return false;
       for (const slot of record.slots.values()) {
         if (slot.state === 'READY') continue;
@@ -244,7 +244,7 @@ export class InferenceServer implements InferenceServerApi {
 
   modelMetadata(name: string, version?: string): ModelMetadata {
     const loaded = this.route(name, parseVersion(version));
-    return modelMetadata(loaded.config, this.models.get(name)!.readyVersions());
+    return modelMetadata(loaded.config, this.lifecycle.models.get(name)!.readyVersions());
   }
 
   modelConfig(name: string, version?: string): ModelConfig {
@@ -298,7 +298,7 @@ export class InferenceServer implements InferenceServerApi {
   /** Triton's model lookup with its NOT_FOUND / UNAVAILABLE messages (reference §3.3). */
   private route(name: string, version: number | undefined): LoadedVersion {
     const prefix = `Request for unknown model: '${name}'`;
-    const record = this.models.get(name);
+    const record = this.lifecycle.models.get(name);
     if (!record || (record.slots.size === 0 && !record.resolved)) throw new InferError('NOT_FOUND', `${prefix} is not found`);
     if (version === undefined || version === -1) {
       const latest = record.latestReady();
@@ -326,14 +326,14 @@ export class InferenceServer implements InferenceServerApi {
     if (name) {
       // Same lookup errors as inference (Triton resolves the model first).
       if (v !== undefined) this.route(name, v);
-      else if (!this.models.has(name)) this.route(name, undefined);
+      else if (!this.lifecycle.models.has(name)) this.route(name, undefined);
     }
     const out: ModelStatistics[] = [];
-    for (const record of [...this.models.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const record of [...this.lifecycle.models.values()].sort((a, b) => a.name.localeCompare(b.name))) {
       if (name && record.name !== name) continue;
       for (const ver of record.readyVersions()) {
         if (v !== undefined && ver !== v) continue;
-        out.push(this.statsFor(record.name, ver, record.slots.get(ver)!.live!.config).snapshot());
+        out.push(this.lifecycle.statsFor(record.name, ver, record.slots.get(ver)!.live!.config).snapshot());
       }
     }
     return out;
@@ -341,7 +341,7 @@ export class InferenceServer implements InferenceServerApi {
 
   metrics(): ModelMetricsSnapshot[] {
     const out: ModelMetricsSnapshot[] = [];
-    for (const record of this.models.values()) {
+    for (const record of this.lifecycle.models.values()) {
       for (const ver of record.readyVersions()) {
         const live = record.slots.get(ver)!.live!;
         const s = live.stats.snapshot();
@@ -372,17 +372,6 @@ export class InferenceServer implements InferenceServerApi {
     return out;
   }
 
-  private statsFor(name: string, version: number, config: ModelConfig): ModelStats {
-    const key = `${name}\0${version}`;
-    let s = this.stats.get(key);
-    if (!s) {
-      const perStepEnsemble = config.platform === 'ensemble' && !config.dynamic_batching;
-      s = perStepEnsemble ? new EnsembleStats(name, String(version)) : new ModelStats(name, String(version));
-      this.stats.set(key, s);
-    }
-    return s;
-  }
-
   // ---------------------------------------------------------------- repository API
 
   /**
@@ -400,7 +389,7 @@ export class InferenceServer implements InferenceServerApi {
         if (!options.readyOnly) out.push({ name, version: '', state: 'UNAVAILABLE', reason: 'model appears in two or more repositories' });
         continue;
       }
-      const record = this.models.get(name);
+      const record = this.lifecycle.models.get(name);
       const versions = record ? [...record.slots.entries()].sort(([a], [b]) => a - b) : [];
       if (versions.length === 0) {
         if (options.readyOnly) continue;
@@ -426,8 +415,8 @@ export class InferenceServer implements InferenceServerApi {
     return this.serialized(async () => {
       assertSafeModelName(name);
       // Override problems are the caller's request errors, reported as they are.
-      const override = options.configJson !== undefined || options.files ? await this.prepareOverride(name, options) : undefined;
-      const failures = await this.loadNamed([name], override);
+      const override = options.configJson !== undefined || options.files ? await this.lifecycle.prepareOverride(name, options) : undefined;
+      const failures = await this.lifecycle.loadNamed([name], override);
       if (failures.length > 0) throw new InferError('INVALID_ARG', failures.map((f) => `load failed for model '${name}': ${f}\n`).join(''));
     });
   }
@@ -437,12 +426,12 @@ export class InferenceServer implements InferenceServerApi {
     if (this.mode !== 'explicit') return Promise.reject(new InferError('UNAVAILABLE', POLL_MODE_ERROR));
     return this.serialized(async () => {
       assertSafeModelName(name);
-      const record = this.models.get(name);
+      const record = this.lifecycle.models.get(name);
       if (!record) return;
       record.explicit = false;
       const toUnload = [record];
-      if (options.unloadDependents) toUnload.push(...this.orphanedComposing(record));
-      await Promise.all(toUnload.map((r) => this.unloadRecord(r)));
+      if (options.unloadDependents) toUnload.push(...this.lifecycle.orphanedComposing(record));
+      await Promise.all(toUnload.map((r) => this.lifecycle.unloadRecord(r)));
     });
   }
 
@@ -454,333 +443,6 @@ export class InferenceServer implements InferenceServerApi {
     return run;
   }
 
-  /** Composing models of `record` (recursively) that no other loaded ensemble uses and nobody loaded by name. */
-  private orphanedComposing(record: ModelRecord): ModelRecord[] {
-    const removed = new Set<string>([record.name]);
-    const out: ModelRecord[] = [];
-    let frontier = composingModels(record.resolved?.config ?? {});
-    while (frontier.length > 0) {
-      const next: string[] = [];
-      for (const dep of frontier) {
-        const r = this.models.get(dep);
-        if (!r || removed.has(dep) || r.explicit) continue;
-        const usedElsewhere = [...this.models.values()].some(
-          (o) => !removed.has(o.name) && o.readyVersions().length > 0 && composingModels(o.resolved?.config ?? {}).includes(dep),
-        );
-        if (usedElsewhere) continue;
-        removed.add(dep);
-        out.push(r);
-        next.push(...composingModels(r.resolved?.config ?? {}));
-      }
-      frontier = next;
-    }
-    return out;
-  }
-
-  private async unloadRecord(record: ModelRecord): Promise<void> {
-    const jobs: Promise<void>[] = [];
-    for (const slot of record.slots.values()) {
-      if (slot.live) {
-        const live = slot.live;
-        slot.state = 'UNLOADING';
-        slot.reason = '';
-        jobs.push(
-          live.unload().finally(() => {
-            if (slot.live === live) slot.live = undefined;
-            slot.state = 'UNAVAILABLE';
-            slot.reason = 'unloaded';
-          }),
-        );
-      } else if (slot.state !== 'UNAVAILABLE') {
-        slot.state = 'UNAVAILABLE';
-        slot.reason = 'unloaded';
-      }
-    }
-    await Promise.all(jobs);
-    if (record.overrideDir) {
-      await rm(record.overrideDir, { recursive: true, force: true });
-      record.overrideDir = undefined;
-    }
-  }
-
-  /** Full scan (startup in none/poll mode, `*` in explicit mode, every poll). Returns failure lines. */
-  private async syncWithRepository(startup: boolean): Promise<string[]> {
-    const scan = await this.repository.scan();
-    const failures: string[] = [...scan.errors];
-    for (const name of scan.duplicates) {
-      failures.push(`failed to poll model '${name}': not unique across all model repositories`);
-      const record = this.models.get(name);
-      if (record) await this.unloadRecord(record);
-    }
-    if (!startup) {
-      // Models whose folder disappeared are unloaded.
-      for (const record of this.models.values()) {
-        if (!scan.models.has(record.name) && !scan.duplicates.has(record.name) && record.readyVersions().length > 0) {
-          await this.unloadRecord(record);
-        }
-      }
-    }
-    const sources = [...scan.models.values()];
-    for (const s of sources) this.recordFor(s.name).explicit = true;
-    return this.applySources(sources, new Map());
-  }
-
-  /** Explicit loads: the named models plus (recursively) the composing models they name. */
-  private async loadNamed(names: readonly string[], override: { config?: ModelConfig; dir?: string } | undefined): Promise<string[]> {
-    const failures: string[] = [];
-    const sources: ModelSource[] = [];
-    const overrides = new Map<string, { config?: ModelConfig; dir?: string }>();
-    const seen = new Set<string>();
-    const addModel = async (name: string, top: boolean): Promise<void> => {
-      if (seen.has(name)) return;
-      seen.add(name);
-      try {
-        assertSafeModelName(name);
-        let source: ModelSource;
-        if (top && override) {
-          overrides.set(name, override);
-          source = override.dir ? { name, repository: override.dir, dir: override.dir } : await this.repository.find(name);
-        } else source = await this.repository.find(name);
-        sources.push(source);
-        if (top) this.recordFor(name).explicit = true;
-        // Composing models are polled and loaded with their ensemble (Triton's polling chain).
-        const config = overrides.get(name)?.config;
-        const deps = config ? composingModels(config) : await this.peekComposing(source);
-        for (const dep of deps) await addModel(dep, false);
-      } catch (err) {
-        const e = InferError.from(err);
-        if (top) failures.push(e.message);
-        else this.log.error(e.message);
-      }
-    };
-    for (const name of names) await addModel(name, true);
-    if (failures.length > 0 && sources.length === 0) return failures;
-    return [...failures, ...(await this.applySources(sources, overrides))];
-  }
-
-  /** Reads an ensemble's step model names without failing on an otherwise invalid config. */
-  private async peekComposing(source: ModelSource): Promise<string[]> {
-    try {
-      const { readFile } = await import('node:fs/promises');
-      const text = await readFile(await this.repository.configPath(source.dir), 'utf8');
-      return composingModels(this.codec.parseText(text, 'config.pbtxt'));
-    } catch {
-      return [];
-    }
-  }
-
-  private async prepareOverride(name: string, options: LoadOptions): Promise<{ config?: ModelConfig; dir?: string }> {
-    let config: ModelConfig | undefined;
-    if (options.configJson !== undefined) {
-      try {
-        config = this.codec.fromJson(options.configJson);
-      } catch (err) {
-        throw new InferError('INVALID_ARG', `Invalid config override: ${InferError.from(err).message}`);
-      }
-      if (!config.name) config = { ...config, name };
-    }
-    const files = options.files ?? {};
-    if (Object.keys(files).length === 0) return { config };
-    if (!this.options.allowModelFileOverride) {
-      throw new InferError('UNSUPPORTED', 'model file override through the load API is disabled on this server');
-    }
-    if (!config) throw new InferError('INVALID_ARG', "Load parameter 'config' must be specified for model file override");
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'tritium-override-'));
-    try {
-      for (const [key, bytes] of Object.entries(files)) {
-        const rel = key.startsWith('file:') ? key.slice('file:'.length) : key;
-        let target: string;
-        try {
-          target = joinInside(dir, rel, 'file parameter');
-        } catch {
-          throw new InferError('INVALID_ARG', `Invalid file parameter '${key}' with normalized path '${path.resolve(dir, rel)}' must stay within model directory.`);
-        }
-        await mkdir(path.dirname(target), { recursive: true });
-        await writeFile(target, bytes);
-      }
-    } catch (err) {
-      await rm(dir, { recursive: true, force: true });
-      throw err;
-    }
-    const record = this.recordFor(name);
-    if (record.overrideDir) await rm(record.overrideDir, { recursive: true, force: true });
-    record.overrideDir = dir;
-    return { config, dir };
-  }
-
-  private recordFor(name: string): ModelRecord {
-    let record = this.models.get(name);
-    if (!record) {
-      record = new ModelRecord(name);
-      this.models.set(name, record);
-    }
-    return record;
-  }
-
-  /**
-   * Reads every source, then loads: plain models concurrently, each ensemble once the models it
-   * names have been applied. Returns failure lines in Triton's log wording.
-   */
-  private async applySources(sources: readonly ModelSource[], overrides: ReadonlyMap<string, { config?: ModelConfig; dir?: string }>): Promise<string[]> {
-    const failures: string[] = [];
-    const resolved = new Map<string, ResolvedModel>();
-    await Promise.all(
-      sources.map(async (source) => {
-        const record = this.recordFor(source.name);
-        try {
-          const r = await this.repository.read(source, overrides.get(source.name) ?? {});
-          resolved.set(source.name, r);
-        } catch (err) {
-          const message = InferError.from(err).message;
-          failures.push(`Poll failed for model directory '${source.name}': ${message}`);
-          // A model that is serving keeps serving when its new config is broken (poll reload).
-          if (record.readyVersions().length === 0) {
-            record.error = message;
-            record.resolved = undefined;
-          }
-        }
-      }),
-    );
-
-    const configOf = (name: string): ModelConfig | undefined => resolved.get(name)?.config ?? this.models.get(name)?.resolved?.config;
-    const done = new Map<string, Promise<void>>();
-    const apply = (name: string): Promise<void> => {
-      let p = done.get(name);
-      if (!p) {
-        p = (async () => {
-          const model = resolved.get(name)!;
-          const deps = composingModels(model.config).filter((d) => resolved.has(d) && d !== name);
-          const cycle = deps.length > 0 || composingModels(model.config).includes(name) ? findCircularDependency(name, configOf) : undefined;
-          if (!cycle) await Promise.all(deps.map((d) => apply(d)));
-          failures.push(...(await this.applyModel(model, cycle)));
-        })();
-        done.set(name, p);
-      }
-      return p;
-    };
-    await Promise.all([...resolved.keys()].map((n) => apply(n)));
-    return failures;
-  }
-
-  /**
-   * Brings one model's loaded versions in line with `model`: loads new versions, reloads changed
-   * ones beside the serving one (swapped in only when READY), unloads versions the policy dropped.
-   */
-  private async applyModel(model: ResolvedModel, preError: InferError | undefined): Promise<string[]> {
-    const record = this.recordFor(model.source.name);
-    const previous = record.resolved;
-    record.resolved = model;
-    record.error = undefined;
-    const failures: string[] = [];
-    const wanted = new Set(model.versions.map((v) => v.version));
-
-    let config = model.config;
-    let configError = preError;
-    if (!configError && model.config.platform === 'ensemble') {
-      try {
-        config = this.completeEnsemble(model.config);
-      } catch (err) {
-        configError = InferError.from(err);
-      }
-    }
-
-    await Promise.all(
-      model.versions.map(async (rv) => {
-        let slot = record.slots.get(rv.version);
-        const unchanged = slot?.live && slot.state === 'READY' && slot.live.stamp === rv.stamp && previous?.stamp === model.stamp;
-        if (unchanged) return;
-        if (!slot) {
-          slot = { state: 'UNKNOWN', reason: '' };
-          record.slots.set(rv.version, slot);
-        }
-        const serving = slot.state === 'READY' ? slot.live : undefined;
-        if (!serving) {
-          slot.state = 'LOADING';
-          slot.reason = '';
-        }
-        const fail = (err: InferError): void => {
-          failures.push(`failed to load '${model.source.name}' version ${rv.version}: ${statusText(err.code)}: ${err.message}`);
-          if (serving) return; // a failed reload keeps the old version serving
-          slot.state = 'UNAVAILABLE';
-          slot.reason = err.message;
-          slot.live = undefined;
-        };
-        if (configError) return fail(configError);
-        const started = performance.now();
-        const stats = this.statsFor(model.source.name, rv.version, config);
-        try {
-          const loaded = await loadVersion(model, rv, config, stats, this.loadDeps);
-          if (this.stopping) {
-            await loaded.unload();
-            return;
-          }
-          stats.loadDurationSecs = (performance.now() - started) / 1000;
-          slot.live = loaded;
-          slot.state = 'READY';
-          slot.reason = '';
-          this.log.info(`successfully loaded '${model.source.name}' version ${rv.version}`);
-          // The old version drains its in-flight requests after the swap; nothing new reaches it.
-          if (serving) await serving.unload();
-        } catch (err) {
-          fail(InferError.from(err));
-        }
-      }),
-    );
-    // Versions the policy no longer selects (or whose folder is gone) are unloaded once the
-    // versions that replace them are serving; if none of them loaded, the old ones keep serving.
-    if (model.versions.some((rv) => record.slots.get(rv.version)?.state === 'READY')) {
-      await Promise.all(
-        [...record.slots.entries()]
-          .filter(([v, slot]) => !wanted.has(v) && slot.live)
-          .map(async ([, slot]) => {
-            const live = slot.live!;
-            slot.state = 'UNLOADING';
-            await live.unload();
-            slot.live = undefined;
-            slot.state = 'UNAVAILABLE';
-            slot.reason = 'unloaded';
-          }),
-      );
-    }
-    return failures;
-  }
-
-  /**
-   * Checks an ensemble against its composing models as loaded now (Triton's CheckNode +
-   * ValidateEnsembleConfig) and returns its config completed with the decoupled flag it inherits.
-   */
-  private completeEnsemble(config: ModelConfig): ModelConfig {
-    const E = config.name;
-    const steps = config.ensemble_scheduling?.step ?? [];
-    const missing = composingModels(config).filter((m) => {
-      const r = this.models.get(m);
-      return !r || (!r.resolved && !r.error);
-    });
-    if (missing.length > 0) {
-      throw new InferError('INVALID_ARG', `ensemble ${E} contains models that are not available or ambiguous: ${missing.join(', ')}`);
-    }
-    for (const step of steps) {
-      const r = this.models.get(step.model_name)!;
-      if (!r.resolved && r.error) {
-        throw new InferError('INVALID_ARG', `ensemble '${E}' depends on '${r.name}' which is not valid. Model '${r.name}' failed with error: ${r.error}`);
-      }
-      const ready = r.readyVersions();
-      if (ready.length === 0) {
-        const why = r.loadError();
-        throw new InferError(
-          'INVALID_ARG',
-          `ensemble '${E}' depends on '${r.name}' which has no loaded version.${why ? ` Model '${r.name}' loading failed with error: ${why}` : ''}`,
-        );
-      }
-      const required = Number(step.model_version);
-      if (required !== -1 && !ready.includes(required)) {
-        throw new InferError('INVALID_ARG', `ensemble '${E}' depends on '${r.name}' whose required version ${required} is not loaded.`);
-      }
-    }
-    const result = validateEnsembleModels(config, (m) => this.route(m, undefined).config);
-    if (!result.decoupled) return config;
-    return { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled: true } };
-  }
 }
 
 function parseVersion(version: string | undefined): number | undefined {

@@ -32,3 +32,42 @@ export function findCircularDependency(start: string, configOf: (name: string) =
   if (last === undefined) return undefined;
   return new InferError('INVALID_ARG', `circular dependency between ensembles: ${start} -> ... -> ${last} -> ${start}`);
 }
+
+/** What the server knows of a composing model when its ensemble loads. */
+export interface ComposingModelView {
+  /** Known to the repository (read, or failed while being read). */
+  readonly known: boolean;
+  /** Its config could not be read/validated: the message. */
+  readonly configError?: string;
+  /** Versions serving now, ascending. */
+  readonly readyVersions: readonly number[];
+  /** Why its versions failed to load, if they did. */
+  readonly loadError?: string;
+}
+
+/**
+ * Triton's CheckNode for an ensemble: every step's model exists, is valid, has a loaded version,
+ * and the version a step pins is loaded. Throws INVALID_ARG with Triton's messages.
+ */
+export function checkComposingModels(config: ModelConfig, view: (name: string) => ComposingModelView): void {
+  const E = config.name;
+  const missing = composingModels(config).filter((m) => !view(m).known);
+  if (missing.length > 0) {
+    throw new InferError('INVALID_ARG', `ensemble ${E} contains models that are not available or ambiguous: ${missing.join(', ')}`);
+  }
+  for (const step of config.ensemble_scheduling?.step ?? []) {
+    const M = step.model_name;
+    const m = view(M);
+    if (m.configError !== undefined) {
+      throw new InferError('INVALID_ARG', `ensemble '${E}' depends on '${M}' which is not valid. Model '${M}' failed with error: ${m.configError}`);
+    }
+    if (m.readyVersions.length === 0) {
+      const why = m.loadError ? ` Model '${M}' loading failed with error: ${m.loadError}` : '';
+      throw new InferError('INVALID_ARG', `ensemble '${E}' depends on '${M}' which has no loaded version.${why}`);
+    }
+    const required = Number(step.model_version);
+    if (required !== -1 && !m.readyVersions.includes(required)) {
+      throw new InferError('INVALID_ARG', `ensemble '${E}' depends on '${M}' whose required version ${required} is not loaded.`);
+    }
+  }
+}

@@ -1,0 +1,333 @@
+/**
+ * The server's model lifecycle: which models and versions exist, their states, and the work of
+ * reading, loading, reloading and unloading them (composing models before their ensembles; a
+ * changed version loads beside the serving one and is swapped in only when READY). Callers
+ * serialize operations; inference only reads `models`.
+ */
+import { rm } from 'node:fs/promises';
+import { InferError } from '../errors.ts';
+import type { ModelConfig } from '../config/model-config.ts';
+import type { Logger } from '../logger.ts';
+import type { ModelRepository, ModelSource, ResolvedModel } from '../repository/model-repository.ts';
+import type { ConfigCodec } from '../repository/config-codec.ts';
+import { assertSafeModelName } from '../repository/model-name.ts';
+import { checkComposingModels, composingModels, findCircularDependency } from '../ensemble/validate/ensemble-dependencies.ts';
+import { validateEnsembleModels } from '../ensemble/validate/ensemble-models.ts';
+import type { LoadOptions } from './server-api.ts';
+import { ModelRecord } from './model-record.ts';
+import { EnsembleStats, ModelStats } from './model-stats.ts';
+import { statusText } from './status-text.ts';
+import { loadVersion, type VersionLoadDeps } from './version-loader.ts';
+import { prepareLoadOverride, type LoadOverride } from './load-overrides.ts';
+
+export interface ModelLifecycleDeps {
+  readonly repository: ModelRepository;
+  readonly codec: ConfigCodec;
+  readonly log: Logger;
+  readonly loadDeps: VersionLoadDeps;
+  readonly allowModelFileOverride: boolean;
+  readonly isStopping: () => boolean;
+}
+
+export class ModelLifecycle {
+  readonly models = new Map<string, ModelRecord>();
+  private readonly stats = new Map<string, ModelStats>();
+
+  constructor(private readonly deps: ModelLifecycleDeps) {}
+
+  statsFor(name: string, version: number, config: ModelConfig): ModelStats {
+    const key = `${name}\0${version}`;
+    let s = this.stats.get(key);
+    if (!s) {
+      const perStepEnsemble = config.platform === 'ensemble' && !config.dynamic_batching;
+      s = perStepEnsemble ? new EnsembleStats(name, String(version)) : new ModelStats(name, String(version));
+      this.stats.set(key, s);
+    }
+    return s;
+  }
+
+  /** Composing models of `record` (recursively) that no other loaded ensemble uses and nobody loaded by name. */
+  orphanedComposing(record: ModelRecord): ModelRecord[] {
+    const removed = new Set<string>([record.name]);
+    const out: ModelRecord[] = [];
+    let frontier = composingModels(record.resolved?.config ?? {});
+    while (frontier.length > 0) {
+      const next: string[] = [];
+      for (const dep of frontier) {
+        const r = this.models.get(dep);
+        if (!r || removed.has(dep) || r.explicit) continue;
+        const usedElsewhere = [...this.models.values()].some(
+          (o) => !removed.has(o.name) && o.readyVersions().length > 0 && composingModels(o.resolved?.config ?? {}).includes(dep),
+        );
+        if (usedElsewhere) continue;
+        removed.add(dep);
+        out.push(r);
+        next.push(...composingModels(r.resolved?.config ?? {}));
+      }
+      frontier = next;
+    }
+    return out;
+  }
+
+  async unloadRecord(record: ModelRecord): Promise<void> {
+    const jobs: Promise<void>[] = [];
+    for (const slot of record.slots.values()) {
+      if (slot.live) {
+        const live = slot.live;
+        slot.state = 'UNLOADING';
+        slot.reason = '';
+        jobs.push(
+          live.unload().finally(() => {
+            if (slot.live === live) slot.live = undefined;
+            slot.state = 'UNAVAILABLE';
+            slot.reason = 'unloaded';
+          }),
+        );
+      } else if (slot.state !== 'UNAVAILABLE') {
+        slot.state = 'UNAVAILABLE';
+        slot.reason = 'unloaded';
+      }
+    }
+    await Promise.all(jobs);
+    if (record.overrideDir) {
+      await rm(record.overrideDir, { recursive: true, force: true });
+      record.overrideDir = undefined;
+    }
+  }
+
+  /** Full scan (startup in none/poll mode, `*` in explicit mode, every poll). Returns failure lines. */
+  async syncWithRepository(startup: boolean): Promise<string[]> {
+    const scan = await this.deps.repository.scan();
+    const failures: string[] = [...scan.errors];
+    for (const name of scan.duplicates) {
+      failures.push(`failed to poll model '${name}': not unique across all model repositories`);
+      const record = this.models.get(name);
+      if (record) await this.unloadRecord(record);
+    }
+    if (!startup) {
+      // Models whose folder disappeared are unloaded.
+      for (const record of this.models.values()) {
+        if (!scan.models.has(record.name) && !scan.duplicates.has(record.name) && record.readyVersions().length > 0) {
+          await this.unloadRecord(record);
+        }
+      }
+    }
+    const sources = [...scan.models.values()];
+    for (const s of sources) this.recordFor(s.name).explicit = true;
+    return this.applySources(sources, new Map());
+  }
+
+  /** Explicit loads: the named models plus (recursively) the composing models they name. */
+  async loadNamed(names: readonly string[], override: LoadOverride | undefined): Promise<string[]> {
+    const failures: string[] = [];
+    const sources: ModelSource[] = [];
+    const overrides = new Map<string, LoadOverride>();
+    const seen = new Set<string>();
+    const addModel = async (name: string, top: boolean): Promise<void> => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      try {
+        assertSafeModelName(name);
+        let source: ModelSource;
+        if (top && override) {
+          overrides.set(name, override);
+          source = override.dir ? { name, repository: override.dir, dir: override.dir } : await this.deps.repository.find(name);
+        } else source = await this.deps.repository.find(name);
+        sources.push(source);
+        if (top) this.recordFor(name).explicit = true;
+        // Composing models are polled and loaded with their ensemble (Triton's polling chain).
+        const config = overrides.get(name)?.config;
+        const deps = config ? composingModels(config) : await this.peekComposing(source);
+        for (const dep of deps) await addModel(dep, false);
+      } catch (err) {
+        const e = InferError.from(err);
+        if (top) failures.push(e.message);
+        else this.deps.log.error(e.message);
+      }
+    };
+    for (const name of names) await addModel(name, true);
+    if (failures.length > 0 && sources.length === 0) return failures;
+    return [...failures, ...(await this.applySources(sources, overrides))];
+  }
+
+  /** Reads an ensemble's step model names without failing on an otherwise invalid config. */
+  private async peekComposing(source: ModelSource): Promise<string[]> {
+    try {
+      const { readFile } = await import('node:fs/promises');
+      const text = await readFile(await this.deps.repository.configPath(source.dir), 'utf8');
+      return composingModels(this.deps.codec.parseText(text, 'config.pbtxt'));
+    } catch {
+      return [];
+    }
+  }
+
+  async prepareOverride(name: string, options: LoadOptions): Promise<LoadOverride> {
+    const override = await prepareLoadOverride(name, options, {
+      codec: this.deps.codec,
+      allowFiles: this.deps.allowModelFileOverride,
+    });
+    if (override.dir) {
+      const record = this.recordFor(name);
+      if (record.overrideDir) await rm(record.overrideDir, { recursive: true, force: true });
+      record.overrideDir = override.dir;
+    }
+    return override;
+  }
+
+  recordFor(name: string): ModelRecord {
+    let record = this.models.get(name);
+    if (!record) {
+      record = new ModelRecord(name);
+      this.models.set(name, record);
+    }
+    return record;
+  }
+
+  /**
+   * Reads every source, then loads: plain models concurrently, each ensemble once the models it
+   * names have been applied. Returns failure lines in Triton's log wording.
+   */
+  async applySources(sources: readonly ModelSource[], overrides: ReadonlyMap<string, LoadOverride>): Promise<string[]> {
+    const failures: string[] = [];
+    const resolved = new Map<string, ResolvedModel>();
+    await Promise.all(
+      sources.map(async (source) => {
+        const record = this.recordFor(source.name);
+        try {
+          const r = await this.deps.repository.read(source, overrides.get(source.name) ?? {});
+          resolved.set(source.name, r);
+        } catch (err) {
+          const message = InferError.from(err).message;
+          failures.push(`Poll failed for model directory '${source.name}': ${message}`);
+          // A model that is serving keeps serving when its new config is broken (poll reload).
+          if (record.readyVersions().length === 0) {
+            record.error = message;
+            record.resolved = undefined;
+          }
+        }
+      }),
+    );
+
+    const configOf = (name: string): ModelConfig | undefined => resolved.get(name)?.config ?? this.models.get(name)?.resolved?.config;
+    const done = new Map<string, Promise<void>>();
+    const apply = (name: string): Promise<void> => {
+      let p = done.get(name);
+      if (!p) {
+        p = (async () => {
+          const model = resolved.get(name)!;
+          const deps = composingModels(model.config).filter((d) => resolved.has(d) && d !== name);
+          const cycle = deps.length > 0 || composingModels(model.config).includes(name) ? findCircularDependency(name, configOf) : undefined;
+          if (!cycle) await Promise.all(deps.map((d) => apply(d)));
+          failures.push(...(await this.applyModel(model, cycle)));
+        })();
+        done.set(name, p);
+      }
+      return p;
+    };
+    await Promise.all([...resolved.keys()].map((n) => apply(n)));
+    return failures;
+  }
+
+  /**
+   * Brings one model's loaded versions in line with `model`: loads new versions, reloads changed
+   * ones beside the serving one (swapped in only when READY), unloads versions the policy dropped.
+   */
+  private async applyModel(model: ResolvedModel, preError: InferError | undefined): Promise<string[]> {
+    const record = this.recordFor(model.source.name);
+    const previous = record.resolved;
+    record.resolved = model;
+    record.error = undefined;
+    const failures: string[] = [];
+    const wanted = new Set(model.versions.map((v) => v.version));
+
+    let config = model.config;
+    let configError = preError;
+    if (!configError && model.config.platform === 'ensemble') {
+      try {
+        config = this.completeEnsemble(model.config);
+      } catch (err) {
+        configError = InferError.from(err);
+      }
+    }
+
+    await Promise.all(
+      model.versions.map(async (rv) => {
+        let slot = record.slots.get(rv.version);
+        const unchanged = slot?.live && slot.state === 'READY' && slot.live.stamp === rv.stamp && previous?.stamp === model.stamp;
+        if (unchanged) return;
+        if (!slot) {
+          slot = { state: 'UNKNOWN', reason: '' };
+          record.slots.set(rv.version, slot);
+        }
+        const serving = slot.state === 'READY' ? slot.live : undefined;
+        if (!serving) {
+          slot.state = 'LOADING';
+          slot.reason = '';
+        }
+        const fail = (err: InferError): void => {
+          failures.push(`failed to load '${model.source.name}' version ${rv.version}: ${statusText(err.code)}: ${err.message}`);
+          if (serving) return; // a failed reload keeps the old version serving
+          slot.state = 'UNAVAILABLE';
+          slot.reason = err.message;
+          slot.live = undefined;
+        };
+        if (configError) return fail(configError);
+        const started = performance.now();
+        const stats = this.statsFor(model.source.name, rv.version, config);
+        try {
+          const loaded = await loadVersion(model, rv, config, stats, this.deps.loadDeps);
+          if (this.deps.isStopping()) {
+            await loaded.unload();
+            return;
+          }
+          stats.loadDurationSecs = (performance.now() - started) / 1000;
+          slot.live = loaded;
+          slot.state = 'READY';
+          slot.reason = '';
+          this.deps.log.info(`successfully loaded '${model.source.name}' version ${rv.version}`);
+          // The old version drains its in-flight requests after the swap; nothing new reaches it.
+          if (serving) await serving.unload();
+        } catch (err) {
+          fail(InferError.from(err));
+        }
+      }),
+    );
+    // Versions the policy no longer selects (or whose folder is gone) are unloaded once the
+    // versions that replace them are serving; if none of them loaded, the old ones keep serving.
+    if (model.versions.some((rv) => record.slots.get(rv.version)?.state === 'READY')) {
+      await Promise.all(
+        [...record.slots.entries()]
+          .filter(([v, slot]) => !wanted.has(v) && slot.live)
+          .map(async ([, slot]) => {
+            const live = slot.live!;
+            slot.state = 'UNLOADING';
+            await live.unload();
+            slot.live = undefined;
+            slot.state = 'UNAVAILABLE';
+            slot.reason = 'unloaded';
+          }),
+      );
+    }
+    return failures;
+  }
+
+  /**
+   * Checks an ensemble against its composing models as loaded now (Triton's CheckNode +
+   * ValidateEnsembleConfig) and returns its config completed with the decoupled flag it inherits.
+   */
+  private completeEnsemble(config: ModelConfig): ModelConfig {
+    checkComposingModels(config, (name) => {
+      const r = this.models.get(name);
+      if (!r || (!r.resolved && !r.error)) return { known: false, readyVersions: [] };
+      return {
+        known: true,
+        configError: !r.resolved ? r.error : undefined,
+        readyVersions: r.readyVersions(),
+        loadError: r.loadError(),
+      };
+    });
+    const result = validateEnsembleModels(config, (m) => this.models.get(m)!.latestReady()!.config);
+    if (!result.decoupled) return config;
+    return { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled: true } };
+  }
+}
