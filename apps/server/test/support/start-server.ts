@@ -1,7 +1,7 @@
 /** Starts a full Tritium server (container, transports) on 127.0.0.1 with free ports, for tests. */
 import { PassThrough } from 'node:stream';
 import { GrpcInferenceServerClient, HttpInferenceServerClient } from '@tritium/client';
-import type { InferenceServerApi } from '@tritium/core';
+import type { Backend, InferenceServerApi } from '@tritium/core';
 import { createContainer } from '../../src/container.ts';
 import { defaultServeOptions, type ServeOptions } from '../../src/cli/flags.ts';
 import { TritonLog } from '../../src/logging/triton-log.ts';
@@ -32,8 +32,9 @@ export async function startTestServer(
   overrides: Partial<ServeOptions> = {},
   api?: InferenceServerApi,
   models?: readonly string[],
+  backends?: readonly Backend[],
 ): Promise<TestServer> {
-  const repo = api ? undefined : makeRepository(models);
+  const repo = api || overrides.modelRepositories ? undefined : makeRepository(models);
   const options: ServeOptions = {
     ...defaultServeOptions(),
     modelRepositories: repo ? [repo.dir] : ['unused'],
@@ -53,7 +54,7 @@ export async function startTestServer(
   const container = createContainer({
     options,
     log,
-    backends: [identityBackend(), addSubBackend(), faultBackend(), repeatBackend()],
+    backends: backends ?? [identityBackend(), addSubBackend(), faultBackend(), repeatBackend()],
     inferenceServer: api ? () => api : defaultInferenceServer,
   });
   const server = container.get<TritiumServer>(TOKENS.TritiumServer);
@@ -79,4 +80,9 @@ export async function startTestServer(
       repo?.remove();
     },
   };
+}
+
+/** Starts the server on given options (e.g. a prepared repository) and backends. */
+export async function startTestServerWith(overrides: Partial<ServeOptions>, backends: readonly Backend[]): Promise<TestServer> {
+  return startTestServer(overrides, undefined, undefined, backends);
 }
