@@ -18,7 +18,7 @@ export interface EnsembleContext {
   readonly version: number;
   readonly infer: (request: InferRequest) => Promise<InferResponse>;
   readonly getModelConfig?: (name: string, version?: number) => ModelConfig | undefined;
-  /** One per step (`max_inflight_requests`), shared by all requests of this ensemble. */
+  /** One per step (`max_inflight_requests`), shared by all requests of this ensemble; empty when unlimited. */
   readonly semaphores: readonly Semaphore[];
 }
 
@@ -101,7 +101,7 @@ export function runEnsemble(ctx: EnsembleContext, request: InferRequest): Promis
     const launch = async (index: number): Promise<void> => {
       const step = steps[index]!;
       const sem = ctx.semaphores[index];
-      await sem?.acquire();
+      if (sem) await sem.acquire();
       try {
         if (firstError) return;
         if (request.signal?.aborted) throw new InferError('CANCELLED', CANCELLED_MESSAGE);

@@ -35,7 +35,8 @@ export function ensembleContext(config: ModelConfig, deps: EnsembleDeps): Ensemb
     version: deps.version,
     infer: deps.infer,
     getModelConfig: deps.getModelConfig,
-    semaphores: steps.map(() => new Semaphore(limit)),
+    // No semaphores when unlimited: acquiring one would still cost a microtask per step.
+    semaphores: limit > 0 ? steps.map(() => new Semaphore(limit)) : [],
   };
 }
 

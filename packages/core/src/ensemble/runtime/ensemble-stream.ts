@@ -90,7 +90,7 @@ export function runEnsembleStream(ctx: EnsembleContext, inferStream: InferStream
   const launch = async (scope: Scope, index: number): Promise<void> => {
     const step = steps[index]!;
     const sem = ctx.semaphores[index];
-    await sem?.acquire();
+    if (sem) await sem.acquire();
     let streaming = false;
     const done = (): void => {
       sem?.release();
