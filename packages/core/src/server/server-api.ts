@@ -9,6 +9,10 @@ import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 
 export type ModelState = 'UNKNOWN' | 'LOADING' | 'READY' | 'UNLOADING' | 'UNAVAILABLE';
 
+/**
+ * One row of the repository index. A model folder never loaded is `{ version: '', state: 'UNKNOWN',
+ * reason: '' }`: Triton lists such a model by name only, so transports print just `name` for it.
+ */
 export interface ModelIndexEntry {
   readonly name: string;
   /** Empty string when no version is known (e.g. a model that failed before versions were read). */
