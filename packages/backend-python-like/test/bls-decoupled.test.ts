@@ -54,6 +54,20 @@ describe('decoupled models: the response sender', () => {
     await repeat?.dispose();
   });
 
+  it('BLS to a decoupled model iterates over its streamed responses', async () => {
+    const streamer = await loadFixture('bls_stream', {
+      inferStream: (r, sink) => {
+        void repeat.instances[0]!.executeDecoupled!([r], [sink], new AbortController().signal).catch((e: InferError) => sink.complete(e));
+      },
+    });
+    try {
+      const [r] = await run(streamer.instances[0]!, [request('bls_stream', 'a', [int32('IN', [3, 4, 5], [3])])]);
+      expect(asInt32(ok(r).outputs[0])).toEqual([3, 12]);
+    } finally {
+      await streamer.dispose();
+    }
+  });
+
   function collect() {
     const got: { responses: InferResponse[]; done?: InferError | true } = { responses: [] };
     return {

@@ -13,6 +13,7 @@ import {
   type ModelConfig,
   type ModelInstance,
   type Parameters,
+  type ResponseSink,
   type Tensor,
 } from '@tritium/core';
 import { pythonLikeBackend, type PythonLikeBackendOptions } from '../src/index.ts';
@@ -34,7 +35,13 @@ export interface Loaded {
 /** Loads a fixture through the SPI (Backend → BackendModel → instances), as the repository would. */
 export async function loadFixture(
   name: string,
-  o: { version?: number; instances?: number; infer?: (r: InferRequest) => Promise<InferResponse>; backend?: PythonLikeBackendOptions } = {},
+  o: {
+    version?: number;
+    instances?: number;
+    infer?: (r: InferRequest) => Promise<InferResponse>;
+    inferStream?: (r: InferRequest, sink: ResponseSink) => void;
+    backend?: PythonLikeBackendOptions;
+  } = {},
 ): Promise<Loaded> {
   const config = await fixtureConfig(name);
   const version = o.version ?? 1;
@@ -47,6 +54,7 @@ export async function loadFixture(
     versionDir: path.join(modelDir, String(version)),
     log: silentLogger,
     ...(o.infer ? { infer: o.infer } : {}),
+    ...(o.inferStream ? { inferStream: o.inferStream } : {}),
   });
   const instances: ModelInstance[] = [];
   try {
