@@ -5,7 +5,7 @@
  * options run in a tight loop at batch 32 inside one worker. Short rounds alternate B/A; prints
  * rows/s per round, the ratio of the totals and the median ratio (target ≥ 0.9).
  *
- * Run: node --import tsx bench/onnx.bench.ts [--seconds=1.5] [--rounds=8] [--concurrency=96]
+ * Run: node --import tsx bench/onnx.bench.ts [--seconds=1.5] [--rounds=8] [--concurrency=96] [--instances=1] [--spin=0|1]
  */
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir, availableParallelism } from 'node:os';
@@ -19,6 +19,7 @@ import {
   tensorFromTyped,
   typedView,
   type InferRequest,
+  type ModelInstance,
   type Tensor,
 } from '@tritium/core';
 import { modelSessionOptions, onnxBackend } from '@tritium/backend-onnx';
@@ -29,6 +30,10 @@ const arg = (name: string, fallback: number) => Number(process.argv.find((a) => 
 const SECONDS = arg('seconds', 1.5);
 const ROUNDS = arg('rounds', 8);
 const CONCURRENCY = arg('concurrency', 96);
+/** Instances behind the batcher (each gets cores ÷ instances intra-op threads); the tight loop is always one session. */
+const INSTANCES = arg('instances', 1);
+/** ORT's intra-op spinning (session.intra_op.allow_spinning), for both paths; default: the backend's (off). */
+const SPIN = process.argv.find((a) => a.startsWith('--spin='))?.split('=')[1];
 const VOCAB = 30522;
 const SEQ = 16;
 const BATCH = 32;
@@ -59,17 +64,22 @@ input [
 ]
 output [{ name: "LOGITS", data_type: TYPE_FP32, dims: [2] }]
 dynamic_batching { preferred_batch_size: [${BATCH}], max_queue_delay_microseconds: 5000 }
-instance_group [{ kind: KIND_CPU, count: 1 }]
+${SPIN === undefined ? '' : `parameters { key: "session.intra_op.allow_spinning" value { string_value: "${SPIN}" } }`}
+instance_group [{ kind: KIND_CPU, count: ${INSTANCES} }]
 `;
 const config = normalizeModelConfig({ ...parseModelConfigText(configText), name: 'bert', backend: 'onnxruntime' }, { modelName: 'bert' });
 const backend = onnxBackend();
 const model = await backend.loadModel({ config, version: 1, modelDir, versionDir, log: silentLogger });
-const instance = await model.createInstance({ name: 'bert_0', kind: 'CPU', device: 0, groupName: 'bert' });
-// Busy time of the instance (between execute call and return): tells batcher gaps from CPU contention.
+const instances = await Promise.all(
+  Array.from({ length: INSTANCES }, (_, i) => model.createInstance({ name: `bert_0_${i}`, kind: 'CPU', device: 0, groupName: 'bert' })),
+);
+// Busy time of the instances (between execute call and return): tells batcher gaps from hand-off costs.
 let busyMs = 0;
 let executes = 0;
 let executedRows = 0;
-const timed: typeof instance = {
+let inferNs = 0;
+let prepNs = 0;
+const timed: ModelInstance[] = instances.map((instance) => ({
   execute: async (batch, signal) => {
     const start = performance.now();
     executes++;
@@ -78,14 +88,16 @@ const timed: typeof instance = {
       return await instance.execute(batch, signal);
     } finally {
       busyMs += performance.now() - start;
+      inferNs += instance.lastTimings?.computeInferNs ?? 0;
+      prepNs += (instance.lastTimings?.computeInputNs ?? 0) + (instance.lastTimings?.computeOutputNs ?? 0);
     }
   },
   dispose: () => instance.dispose(),
-};
+}));
 const scheduler = createScheduler(config, {
   modelName: 'bert',
   version: 1,
-  instances: [timed],
+  instances: timed,
   infer: () => Promise.reject(new Error('no nested inference in this bench')),
   log: silentLogger,
 });
@@ -100,10 +112,12 @@ function oneRow(): InferRequest {
   };
 }
 
-async function served(seconds: number): Promise<{ rowsPerS: number; busy: number; meanBatch: number; mainThread: number }> {
+async function served(seconds: number): Promise<{ rowsPerS: number; busy: number; meanBatch: number; mainThread: number; inferMs: number; prepMs: number; executeMs: number }> {
   busyMs = 0;
   executes = 0;
   executedRows = 0;
+  inferNs = 0;
+  prepNs = 0;
   const deadline = performance.now() + seconds * 1000;
   const elu = performance.eventLoopUtilization();
   let rows = 0;
@@ -117,21 +131,23 @@ async function served(seconds: number): Promise<{ rowsPerS: number; busy: number
   await Promise.all(Array.from({ length: CONCURRENCY }, client));
   const wallMs = performance.now() - start;
   const mainThread = performance.eventLoopUtilization(elu).utilization;
-  return { rowsPerS: rows / (wallMs / 1000), busy: busyMs / wallMs, meanBatch: executedRows / Math.max(1, executes), mainThread };
+  const n = Math.max(1, executes);
+  return { rowsPerS: rows / (wallMs / 1000), busy: busyMs / wallMs / INSTANCES, meanBatch: executedRows / n, mainThread, inferMs: inferNs / 1e6 / n, prepMs: prepNs / 1e6 / n, executeMs: busyMs / n };
 }
 
 // (B) the baseline: same session options, batch 32 in a tight loop inside one worker.
-const { session: sessionOptions } = modelSessionOptions(config);
+// One session in one worker: the options a single-instance config gets (all cores).
+const { session: sessionOptions } = modelSessionOptions({ ...config, instance_group: [{ ...config.instance_group[0]!, count: 1 }] });
 const tight = await spawnWorkerInstance<TightLoopInit>({
   entry: new URL('./onnx-tight-loop.entry.ts', import.meta.url),
   init: { modelPath: path.join(versionDir, 'model.onnx'), session: { ...sessionOptions, executionProviders: ['cpu'] }, batch: BATCH, sequence: SEQ, vocabSize: VOCAB },
   model: 'tight',
   instanceName: 'tight_0',
 });
-async function tightLoop(seconds: number): Promise<number> {
+async function tightLoop(seconds: number): Promise<{ rowsPerS: number; runMs: number }> {
   const [result] = await tight.execute([{ id: 't', model: 'tight', inputs: [], parameters: { duration_ms: seconds * 1000 } }], new AbortController().signal);
   const [runs, ms] = typedView((result as { outputs: readonly Tensor[] }).outputs[0]!) as Float64Array;
-  return (runs! * BATCH) / (ms! / 1000);
+  return { rowsPerS: (runs! * BATCH) / (ms! / 1000), runMs: ms! / runs! };
 }
 
 // Warm-up both paths.
@@ -139,30 +155,30 @@ await tightLoop(1);
 await served(1);
 
 // Short alternating slices, so load from other processes on the machine hits both paths alike.
-const table: string[][] = [['round', 'tight loop rows/s (batch 32, 1 worker)', 'served via batcher rows/s', 'instance busy', 'mean batch', 'main thread busy', 'ratio served/tight']];
+const table: string[][] = [['round', 'tight loop rows/s (batch 32, 1 worker)', 'served via batcher rows/s', 'instance busy', 'mean batch', 'main thread busy', 'ORT run ms tight/served', 'served execute ms (in-worker prep)', 'ratio served/tight']];
 const ratios: number[] = [];
 let tightTotal = 0;
 let servedTotal = 0;
 for (let r = 1; r <= ROUNDS; r++) {
-  const b = await tightLoop(SECONDS);
-  const { rowsPerS: a, busy, meanBatch, mainThread } = await served(SECONDS);
+  const { rowsPerS: b, runMs } = await tightLoop(SECONDS);
+  const { rowsPerS: a, busy, meanBatch, mainThread, inferMs, prepMs, executeMs } = await served(SECONDS);
   tightTotal += b;
   servedTotal += a;
   ratios.push(a / b);
-  table.push([String(r), b.toFixed(0), a.toFixed(0), `${(busy * 100).toFixed(1)}%`, meanBatch.toFixed(1), `${(mainThread * 100).toFixed(1)}%`, (a / b).toFixed(3)]);
+  table.push([String(r), b.toFixed(0), a.toFixed(0), `${(busy * 100).toFixed(1)}%`, meanBatch.toFixed(1), `${(mainThread * 100).toFixed(1)}%`, `${runMs.toFixed(1)} / ${inferMs.toFixed(1)}`, `${executeMs.toFixed(1)} (${prepMs.toFixed(2)})`, (a / b).toFixed(3)]);
 }
 const median = [...ratios].sort((x, y) => x - y)[Math.floor(ratios.length / 2)]!;
 const overall = servedTotal / tightTotal;
-table.push(['all', (tightTotal / ROUNDS).toFixed(0), (servedTotal / ROUNDS).toFixed(0), '', '', '', overall.toFixed(3)]);
-table.push(['median', '', '', '', '', '', median.toFixed(3)]);
+table.push(['all', (tightTotal / ROUNDS).toFixed(0), (servedTotal / ROUNDS).toFixed(0), '', '', '', '', '', overall.toFixed(3)]);
+table.push(['median', '', '', '', '', '', '', '', median.toFixed(3)]);
 const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
 for (const row of table) console.log(row.map((cell, c) => cell.padStart(widths[c]!)).join('  '));
 console.log(
-  `intra-op threads ${sessionOptions.intraOpNumThreads}; ${CONCURRENCY} concurrent batch-1 clients; ${ROUNDS} rounds of ${SECONDS}s each path; target ratio ≥ 0.9: ${overall >= 0.9 ? 'met' : 'NOT met'}`,
+  `tight loop: 1 session, ${sessionOptions.intraOpNumThreads} intra-op threads; served: ${INSTANCES} instance(s), ${modelSessionOptions(config).session.intraOpNumThreads} each; ${CONCURRENCY} concurrent batch-1 clients; ${ROUNDS} rounds of ${SECONDS}s each path; target ratio ≥ 0.9: ${overall >= 0.9 ? 'met' : 'NOT met'}`,
 );
 
 await scheduler.stop();
-await instance.dispose();
+await Promise.all(instances.map((i) => i.dispose()));
 await tight.dispose();
 await model.dispose();
 rmSync(root, { recursive: true, force: true });

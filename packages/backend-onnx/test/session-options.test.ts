@@ -33,6 +33,10 @@ describe('session options from the config', () => {
       graphOptimizationLevel: 'extended',
     });
     expect(run.extra).toEqual({ memory: { enable_memory_arena_shrinkage: 'cpu:0' } });
+    // Spinning is off by default; `session.*` parameters pass through as session config entries.
+    expect(session.extra).toEqual({ session: { intra_op: { allow_spinning: '0' } } });
+    const spin = modelSessionOptions(config(param('session.intra_op.allow_spinning', '1') + param('session.use_device_allocator_for_initializers', '1')), 2);
+    expect(spin.session.extra).toEqual({ session: { intra_op: { allow_spinning: '1' }, use_device_allocator_for_initializers: '1' } });
     const level = (l: number) => modelSessionOptions(config(`optimization { graph { level: ${l} } }`), 2).session.graphOptimizationLevel;
     expect([level(-1), level(0), level(1), level(2)]).toEqual(['basic', 'all', 'extended', 'disabled']);
   });
