@@ -81,6 +81,7 @@ export class ModelLifecycle {
             if (slot.live === live) slot.live = undefined;
             slot.state = 'UNAVAILABLE';
             slot.reason = 'unloaded';
+            this.deps.log.info(`successfully unloaded '${live.name}' version ${live.version}`);
           }),
         );
       } else if (slot.state !== 'UNAVAILABLE') {
@@ -264,6 +265,7 @@ export class ModelLifecycle {
           slot.state = 'LOADING';
           slot.reason = '';
         }
+        this.deps.log.info(`loading: ${model.source.name}:${rv.version}`);
         const fail = (err: InferError): void => {
           failures.push(`failed to load '${model.source.name}' version ${rv.version}: ${statusText(err.code)}: ${err.message}`);
           if (serving) return; // a failed reload keeps the old version serving
@@ -305,6 +307,7 @@ export class ModelLifecycle {
             slot.live = undefined;
             slot.state = 'UNAVAILABLE';
             slot.reason = 'unloaded';
+            this.deps.log.info(`successfully unloaded '${live.name}' version ${live.version}`);
           }),
       );
     }
