@@ -238,6 +238,13 @@ describe('model control: poll', () => {
     expect((await server.repositoryIndex()).map((e) => e.name)).toEqual(['a']);
   });
 
+  it('polls on its own every repositoryPollSecs', async () => {
+    const { repo, server } = await serve({}, { modelControlMode: 'poll', repositoryPollSecs: 0.05 });
+    await writeModels(repo, { late: { config: identityConfig('late') } });
+    for (let i = 0; i < 200 && !server.modelReady('late'); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(server.modelReady('late')).toBe(true);
+  });
+
   it('stops gracefully: in-flight requests finish, new ones are refused', async () => {
     const { server } = await serve({ s: { config: identityConfig('s') } }, { modelControlMode: 'poll', repositoryPollSecs: 0 });
     const inflight = Array.from({ length: 50 }, (_, i) => server.infer(request('s', { id: String(i) })));
