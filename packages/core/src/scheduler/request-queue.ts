@@ -16,10 +16,15 @@ export interface QueueItem {
 class Lane<T extends QueueItem> {
   items: T[] = [];
   head = 0;
-  compact(laneName: 'main' | 'delayed'): void {
+  /** Drops removed items at the head; rebuilds when holes dominate (`live` = items still queued here or above). */
+  compact(laneName: 'main' | 'delayed', live: number): void {
     while (this.head < this.items.length && this.items[this.head]!.lane !== laneName) this.head++;
     if (this.head === this.items.length) {
       this.items = [];
+      this.head = 0;
+    } else if (this.items.length - this.head > 2 * live + 1024) {
+      // Holes behind a long-lived head (e.g. a starved low priority level with timeouts).
+      this.items = this.items.slice(this.head).filter((i) => i.lane === laneName);
       this.head = 0;
     } else if (this.head > 1024 && this.head * 2 > this.items.length) {
       this.items = this.items.slice(this.head);
@@ -39,6 +44,13 @@ export class RequestQueue<T extends QueueItem> {
 
   get size(): number {
     return this.total;
+  }
+
+  /** Array slots held, holes included (diagnostics: stays proportional to `size`). */
+  get slots(): number {
+    let n = 0;
+    for (const l of this.levels) n += l.main.items.length - l.main.head + l.delayed.items.length - l.delayed.head;
+    return n;
   }
 
   sizeOf(level: number): number {
@@ -61,7 +73,7 @@ export class RequestQueue<T extends QueueItem> {
     item.lane = undefined;
     lvl.count--;
     this.total--;
-    lvl[lane].compact(lane);
+    lvl[lane].compact(lane, lvl.count);
   }
 
   /** Moves a queued item to its level's delayed lane (DELAY timeout action). */
@@ -70,7 +82,7 @@ export class RequestQueue<T extends QueueItem> {
     const lvl = this.levels[item.level]!;
     item.lane = 'delayed';
     lvl.delayed.items.push(item);
-    lvl.main.compact('main');
+    lvl.main.compact('main', lvl.count);
   }
 
   /** Visits queued items in service order until `visit` returns false. */
