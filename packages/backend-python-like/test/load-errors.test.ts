@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -50,6 +50,36 @@ export default class TritonPythonModel {
       y = new Int32Array(r.outputs[0]!.data.slice().buffer)[0];
     });
     expect(y).toBe(3);
+  });
+});
+
+describe('lifecycle', () => {
+  it('calls initialize with Triton’s args and finalize on unload', async () => {
+    const source = `import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { InitializeArgs } from '@tritium/backend-python-like/model';
+export default class TritonPythonModel {
+  args?: InitializeArgs;
+  initialize(args: InitializeArgs) { this.args = args; }
+  execute() { return []; }
+  finalize() {
+    const { modelConfig, ...rest } = this.args!;
+    writeFileSync(join(import.meta.dirname, 'finalized.json'), JSON.stringify({ ...rest, name: modelConfig.name, json: JSON.parse(rest.model_config).name }));
+  }
+}
+`;
+    await load('lifecycle', source);
+    const written = JSON.parse(readFileSync(path.join(root, 'lifecycle', '1', 'finalized.json'), 'utf8'));
+    expect(written).toMatchObject({
+      model_instance_kind: 'CPU',
+      model_instance_name: 'lifecycle_0_0',
+      model_instance_device_id: '0',
+      model_repository: path.join(root, 'lifecycle'),
+      model_version: '1',
+      model_name: 'lifecycle',
+      name: 'lifecycle',
+      json: 'lifecycle',
+    });
   });
 });
 
