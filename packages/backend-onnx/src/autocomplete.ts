@@ -46,6 +46,11 @@ function toOutput(info: IoInfo, maxBatchSize: number): ModelOutput {
   };
 }
 
+/** Triton's info line when the config already lists inputs and outputs. */
+export function skippedMessage(model: string): string {
+  return `skipping model configuration auto-complete for '${model}': inputs and outputs already specified`;
+}
+
 /** True when Triton would skip auto-complete (the config already lists inputs and outputs). */
 export function autoCompleteSkipped(config: ModelConfig): boolean {
   const inputs = (config.input?.length ?? 0) + (config.batch_input?.length ?? 0);
@@ -59,12 +64,12 @@ export function autoCompleteSkipped(config: ModelConfig): boolean {
  */
 export function autoCompleteConfig(config: ModelConfig, io: ModelIo, log: Logger, defaultMaxBatchSize = DEFAULT_MAX_BATCH_SIZE): ModelConfig {
   const out: ModelConfig = structuredClone(config);
-  const inputCount = (out.input?.length ?? 0) + (out.batch_input?.length ?? 0);
-  const outputCount = out.output?.length ?? 0;
-  if (inputCount > 0 && outputCount > 0) {
-    log.info(`skipping model configuration auto-complete for '${out.name}': inputs and outputs already specified`);
+  if (autoCompleteSkipped(out)) {
+    log.info(skippedMessage(out.name));
     return out;
   }
+  const inputCount = (out.input?.length ?? 0) + (out.batch_input?.length ?? 0);
+  const outputCount = out.output?.length ?? 0;
   let maxBatchSize = out.max_batch_size ?? 0;
   if (supportsBatching(io)) {
     if (maxBatchSize === 0) {

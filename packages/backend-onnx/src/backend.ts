@@ -20,7 +20,7 @@ import {
   type ModelOutput,
   type DataType,
 } from '@tritium/core';
-import { autoCompleteConfig, autoCompleteSkipped, DEFAULT_MAX_BATCH_SIZE } from './autocomplete.ts';
+import { autoCompleteConfig, autoCompleteSkipped, DEFAULT_MAX_BATCH_SIZE, skippedMessage } from './autocomplete.ts';
 import { DEFAULT_MODEL_FILENAME, readModelIo, resolveModelPath } from './model-io.ts';
 import { validateModelIo } from './validate-io.ts';
 import { instanceProviders, modelSessionOptions } from './session-options.ts';
@@ -38,6 +38,17 @@ export interface OnnxBackendOptions {
 }
 
 const ENTRY = new URL('./instance-entry.ts', import.meta.url);
+
+/** `--backend-config=onnxruntime,default-max-batch-size=N`, or Triton's default (4). */
+function configuredMaxBatchSize(backendConfig: Readonly<Record<string, string>> | undefined): number {
+  const raw = backendConfig?.['default-max-batch-size'];
+  if (raw === undefined) return DEFAULT_MAX_BATCH_SIZE;
+  const value = Number(raw.trim());
+  if (raw.trim() === '' || !Number.isInteger(value)) {
+    throw new InferError('INVALID_ARG', `backend config 'onnxruntime': default-max-batch-size must be an integer, got '${raw}'`);
+  }
+  return value;
+}
 
 function truthy(value: string | undefined): boolean {
   return value !== undefined && ['1', 'true', 'on', 'yes'].includes(value.trim().toLowerCase());
@@ -107,14 +118,16 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
 
     async autoComplete(spec: AutoCompleteSpec): Promise<ModelConfig> {
       const { config } = spec;
-      if (autoCompleteSkipped(config)) return autoCompleteConfig(config, { inputs: [], outputs: [], overridableInitializers: [] }, spec.log);
+      // Triton skips without opening the model when the config lists inputs and outputs.
+      if (autoCompleteSkipped(config)) {
+        spec.log.info(skippedMessage(config.name));
+        return config;
+      }
       // No version folder: nothing to read; core reports the missing version.
       if (!spec.versionDir) return config;
       const path = await resolveModelPath(config, spec.versionDir);
       const io = await readModelIo(path, config.name);
-      const configured = Number(spec.backendConfig?.['default-max-batch-size']);
-      const defaultMax = options.defaultMaxBatchSize ?? (Number.isInteger(configured) && spec.backendConfig?.['default-max-batch-size'] ? configured : DEFAULT_MAX_BATCH_SIZE);
-      return autoCompleteConfig(config, io, spec.log, defaultMax);
+      return autoCompleteConfig(config, io, spec.log, options.defaultMaxBatchSize ?? configuredMaxBatchSize(spec.backendConfig));
     },
 
     async loadModel(spec: LoadSpec): Promise<BackendModel> {
