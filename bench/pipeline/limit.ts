@@ -16,11 +16,13 @@ export interface LimitResult {
 /**
  * (e) The limit: the same tokenizer and ONNX model in one process, no server, a tight loop of
  * tokenize(batch) → session.run at each batch size; the best one is the limit. The session uses
- * the thread count Tritium's ONNX backend gives a single instance (all cores).
+ * the thread count Tritium's ONNX backend gives a single instance (all cores), spinning off.
  */
 export async function measureLimit(tokenizerDir: string, modelPath: string, sentences: readonly string[], msPerSize: number): Promise<LimitResult> {
   const tokenizer = await AutoTokenizer.from_pretrained(tokenizerDir, { local_files_only: true });
-  const session = await ort.InferenceSession.create(modelPath, { intraOpNumThreads: availableParallelism() });
+  // Same session settings as the server's bert_classifier in every configuration (see repositories.ts).
+  const options = { intraOpNumThreads: availableParallelism(), extra: { session: { intra_op: { allow_spinning: '0' } } } };
+  const session = await ort.InferenceSession.create(modelPath, options as ort.InferenceSession.SessionOptions);
   try {
     let best: LimitResult | undefined;
     const sweep: Array<{ batchSize: number; throughput: number }> = [];

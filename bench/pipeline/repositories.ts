@@ -19,6 +19,15 @@ parameters { key: "tritium.pad.INPUT_IDS" value: { string_value: "0" } }
 parameters { key: "tritium.pad.ATTENTION_MASK" value: { string_value: "0" } }
 `;
 
+/**
+ * ONNX Runtime's intra-op threads spin while they wait by default; on a 2-core host shared with
+ * the HTTP thread, the tokenizer workers and the load generator, spinning steals their CPU. Every
+ * configuration (and the (e) limit) runs with spinning off.
+ */
+export const SESSION_OPTIONS = `
+parameters { key: "session.intra_op.allow_spinning" value: { string_value: "0" } }
+`;
+
 function edit(path: string, f: (text: string) => string): void {
   writeFileSync(path, f(readFileSync(path, 'utf8')));
 }
@@ -31,7 +40,7 @@ export function writeRepository(root: string, variant: Variant): string {
   const models = variant === 'model-only' ? ['bert_classifier'] : ['tokenizer', 'bert_classifier', 'sentiment_ensemble'];
   for (const m of models) cpSync(join(DEFAULT_REPOSITORY, m), join(dir, m), { recursive: true });
   edit(join(dir, 'bert_classifier', 'config.pbtxt'), (t) =>
-    t.replace(/kind: KIND_GPU\n\s*gpus: \[ 0 \][^\n]*/, 'kind: KIND_CPU'),
+    t.replace(/kind: KIND_GPU\n\s*gpus: \[ 0 \][^\n]*/, 'kind: KIND_CPU') + SESSION_OPTIONS,
   );
   if (variant === 'per-step') {
     // Triton's ensemble semantics: each step enters its composing model's own batcher.
