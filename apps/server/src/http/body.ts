@@ -18,17 +18,23 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
     req.resume();
     throw tooLarge(limit, `request body of ${declared} bytes`);
   }
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > limit) {
-      req.resume();
-      throw tooLarge(limit, 'request body');
-    }
-    chunks.push(chunk);
-  }
-  const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+  const body = await new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const onData = (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > limit) {
+        req.off('data', onData);
+        req.resume();
+        reject(tooLarge(limit, 'request body'));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)));
+    req.once('error', reject);
+  });
   const encoding = String(req.headers['content-encoding'] ?? '').trim().toLowerCase();
   if (!encoding || encoding === 'identity') return body;
   const inflate = encoding === 'gzip' ? zlib.gunzip : encoding === 'deflate' ? zlib.inflate : undefined;
