@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InferError, createScheduler, manualClock, tensorFromTyped } from '../../src/index.ts';
 import type { EnsembleStep, InferRequest, InferResponse, ModelConfig, ModelInstance, Scheduler } from '../../src/index.ts';
@@ -318,5 +319,39 @@ describe('pipeline-batching ensembles', () => {
     await flush(10);
     expect(calls).toBe(1);
     expect(results.map((r) => r.error?.message)).toEqual(new Array(4).fill("in ensemble 'E', down for maintenance"));
+  });
+
+  it('property: pipeline results equal per-request results; only poisoned requests fail', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ rows: fc.integer({ min: 1, max: 3 }), a: fc.integer({ min: -50, max: 50 }), poison: fc.boolean() }), { minLength: 1, maxLength: 12 }),
+        async (reqs) => {
+          const router = new Router();
+          const e = pipeline(router, []);
+          const results = reqs.map((r, i) => {
+            const a = Array.from({ length: r.rows * 2 }, (_, k) => (r.poison && k === 0 ? 665 : r.a + k));
+            return settle(e.enqueue(pair(`q${i}`, a, new Array<number>(r.rows * 2).fill(1), r.rows)));
+          });
+          for (let k = 0; k < 10 && results.some((r) => !r.done); k++) {
+            router.clock.advance(1000);
+            await flush(10);
+          }
+          reqs.forEach((r, i) => {
+            const res = results[i]!;
+            if (r.poison) {
+              expect(res.error?.message).toBe("in ensemble 'E', poisoned request in identity");
+              return;
+            }
+            const a = Array.from({ length: r.rows * 2 }, (_, k) => r.a + k);
+            expect(res.value!.id).toBe(`q${i}`);
+            const sum = res.value!.outputs.find((o) => o.name === 'SUM')!;
+            expect(sum.shape).toEqual([r.rows, 2]);
+            expect(f32(sum)).toEqual(a.map((x) => x + 1));
+            expect(f32(res.value!.outputs.find((o) => o.name === 'DIFF')!)).toEqual(a.map((x) => x - 1));
+          });
+        },
+      ),
+      { numRuns: 30 },
+    );
   });
 });
