@@ -1,0 +1,182 @@
+/**
+ * Runs INSIDE an instance's worker (core's worker host; a child process by default): owns one
+ * deserialized engine and one execution context (its CUDA stream, device buffers and pinned
+ * staging buffers live in the shim). Per execute: check each request, group requests with the same
+ * non-batch shapes, cut groups to the profile's max batch, concatenate inputs (core's
+ * `concatInputs`), set shapes, copy in, enqueue, synchronize, copy out, split rows back per
+ * request (core's `splitOutputs`).
+ */
+import { readFileSync } from 'node:fs';
+import {
+  DATA_TYPE_SIZE,
+  InferError,
+  concatInputs,
+  splitOutputs,
+  type ExecuteResult,
+  type ExecuteTimings,
+  type InferRequest,
+  type InferResponse,
+  type Tensor,
+} from '@tritium/core';
+import type { WorkerContext, WorkerExecuteContext, WorkerModelInstance } from '@tritium/core';
+import { TrtCallError, TrtShim, TrtStatus, type TrtContext, type TrtEngine } from './binding.ts';
+import { batchKey, checkRequest, engineShape } from './request-check.ts';
+import type { TensorPlan, TrtInstanceInit } from './plan.ts';
+
+const now = (): bigint => process.hrtime.bigint();
+
+interface Member {
+  readonly request: InferRequest;
+  readonly index: number;
+  readonly rows: number;
+}
+
+class TrtWorkerInstance implements WorkerModelInstance {
+  lastTimings: ExecuteTimings | undefined;
+  private readonly inputPlans: Map<string, TensorPlan>;
+  /** Most rows one run may carry (the profile's smallest max dim 0 over the inputs). */
+  private readonly maxRows: number;
+
+  constructor(
+    private readonly init: TrtInstanceInit,
+    private readonly instanceName: string,
+    private readonly engine: TrtEngine,
+    private readonly context: TrtContext,
+  ) {
+    this.inputPlans = new Map(init.inputs.map((p) => [p.name, p]));
+    const limits = init.inputs.map((p) => p.max?.[0] ?? Number.MAX_SAFE_INTEGER);
+    this.maxRows = init.maxBatchSize > 0 ? Math.min(init.maxBatchSize, ...limits) : 1;
+  }
+
+  async execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<readonly ExecuteResult[]> {
+    const timings = { input: 0n, infer: 0n, output: 0n };
+    const results: ExecuteResult[] = new Array(batch.length);
+    const groups = new Map<string, Member[]>();
+    const t0 = now();
+    batch.forEach((request, index) => {
+      try {
+        const rows = checkRequest(this.init, this.instanceName, request);
+        const key = this.init.maxBatchSize > 0 ? batchKey(request) : `#${index}`;
+        const group = groups.get(key) ?? [];
+        group.push({ request, index, rows });
+        groups.set(key, group);
+      } catch (err) {
+        results[index] = InferError.from(err, 'INVALID_ARG');
+      }
+    });
+    timings.input += now() - t0;
+    for (const group of groups.values()) {
+      for (const chunk of this.chunks(group)) {
+        let responses: readonly ExecuteResult[];
+        if (ctx.signal.aborted) {
+          responses = chunk.map(() => new InferError('CANCELLED', `request for model '${this.init.modelName}' was cancelled`));
+        } else {
+          try {
+            responses = this.run(chunk, timings);
+          } catch (err) {
+            const error = this.toInferError(err);
+            responses = chunk.map(() => error);
+          }
+        }
+        chunk.forEach((m, k) => (results[m.index] = responses[k]!));
+      }
+    }
+    this.lastTimings = { computeInputNs: Number(timings.input), computeInferNs: Number(timings.infer), computeOutputNs: Number(timings.output) };
+    return results;
+  }
+
+  /** Cuts a group into runs of at most maxRows rows (each request already fits alone). */
+  private *chunks(group: readonly Member[]): Generator<Member[]> {
+    let chunk: Member[] = [];
+    let rows = 0;
+    for (const m of group) {
+      if (chunk.length > 0 && rows + m.rows > this.maxRows) {
+        yield chunk;
+        chunk = [];
+        rows = 0;
+      }
+      chunk.push(m);
+      rows += m.rows;
+    }
+    if (chunk.length > 0) yield chunk;
+  }
+
+  private toInferError(err: unknown): InferError {
+    if (InferError.is(err)) return err as InferError;
+    if (err instanceof TrtCallError) {
+      const code = err.status === TrtStatus.SHAPE || err.status === TrtStatus.INVALID ? 'INVALID_ARG' : 'INTERNAL';
+      return new InferError(code, `TensorRT error for model '${this.init.modelName}' instance '${this.instanceName}': ${err.message}`);
+    }
+    return InferError.from(err);
+  }
+
+  private run(chunk: readonly Member[], timings: { input: bigint; infer: bigint; output: bigint }): InferResponse[] {
+    const { modelName: model, maxBatchSize, version } = this.init;
+    const requests = chunk.map((m) => m.request);
+    const rows = chunk.map((m) => m.rows);
+    const totalRows = rows.reduce((a, b) => a + b, 0);
+    const t0 = now();
+    for (const plan of this.init.inputs) {
+      const tensor: Tensor = requests.length === 1 ? requests[0]!.inputs.find((t) => t.name === plan.name)! : concatInputs(requests, plan.name);
+      this.context.setInputShape(plan.name, engineShape(this.init, plan, tensor.shape, totalRows));
+      this.context.writeInput(plan.name, tensor.data);
+    }
+    // Only what some request asked for (all config outputs when one named none).
+    const wanted = new Set<string>();
+    for (const r of requests) {
+      if (!r.outputs || r.outputs.length === 0) this.init.outputs.forEach((o) => wanted.add(o.name));
+      else r.outputs.forEach((o) => wanted.add(o.name));
+    }
+    const fetches = this.init.outputs.filter((o) => wanted.has(o.name));
+    const shapes = fetches.map((o) => this.context.tensorShape(o.name));
+    const t1 = now();
+    timings.input += t1 - t0;
+    this.context.enqueue();
+    this.context.synchronize();
+    const t2 = now();
+    timings.infer += t2 - t1;
+    const outputs: Tensor[] = fetches.map((plan, i) => {
+      const shape = shapes[i]!;
+      const data = new Uint8Array(shape.reduce((a, b) => a * b, 1) * DATA_TYPE_SIZE[plan.datatype]);
+      this.context.readOutput(plan.name, data);
+      // A reshaped output is returned in the config's shape.
+      const reported = plan.reshape ? (maxBatchSize > 0 ? [totalRows, ...plan.dims] : [...plan.dims]) : shape;
+      return { name: plan.name, datatype: plan.datatype, shape: reported, data };
+    });
+    let responses: InferResponse[];
+    if (maxBatchSize > 0) {
+      responses = splitOutputs(requests, outputs, { model, version, rows });
+    } else {
+      const r = requests[0]!;
+      const mine = r.outputs && r.outputs.length > 0 ? new Set(r.outputs.map((o) => o.name)) : undefined;
+      responses = [{ id: r.id, model, version, outputs: outputs.filter((o) => !mine || mine.has(o.name)) }];
+    }
+    timings.output += now() - t2;
+    return responses;
+  }
+
+  async dispose(): Promise<void> {
+    this.context.destroy();
+    this.engine.destroy();
+  }
+}
+
+/** The worker entry point (core's worker host calls it on every (re)start). */
+export async function createInstance(init: TrtInstanceInit, ctx: WorkerContext): Promise<WorkerModelInstance> {
+  const shim = TrtShim.load(init.shimPath);
+  let engine: TrtEngine;
+  let context: TrtContext;
+  try {
+    engine = shim.deserialize(readFileSync(init.enginePath), init.device);
+  } catch (err) {
+    throw new InferError('INVALID_ARG', `unable to load model '${init.modelName}': cannot deserialize TensorRT engine '${init.enginePath}': ${(err as Error).message}`);
+  }
+  try {
+    context = engine.createContext(init.profile);
+  } catch (err) {
+    engine.destroy();
+    throw new InferError('INTERNAL', `unable to load model '${init.modelName}': cannot create an execution context: ${(err as Error).message}`);
+  }
+  ctx.log.verbose(1, `model '${init.modelName}' instance '${ctx.instanceName}': TensorRT engine ready (${shim.implementation}, device ${init.device}, profile ${init.profile})`);
+  return new TrtWorkerInstance(init, ctx.instanceName, engine, context);
+}
