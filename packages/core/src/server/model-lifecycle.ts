@@ -4,7 +4,7 @@
  * changed version loads beside the serving one and is swapped in only when READY). Callers
  * serialize operations; inference only reads `models`.
  */
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { Logger } from '../logger.ts';
@@ -154,7 +154,6 @@ export class ModelLifecycle {
   /** Reads an ensemble's step model names without failing on an otherwise invalid config. */
   private async peekComposing(source: ModelSource): Promise<string[]> {
     try {
-      const { readFile } = await import('node:fs/promises');
       const text = await readFile(await this.deps.repository.configPath(source.dir), 'utf8');
       return composingModels(this.deps.codec.parseText(text, 'config.pbtxt'));
     } catch {
