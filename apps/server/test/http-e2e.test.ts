@@ -107,6 +107,23 @@ describe('HTTP infer', () => {
     expect(viaGrpc.asStrings('OUTPUT0')).toEqual(['0.900000:1']);
   });
 
+  it('generate and generate_stream (SSE), including a decoupled model', async () => {
+    const g = await post('/v2/models/simple/generate', JSON.stringify({ INPUT0: [1, 2, 3], parameters: { priority: 0 } }));
+    expect([g.status, json(g.body)]).toEqual([200, { model_name: 'simple', model_version: '1', OUTPUT0: [1, 2, 3] }]);
+    const str = await post('/v2/models/strings/generate', JSON.stringify({ id: 'q', INPUT0: 'hello' }));
+    expect(json(str.body)).toEqual({ id: 'q', model_name: 'strings', model_version: '1', OUTPUT0: 'hello' });
+    const sse = await post('/v2/models/repeat/generate_stream', JSON.stringify({ IN: 3 }));
+    expect(sse.headers['content-type']).toMatch(/^text\/event-stream/);
+    const events = sse.body.toString().split('\n\n').filter(Boolean).map((e) => JSON.parse(e.replace(/^data: /, '')));
+    expect(events.map((e) => e.OUT)).toEqual([0, 1, 2]);
+    const many = await post('/v2/models/repeat/generate', JSON.stringify({ IN: 2 }));
+    expect([many.status, json(many.body).error]).toEqual([501, "generate expects exactly one response from model 'repeat', got 2; use generate_stream"]);
+    const unknown = await post('/v2/models/nope/generate_stream', '{}');
+    expect([unknown.status, json(unknown.body).error]).toEqual([404, "Request for unknown model: 'nope' is not found"]);
+    const badInput = await post('/v2/models/simple/generate', JSON.stringify({ NOPE: 1 }));
+    expect([badInput.status, json(badInput.body).error]).toEqual([400, "unexpected inference input 'NOPE' for model 'simple'"]);
+  });
+
   it('raw binary request (Inference-Header-Content-Length: 0)', async () => {
     const res = await s.http.request('POST', '/v2/models/simple/infer', Buffer.from(Float32Array.of(1, 2, 3).buffer), {
       'inference-header-content-length': 0,

@@ -10,6 +10,7 @@ import { applyClassification, wantsClassification } from '../protocol/classifica
 import { compress, pickEncoding, readBody } from './body.ts';
 import { buildInferReply, checkNotDecoupled, parseInferBody } from './infer-json.ts';
 import { matchRoute, type Reply } from './routes.ts';
+import { generateOnce, generateStream, parseGenerateBody } from './generate.ts';
 
 export interface HttpTransportOptions {
   readonly address: string;
@@ -87,6 +88,19 @@ export class HttpTransport {
     const body = () => readBody(req, this.ctx.limits.maxInputBytes);
     if (matched.route.handle === 'infer') {
       await this.infer(req, res, matched.params['model']!, matched.params['version'], body);
+      return;
+    }
+    if (matched.route.handle === 'generate' || matched.route.handle === 'generate_stream') {
+      const abort = new AbortController();
+      res.once('close', () => {
+        if (!res.writableFinished) abort.abort();
+      });
+      const request = parseGenerateBody(await body(), matched.params['model']!, matched.params['version'], this.ctx, abort.signal);
+      if (matched.route.handle === 'generate') {
+        this.sendJson(req, res, 200, await generateOnce(this.ctx, request));
+      } else {
+        await generateStream(this.ctx, request, res, (e) => JSON.stringify({ error: mapError(e).message }));
+      }
       return;
     }
     const reply: Reply = await matched.route.handle({ method, params: matched.params, body, ctx: this.ctx });

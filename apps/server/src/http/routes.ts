@@ -30,7 +30,7 @@ export interface Route {
   readonly pattern: RegExp;
   readonly methods: readonly string[];
   /** `infer` is handled by the transport itself (binary body and reply). */
-  readonly handle: ((input: RouteInput) => Promise<Reply> | Reply) | 'infer';
+  readonly handle: ((input: RouteInput) => Promise<Reply> | Reply) | 'infer' | 'generate' | 'generate_stream';
 }
 
 const M = '(?<model>[^/]+)';
@@ -91,6 +91,8 @@ export const ROUTES: readonly Route[] = [
     handle: ({ ctx, params }) => ok({ model_stats: numbersOnly(ctx.api.statistics(params['model']!, versionArg(params['version']))) }),
   },
   { pattern: new RegExp(`^/v2/models/${M}${V}/infer$`), methods: ['POST'], handle: 'infer' },
+  { pattern: new RegExp(`^/v2/models/${M}${V}/generate$`), methods: ['POST'], handle: 'generate' },
+  { pattern: new RegExp(`^/v2/models/${M}${V}/generate_stream$`), methods: ['POST'], handle: 'generate_stream' },
   { pattern: new RegExp(`^/v2/models/${M}/trace/setting$`), methods: ['GET', 'POST'], handle: traceSetting },
   {
     pattern: new RegExp(`^/v2/models/${M}${V}$`),

@@ -1,0 +1,103 @@
+/**
+ * Triton's generate extension: `POST .../generate` (one JSON response) and `.../generate_stream`
+ * (Server-Sent Events, one `data: {...}` per response). Request keys other than `id` and
+ * `parameters` name model inputs; each value (scalar or array) becomes that input's tensor, its
+ * shape deduced from the config's dims (batch 1 prepended when the model batches). Response keys
+ * are the output names; one-element outputs become scalars. Works for decoupled models too.
+ */
+import type { ServerResponse } from 'node:http';
+import { InferError, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
+import type { TransportContext } from '../protocol/context.ts';
+import { parseVersion } from '../protocol/context.ts';
+import { liftParameters } from '../protocol/params.ts';
+import { checkShape, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
+import { invalidArg } from '../protocol/status.ts';
+import { parseJsonBody } from './infer-json.ts';
+
+const wire = (t: string) => (t === 'TYPE_STRING' ? 'BYTES' : t.slice(5));
+
+export function parseGenerateBody(body: Buffer, model: string, version: string | undefined, ctx: TransportContext, signal: AbortSignal): InferRequest {
+  const json = parseJsonBody(body);
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalidArg('generate request body must be a JSON object');
+  const { id, parameters, ...fields } = json as Record<string, unknown>;
+  if (id !== undefined && typeof id !== 'string') throw invalidArg("the request 'id' must be a string");
+  if (parameters !== undefined && (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters))) {
+    throw invalidArg("'parameters' must be a JSON object");
+  }
+  const config = ctx.api.modelConfig(model, version || undefined);
+  const lifted = liftParameters(parameters as Record<string, unknown> | undefined);
+  const inputs: Tensor[] = Object.entries(fields).map(([name, value]) => {
+    const input = config.input.find((i) => i.name === name);
+    if (!input) throw invalidArg(`unexpected inference input '${name}' for model '${model}'`);
+    const datatype = wire(input.data_type) as Tensor['datatype'];
+    const values = Array.isArray(value) ? value.flat(Infinity) : [value];
+    const dims = input.dims.length ? [...input.dims] : [1];
+    const fixed = dims.filter((d) => d >= 0).reduce((a, b) => a * b, 1);
+    const variable = dims.filter((d) => d < 0).length;
+    if ((variable === 0 && fixed !== values.length) || (variable === 1 && (fixed === 0 || values.length % fixed !== 0)) || variable > 1) {
+      throw invalidArg(`unable to deduce the shape of input '${name}' for model '${model}' from ${values.length} element(s) and dims [${input.dims.join(',')}]`);
+    }
+    let shape = dims.map((d) => (d >= 0 ? d : values.length / fixed));
+    if (config.max_batch_size > 0) shape = [1, ...shape];
+    const count = checkShape(shape, name, ctx.limits);
+    return { name, datatype, shape, data: jsonDataToBytes(datatype, values, count, name) };
+  });
+  return {
+    id: id ?? '',
+    model,
+    version: parseVersion(version),
+    inputs,
+    parameters: lifted.parameters,
+    priority: lifted.priority,
+    timeoutUs: lifted.timeoutUs,
+    signal,
+  };
+}
+
+export function generateJson(r: InferResponse): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (r.id) out['id'] = r.id;
+  out['model_name'] = r.model;
+  out['model_version'] = String(r.version);
+  for (const t of r.outputs) {
+    const data = tensorToJsonData(t);
+    out[t.name] = data.length === 1 ? data[0] : data;
+  }
+  return out;
+}
+
+/** Runs the request through the streaming API and collects or streams its responses. */
+export function runGenerate(ctx: TransportContext, request: InferRequest, onResponse: (r: InferResponse) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    ctx.api.inferStream(request, {
+      response: onResponse,
+      complete: (error) => (error ? reject(error) : resolve()),
+    });
+  });
+}
+
+export async function generateOnce(ctx: TransportContext, request: InferRequest): Promise<Record<string, unknown>> {
+  const responses: InferResponse[] = [];
+  await runGenerate(ctx, request, (r) => responses.push(r));
+  if (responses.length !== 1) {
+    throw new InferError('UNSUPPORTED', `generate expects exactly one response from model '${request.model}', got ${responses.length}; use generate_stream`);
+  }
+  return generateJson(responses[0]!);
+}
+
+/** SSE: `data: <json>\n\n` per response; an error becomes `data: {"error": ...}` and ends the stream. */
+export async function generateStream(ctx: TransportContext, request: InferRequest, res: ServerResponse, errorJson: (e: unknown) => string): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  try {
+    await runGenerate(ctx, request, (r) => {
+      try {
+        res.write(`data: ${JSON.stringify(generateJson(r))}\n\n`);
+      } catch (e) {
+        res.write(`data: ${errorJson(e)}\n\n`);
+      }
+    });
+  } catch (e) {
+    res.write(`data: ${errorJson(e)}\n\n`);
+  }
+  res.end();
+}
