@@ -171,7 +171,9 @@ export class InferenceServer implements InferenceServerApi {
    */
   pollNow(): Promise<string[]> {
     if (this.mode !== 'poll') return Promise.reject(new InferError('UNAVAILABLE', 'repository polling is only enabled in poll mode'));
+    if (this.stopping) return Promise.reject(new InferError('UNAVAILABLE', 'Server is stopping'));
     return this.serialized(async () => {
+      if (this.stopping) return [];
       const failures = await this.lifecycle.syncWithRepository(false);
       for (const line of failures) this.log.error(line);
       return failures;
