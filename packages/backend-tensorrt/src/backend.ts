@@ -99,7 +99,7 @@ class TrtModel implements BackendModel {
       log,
       isolation,
       ...(isolation === 'process'
-        ? { execArgv: ['--allow-addons'], processPermissions: { allowRead: [dirname(this.enginePath)] } }
+        ? { execArgv: ['--allow-addons'], processPermissions: { allowRead: [dirname(this.enginePath), dirname(this.shimPath)] } }
         : {}),
       ...(instance.onUnavailable ? { onUnavailable: instance.onUnavailable } : {}),
       ...(this.options.executeTimeoutMs ? { executeTimeoutMs: this.options.executeTimeoutMs } : {}),
