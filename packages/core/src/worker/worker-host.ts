@@ -68,6 +68,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
   private unavailableReason = '';
   private restartTimer: NodeJS.Timeout | undefined;
   private bundle: WorkerBundle | undefined;
+  private tsxFallback = false;
   private waiters = new Set<{ resolve(): void; reject(e: InferError): void }>();
   private readonly log: Logger;
   private readonly label: string;
@@ -86,12 +87,17 @@ class WorkerHostInstance<Init> implements WorkerInstance {
 
   /** Starts a worker; resolves when `createInstance` returned, rejects with its error or the crash cause. */
   async start(): Promise<void> {
-    const wantBundle = this.o.isolation === 'process' || (this.o.loader ?? process.env['TRITIUM_WORKER_LOADER']) === 'bundle';
-    if (wantBundle && !this.bundle) {
+    const isolated = this.o.isolation === 'process';
+    const loader = this.o.loader ?? (process.env['TRITIUM_WORKER_LOADER'] === 'tsx' ? 'tsx' : 'bundle');
+    if ((isolated || loader === 'bundle') && !this.bundle && !this.tsxFallback) {
       try {
         this.bundle = await workerBundle(entryUrl(this.o.entry));
       } catch (error) {
-        throw new InferError('INVALID_ARG', `${this.label}: cannot bundle worker entry '${entryUrl(this.o.entry)}': ${InferError.from(error).message}`);
+        const why = `cannot bundle worker entry '${entryUrl(this.o.entry)}': ${InferError.from(error).message}`;
+        if (isolated) throw new InferError('INVALID_ARG', `${this.label}: ${why}`);
+        // A thread can still load the entry through tsx.
+        this.log.warn(`${this.label}: ${why}; loading it through tsx instead`);
+        this.tsxFallback = true;
       }
     }
     const bundle = this.bundle;

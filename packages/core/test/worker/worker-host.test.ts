@@ -50,6 +50,8 @@ describe('worker host: round trip', () => {
       init: { model: 'm', version: 1, inputs: ['A', 'B'], outputs: ['X', 'Y'] },
       model: 'm',
       instanceName: 'm_0_0',
+      // The other tests run bundled workers (the default); this one covers the tsx bootstrap.
+      loader: 'tsx',
     });
   });
   afterAll(() => inst.dispose());
@@ -206,6 +208,24 @@ describe('worker host: giving up', () => {
         code: 'UNAVAILABLE',
         message: "model 'm' instance 'w_0_0' is restarting after a crash (worker exited with code 3) and did not recover within 20 ms",
       });
+    } finally {
+      await inst.dispose();
+    }
+  });
+
+  it('falls back to tsx, with a warning, for an entry esbuild cannot bundle', async () => {
+    const warnings: string[] = [];
+    const inst = await spawnWorkerInstance({
+      entry: new URL('./fixtures/unbundlable.ts', import.meta.url),
+      init: null,
+      model: 'u',
+      instanceName: 'u_0_0',
+      log: { error: () => {}, warn: (m) => warnings.push(m), info: () => {}, verbose: () => {} },
+    });
+    try {
+      expect(ok((await inst.execute([{ id: '1', model: 'u', inputs: [] }], never))[0]).id).toBe('1');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/^model 'u' instance 'u_0_0': cannot bundle worker entry '.*unbundlable\.ts': .*; loading it through tsx instead$/s);
     } finally {
       await inst.dispose();
     }
