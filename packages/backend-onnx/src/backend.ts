@@ -63,6 +63,7 @@ function plan(io: ModelInput | ModelOutput, model: string): TensorPlan {
     dims: [...io.dims],
     ...(io.reshape ? { reshape: [...io.reshape.shape] } : {}),
     ...('optional' in io && io.optional ? { optional: true } : {}),
+    ...('allow_ragged_batch' in io && io.allow_ragged_batch ? { ragged: true } : {}),
   };
 }
 
@@ -90,6 +91,12 @@ class OnnxModel implements BackendModel {
       maxBatchSize: config.max_batch_size,
       inputs: config.input.map((i) => plan(i, config.name)),
       outputs: config.output.map((o) => plan(o, config.name)),
+      batchInputs: (config.batch_input ?? []).map((b) => ({
+        kind: b.kind,
+        target: b.target_name[0]!,
+        datatype: b.data_type === 'TYPE_FP32' ? 'FP32' : 'INT32',
+        source: b.source_input[0] ?? '',
+      })),
       session: { ...shared.session, executionProviders: providers.executionProviders },
       run: shared.run,
     };
@@ -134,6 +141,12 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
       const path = await resolveModelPath(spec.config, spec.versionDir);
       const io = await readModelIo(path, spec.config.name);
       validateModelIo(spec.config, io);
+      if ((spec.config.batch_output ?? []).length > 0) {
+        throw new InferError(
+          'UNSUPPORTED',
+          `model '${spec.config.name}': batch_output (${spec.config.batch_output[0]!.kind}) is not supported by Tritium's onnxruntime backend`,
+        );
+      }
       return new OnnxModel(spec, path, options);
     },
   };

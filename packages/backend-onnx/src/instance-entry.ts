@@ -18,6 +18,7 @@ import {
 import type { WorkerContext, WorkerExecuteContext, WorkerModelInstance } from '@tritium/core';
 import { fromOrtTensor, toOrtTensor } from './ort-convert.ts';
 import { batchKey, checkRequest } from './request-check.ts';
+import { computeBatchInput, concatRagged } from './ragged.ts';
 import type { OnnxInstanceInit, TensorPlan } from './plan.ts';
 
 function now(): bigint {
@@ -46,7 +47,7 @@ class OnnxWorkerInstance implements WorkerModelInstance {
       try {
         const rows = checkRequest(this.init, request);
         // A model that cannot batch runs each request alone.
-        const key = this.init.maxBatchSize > 0 ? batchKey(request) : `#${index}`;
+        const key = this.init.maxBatchSize > 0 ? batchKey(this.init, request) : `#${index}`;
         const group = groups.get(key) ?? [];
         group.push({ request, index, rows });
         groups.set(key, group);
@@ -81,9 +82,19 @@ class OnnxWorkerInstance implements WorkerModelInstance {
     const totalRows = rows.reduce((a, b) => a + b, 0);
     for (const name of requests[0]!.inputs.map((t) => t.name)) {
       const plan = this.inputPlans.get(name)!;
+      if (plan.ragged && maxBatchSize > 0) {
+        // Ragged: every request's elements, concatenated into one 1-D tensor.
+        const ragged = concatRagged(requests, name);
+        feeds[name] = toOrtTensor(ragged, ragged.shape, model);
+        continue;
+      }
       const tensor: Tensor = requests.length === 1 ? requests[0]!.inputs.find((t) => t.name === name)! : concatInputs(requests, name);
       const inner = plan.reshape ?? tensor.shape.slice(maxBatchSize > 0 ? 1 : 0);
       feeds[name] = toOrtTensor(tensor, maxBatchSize > 0 ? [totalRows, ...inner] : inner, model);
+    }
+    for (const batchInput of this.init.batchInputs) {
+      const tensor = computeBatchInput(batchInput, requests, rows, model);
+      feeds[batchInput.target] = toOrtTensor(tensor, tensor.shape, model);
     }
     // Only what some request asked for (all config outputs when one named none).
     const wanted = new Set<string>();

@@ -14,6 +14,18 @@ export interface TensorPlan {
   readonly reshape?: readonly number[];
   /** Inputs only: may be absent from a request. */
   readonly optional?: boolean;
+  /** Inputs only: `allow_ragged_batch` — requests' elements are concatenated into one 1-D tensor. */
+  readonly ragged?: boolean;
+}
+
+/** A `batch_input`: a tensor the backend computes from the formed batch (ragged batching). */
+export interface BatchInputPlan {
+  readonly kind: string;
+  /** Model input it feeds. */
+  readonly target: string;
+  readonly datatype: 'INT32' | 'FP32';
+  /** The request input it describes. */
+  readonly source: string;
 }
 
 export interface OnnxInstanceInit {
@@ -23,6 +35,7 @@ export interface OnnxInstanceInit {
   readonly maxBatchSize: number;
   readonly inputs: readonly TensorPlan[];
   readonly outputs: readonly TensorPlan[];
+  readonly batchInputs: readonly BatchInputPlan[];
   readonly session: OrtSessionOptions;
   readonly run: OrtRunOptions;
 }

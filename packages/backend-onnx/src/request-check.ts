@@ -34,7 +34,9 @@ export function checkRequest(init: OnnxInstanceInit, request: InferRequest): num
       throw new InferError('INVALID_ARG', `inference input '${t.name}' data-type is '${t.datatype}', but model '${model}' expects '${plan.datatype}'`);
     }
     const expected = init.maxBatchSize > 0 ? [-1, ...plan.dims] : plan.dims;
-    if (!shapeMatches(expected, t.shape)) {
+    // A ragged input's sizes may differ between requests (and from the config): only the batch dim is checked.
+    const ragged = plan.ragged && init.maxBatchSize > 0;
+    if (ragged ? t.shape.length === 0 : !shapeMatches(expected, t.shape)) {
       throw new InferError(
         'INVALID_ARG',
         `unexpected shape for input '${t.name}' for model '${model}'. Expected ${shapeToString(expected)}, got ${shapeToString(t.shape)}`,
@@ -67,11 +69,13 @@ export function checkRequest(init: OnnxInstanceInit, request: InferRequest): num
 
 /**
  * Key grouping requests that can share one run: same set of inputs with the same non-batch
- * shapes (dynamic axes such as a sequence length may differ between requests).
+ * shapes (dynamic axes such as a sequence length may differ between groups); ragged inputs may
+ * differ within a group.
  */
-export function batchKey(request: InferRequest): string {
+export function batchKey(init: Pick<OnnxInstanceInit, 'inputs'>, request: InferRequest): string {
+  const ragged = new Set(init.inputs.filter((p) => p.ragged).map((p) => p.name));
   return request.inputs
-    .map((t) => `${t.name}:${t.shape.slice(1).join('x')}`)
+    .map((t) => (ragged.has(t.name) ? `${t.name}:ragged` : `${t.name}:${t.shape.slice(1).join('x')}`))
     .sort()
     .join('|');
 }

@@ -32,7 +32,7 @@ function compareDims(model: string, tensor: string, modelShape: readonly number[
   }
 }
 
-function checkType(kind: 'input' | 'output', model: string, name: string, configType: string, info: IoInfo): void {
+function checkType(kind: 'input' | 'output' | 'batch input', model: string, name: string, configType: string, info: IoInfo): void {
   if (configToWireDataType(configType) === undefined) {
     throw new InferError('INTERNAL', `unsupported datatype ${configType} for ${kind} '${name}' for model '${model}'`);
   }
@@ -56,11 +56,11 @@ export function validateModelIo(config: ModelConfig, io: ModelIo): void {
   const model = config.name;
   const maxBatchSize = config.max_batch_size ?? 0;
   const configInputs = config.input ?? [];
-  if (io.inputs.length !== configInputs.length) {
-    throw new InferError(
-      'INVALID_ARG',
-      `unable to load model '${model}', configuration expects ${configInputs.length} inputs, model provides ${io.inputs.length}`,
-    );
+  const batchInputs = config.batch_input ?? [];
+  // Triton counts batch inputs among the inputs the model must provide.
+  const expected = configInputs.length + batchInputs.length;
+  if (io.inputs.length !== expected) {
+    throw new InferError('INVALID_ARG', `unable to load model '${model}', configuration expects ${expected} inputs, model provides ${io.inputs.length}`);
   }
   const inputs = new Map([...io.inputs, ...io.overridableInitializers].map((i) => [i.name, i]));
   for (const input of configInputs) {
@@ -79,6 +79,15 @@ export function validateModelIo(config: ModelConfig, io: ModelIo): void {
       }
     } else {
       compareDims(model, input.name, info.dims, dims, maxBatchSize, false);
+    }
+  }
+  for (const batchInput of batchInputs) {
+    for (const target of batchInput.target_name) {
+      const info = inputs.get(target);
+      if (!info) {
+        throw new InferError('INVALID_ARG', `unexpected inference batch input '${target}', allowed inputs are: ${sortedNames(io.inputs)}`);
+      }
+      checkType('batch input', model, target, batchInput.data_type, info);
     }
   }
   const outputs = new Map(io.outputs.map((o) => [o.name, o]));

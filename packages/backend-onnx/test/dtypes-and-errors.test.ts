@@ -169,3 +169,44 @@ describe('--disable-auto-complete-config / --strict-model-config', () => {
     }
   });
 });
+
+describe('ragged batching (allow_ragged_batch + batch_input)', () => {
+  it('concatenates ragged inputs into one 1-D tensor and feeds the accumulated element counts', async () => {
+    // OUTPUT[i] = accumulated element count up to item i + Σ of every element of the batch.
+    const g = new GraphBuilder();
+    g.input('INPUT', 'FP32', ['elements']);
+    g.input('INDEX', 'INT32', ['batch']);
+    g.output('OUTPUT', 'FP32', ['batch', 1]);
+    const index = g.op('Unsqueeze', [g.op('Cast', ['INDEX'], { to: { int: 1 } }), g.int64s('axes', [1], [1])]);
+    g.node('Add', [index, g.op('ReduceSum', ['INPUT'], { keepdims: { int: 0 } })], ['OUTPUT']);
+    const config = `max_batch_size: 8
+input [{ name: "INPUT", data_type: TYPE_FP32, dims: [-1], allow_ragged_batch: true }]
+batch_input [{ kind: BATCH_ACCUMULATED_ELEMENT_COUNT, target_name: "INDEX", data_type: TYPE_INT32, source_input: "INPUT" }]
+output [{ name: "OUTPUT", data_type: TYPE_FP32, dims: [1] }]`;
+    const m = await loadModel(repo, 'ragged', g.toBytes(), config);
+    try {
+      const req = (n: number) => request('ragged', [tensorFromTyped('INPUT', 'FP32', [1, n], Float32Array.from({ length: n }, (_, i) => i + 1))]);
+      const results = await m.instance.execute([req(3), req(4), req(5)], signal());
+      const values = results.map((r) => {
+        expect(InferError.is(r), String((r as Error).message)).toBe(false);
+        const t = (r as InferResponse).outputs[0]!;
+        expect(t.shape).toEqual([1, 1]);
+        return new Float32Array(t.data.slice().buffer)[0];
+      });
+      // Σ = 6 + 10 + 15 = 31; accumulated counts 3, 7, 12.
+      expect(values).toEqual([34, 38, 43]);
+    } finally {
+      await m.dispose();
+    }
+  });
+
+  it('counts batch inputs among the inputs the model must provide', async () => {
+    const config = `max_batch_size: 8
+input [{ name: "INPUT0", data_type: TYPE_INT32, dims: [16] }, { name: "INPUT1", data_type: TYPE_INT32, dims: [16] }]
+batch_input [{ kind: BATCH_ELEMENT_COUNT, target_name: "COUNT", data_type: TYPE_INT32, source_input: "INPUT0" }]
+output [{ name: "OUTPUT0", data_type: TYPE_INT32, dims: [16] }]`;
+    await expect(loadModel(repo, 'batch_input_count', buildAddSubModel(), config, { instance: false })).rejects.toThrow(
+      "unable to load model 'batch_input_count', configuration expects 3 inputs, model provides 2",
+    );
+  });
+});
