@@ -2,6 +2,7 @@
  * `npm run bench`: the seed's claim, measured side by side in one run on this machine.
  *
  *   (a) the seed's pipeline: sentiment_ensemble with pipeline batching (one batcher, raw text in)
+ *   (a') the same, with the batching tuned for this CPU (the seed's own tuning advice)
  *   (b) the same models as a per-step ensemble (Triton's semantics: each composing model batches)
  *   (c) no batching anywhere
  *   (d) the microservice pattern: a preprocessing HTTP service (child process) that tokenizes each
@@ -197,16 +198,18 @@ function ratios(configs: readonly ConfigResult[], limit: LimitResult): Ratio[] {
   const by = (key: string) => configs.find((c) => c.key === key)!;
   const at = (key: string, c: number) => by(key).rows.find((r) => r.concurrency === c)!;
   const best = (key: string) => Math.max(...by(key).rows.map((r) => r.throughput));
-  const a64 = at('(a)', 64);
   const out: Ratio[] = [];
-  const aBest = best('(a)');
-  out.push({ label: '(a) best / (e) limit', value: aBest / limit.throughput, target: 0.85, pass: aBest / limit.throughput >= 0.85, detail: `${aBest.toFixed(0)} vs ${limit.throughput.toFixed(0)} req/s` });
-  for (const [key, target] of [['(c)', 3], ['(d)', 2], ['(b)', 1]] as const) {
+  for (const mine of ['(a)', "(a')"]) {
+    const b = best(mine);
+    out.push({ label: `${mine} best / (e) limit`, value: b / limit.throughput, target: 0.85, pass: b / limit.throughput >= 0.85, detail: `${b.toFixed(0)} vs ${limit.throughput.toFixed(0)} req/s` });
+  }
+  for (const [mine, key, target] of [['(a)', '(c)', 3], ['(a)', '(d)', 2], ['(a)', '(b)', 1], ["(a')", '(c)', 3], ["(a')", '(d)', 2]] as const) {
+    const a64 = at(mine, 64);
     const o = at(key, 64);
     const value = a64.throughput / o.throughput;
     const lowerP99 = a64.latency.p99Us < o.latency.p99Us;
     out.push({
-      label: `(a) / ${key} at concurrency 64`,
+      label: `${mine} / ${key} at concurrency 64`,
       value,
       target,
       pass: value >= target && lowerP99,
@@ -272,6 +275,7 @@ async function main(): Promise<void> {
     log(`windows: ${WARMUP_MS} ms warm-up + ${MEASURE_MS} ms measured per level; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
     const configs: ConfigResult[] = [];
     configs.push(await tritiumConfig(root, '(a)', 'pipeline batching: the seed\'s sentiment_ensemble', 'pipeline'));
+    configs.push(await tritiumConfig(root, "(a')", 'pipeline batching tuned for this CPU: preferred batch 8, 1 ms max queue delay', 'pipeline-tuned'));
     configs.push(await tritiumConfig(root, '(b)', 'per-step ensemble: tokenizer and bert_classifier batch separately', 'per-step'));
     configs.push(await tritiumConfig(root, '(c)', 'no batching anywhere', 'no-batching'));
     configs.push(await microserviceConfig(root, tokenizerDir));
