@@ -83,7 +83,9 @@ export function validateRequest(config: ModelConfig, request: InferRequest): voi
       if (tensor.shape.length === 0) {
         throw invalid(request, `input '${tensor.name}' has no shape but model requires batch dimension for '${model}'`);
       }
-      if (inputs.get(tensor.name)!.allow_ragged_batch) continue;
+      const spec = inputs.get(tensor.name)!;
+      // Shape tensors (TensorRT) carry no batch dimension; ragged inputs may differ per request.
+      if (spec.allow_ragged_batch || spec.is_shape_tensor) continue;
       if (batchSize === undefined) batchSize = tensor.shape[0]!;
       else if (tensor.shape[0] !== batchSize) {
         throw invalid(request, `input '${tensor.name}' batch size does not match other inputs for '${model}'`);
@@ -105,7 +107,7 @@ export function validateRequest(config: ModelConfig, request: InferRequest): voi
     }
     // A reshape with `shape: []` may be declared with dims [1]; the request then sends the dims.
     const dims = spec.dims;
-    const expectedShape = batching ? [-1, ...dims] : [...dims];
+    const expectedShape = batching && !spec.is_shape_tensor ? [-1, ...dims] : [...dims];
     if (!spec.allow_ragged_batch && !shapeMatches(expectedShape, tensor.shape)) {
       throw invalid(
         request,
