@@ -19,6 +19,7 @@ import type { BatcherOptions } from './batcher-options.ts';
 import { formBatch, formationRules, type Candidate, type FormationRules } from './batch-formation.ts';
 import { RequestQueue } from './request-queue.ts';
 import { systemClock, type Clock, type Scheduler } from './scheduler.ts';
+import { guardedStats } from './guarded-stats.ts';
 import { nullStatsRecorder, type FailureReason, type StatsRecorder } from './stats-recorder.ts';
 
 /** Triton's status for a cancelled request carries no text; we say what happened. */
@@ -91,8 +92,8 @@ export class DynamicBatcher implements Scheduler {
   constructor(options: BatcherOptions, deps: BatcherDeps) {
     this.opts = options;
     this.clock = deps.clock ?? systemClock;
-    this.stats = deps.stats ?? nullStatsRecorder;
     this.log = deps.log ?? silentLogger;
+    this.stats = deps.stats ? guardedStats(deps.stats, this.log, options.modelName) : nullStatsRecorder;
     this.decoupled = !!deps.decoupled;
     this.slots = deps.instances.map((instance) => ({ instance, busy: false }));
     this.queue = new RequestQueue<Entry>(options.levelCount);
@@ -338,7 +339,9 @@ export class DynamicBatcher implements Scheduler {
     };
     const batchSize = entries.reduce((n, e) => n + e.batchSize, 0);
     if (this.decoupled) {
-      this.runDecoupled(slot, entries, requests, signal, startUs, batchSize).finally(done);
+      this.runDecoupled(slot, entries, requests, signal, startUs, batchSize)
+        .catch((err: unknown) => this.internalError(entries, err))
+        .finally(done);
       return;
     }
     let call: Promise<readonly (InferResponse | InferError)[]>;
@@ -370,7 +373,9 @@ export class DynamicBatcher implements Scheduler {
         this.recordExecution(slot, batchSize, startUs);
         this.failBatch(entries, InferError.from(err), 'BACKEND');
       },
-    ).finally(done);
+    )
+      .catch((err: unknown) => this.internalError(entries, err))
+      .finally(done);
   }
 
   private finishUnpadded(entry: Entry, response: InferResponse, timings: Required<ExecuteTimings>): void {
@@ -409,6 +414,13 @@ export class DynamicBatcher implements Scheduler {
     const timings = timingsOf(slot.instance.lastTimings, (this.clock.nowUs() - startUs) * 1000);
     this.stats.execution(batchSize, timings);
     return timings;
+  }
+
+  /** A bug or a throwing StatsRecorder while handling results: log, answer whoever is still waiting. */
+  private internalError(entries: readonly Entry[], err: unknown): void {
+    const error = InferError.from(err);
+    this.log.error(`model '${this.opts.modelName}': scheduler error while finishing a batch: ${error.message}`);
+    for (const e of entries) this.finish(e, error, 'OTHER');
   }
 
   private failBatch(entries: readonly Entry[], error: InferError, reason: FailureReason): void {

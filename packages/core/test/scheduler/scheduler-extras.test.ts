@@ -112,6 +112,25 @@ describe('instance results and statistics', () => {
     ]);
   });
 
+  it('a throwing StatsRecorder never keeps a request from its answer', async () => {
+    const boom = () => {
+      throw new Error('stats down');
+    };
+    const stats: StatsRecorder = { requestQueued: boom, requestDequeued: boom, execution: boom, requestSucceeded: boom, requestFailed: boom };
+    const errors: string[] = [];
+    const s = createScheduler(config({ dynamic_batching: dynamicBatching() }), {
+      modelName: 'm',
+      version: 1,
+      instances: [{ execute: (b) => Promise.resolve(identity(b)), dispose: () => Promise.resolve() }],
+      stats,
+      log: { ...silentLogger, error: (m) => void errors.push(m) },
+      infer: () => Promise.reject(new Error('unused')),
+    });
+    expect(valueOf(await s.enqueue(req(7)))).toBe(7);
+    expect(s.inflight).toBe(0);
+    expect(errors[0]).toBe("model 'm': statistics hook requestQueued threw: stats down");
+  });
+
   it('prefers healthy instances', async () => {
     const sick = manualInstance();
     Object.assign(sick, { healthy: false });

@@ -12,6 +12,8 @@ import type { InferRequest, InferResponse, ResponseSink } from '../../types.ts';
 import { batchSizeOf } from '../../tensor/batch.ts';
 import { systemClock, type Clock, type Scheduler } from '../../scheduler/scheduler.ts';
 import { nullStatsRecorder, type StatsRecorder } from '../../scheduler/stats-recorder.ts';
+import { guardedStats } from '../../scheduler/guarded-stats.ts';
+import { silentLogger, type Logger } from '../../logger.ts';
 import { runEnsemble, type EnsembleContext } from './ensemble-run.ts';
 import { hasDecoupledStep, runEnsembleStream, type InferStream } from './ensemble-stream.ts';
 import { Semaphore } from './semaphore.ts';
@@ -24,6 +26,7 @@ export interface EnsembleDeps {
   readonly getModelConfig?: (name: string, version?: number) => ModelConfig | undefined;
   readonly clock?: Clock;
   readonly stats?: StatsRecorder;
+  readonly log?: Logger;
 }
 
 /** The step-runner context for an ensemble config (one semaphore per step). */
@@ -55,7 +58,7 @@ export class EnsembleScheduler implements Scheduler {
   ) {
     this.ctx = ensembleContext(config, deps);
     this.clock = deps.clock ?? systemClock;
-    this.stats = deps.stats ?? nullStatsRecorder;
+    this.stats = deps.stats ? guardedStats(deps.stats, deps.log ?? silentLogger, config.name) : nullStatsRecorder;
     this.inferStream = deps.inferStream;
   }
 

@@ -75,7 +75,7 @@ function pipelineInstance(ctx: EnsembleContext): ModelInstance {
 }
 
 /** Creates the pipeline-batching scheduler for an ensemble config with `dynamic_batching`. */
-export function createPipelineEnsemble(config: ModelConfig, deps: EnsembleDeps & { readonly log?: import('../../logger.ts').Logger }): Scheduler {
+export function createPipelineEnsemble(config: ModelConfig, deps: EnsembleDeps): Scheduler {
   const ctx = ensembleContext(config, deps);
   const raw = config.parameters?.[PIPELINE_CONCURRENCY_PARAMETER]?.string_value;
   const concurrency = raw === undefined ? 2 : Number(raw);
