@@ -5,7 +5,7 @@
  * options run in a tight loop at batch 32 inside one worker. Short rounds alternate B/A; prints
  * rows/s per round, the ratio of the totals and the median ratio (target ≥ 0.9).
  *
- * Run: node --import tsx bench/onnx.bench.ts [--seconds=1.5] [--rounds=8] [--concurrency=96] [--instances=1] [--spin=0|1]
+ * Run: node --import tsx bench/onnx.bench.ts [--seconds=1.5] [--rounds=8] [--concurrency=96] [--instances=1] [--intra=N] [--spin=0|1]
  */
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir, availableParallelism } from 'node:os';
@@ -32,6 +32,8 @@ const ROUNDS = arg('rounds', 8);
 const CONCURRENCY = arg('concurrency', 96);
 /** Instances behind the batcher (each gets cores ÷ instances intra-op threads); the tight loop is always one session. */
 const INSTANCES = arg('instances', 1);
+/** intra_op_thread_count of each served instance (default: cores ÷ instances). */
+const INTRA = process.argv.find((a) => a.startsWith('--intra='))?.split('=')[1];
 /** ORT's intra-op spinning (session.intra_op.allow_spinning), for both paths; default: the backend's (off). */
 const SPIN = process.argv.find((a) => a.startsWith('--spin='))?.split('=')[1];
 const VOCAB = 30522;
@@ -65,6 +67,7 @@ input [
 output [{ name: "LOGITS", data_type: TYPE_FP32, dims: [2] }]
 dynamic_batching { preferred_batch_size: [${BATCH}], max_queue_delay_microseconds: 5000 }
 ${SPIN === undefined ? '' : `parameters { key: "session.intra_op.allow_spinning" value { string_value: "${SPIN}" } }`}
+${INTRA === undefined ? '' : `parameters { key: "intra_op_thread_count" value { string_value: "${INTRA}" } }`}
 instance_group [{ kind: KIND_CPU, count: ${INSTANCES} }]
 `;
 const config = normalizeModelConfig({ ...parseModelConfigText(configText), name: 'bert', backend: 'onnxruntime' }, { modelName: 'bert' });
