@@ -96,7 +96,6 @@ export function modelStreamInferHandler(ctx: TransportContext) {
       const { request, outputShm, lifted } = converted;
       aborts.add(abort);
       pending++;
-      let sent = 0;
       let last: InferResponse | undefined;
       const decoupled = safeIsDecoupled(ctx, msg);
       ctx.api.inferStream(request, {
@@ -104,7 +103,6 @@ export function modelStreamInferHandler(ctx: TransportContext) {
           if (closed) return;
           try {
             last = r;
-            sent++;
             call.write({ error_message: '', infer_response: toWireResponse(r, outputShm, ctx, { triton_final_response: !decoupled }) });
           } catch (e) {
             fail(e, r.id);
@@ -127,7 +125,6 @@ export function modelStreamInferHandler(ctx: TransportContext) {
               },
             });
           }
-          void sent;
           finishIfDone();
         },
       });

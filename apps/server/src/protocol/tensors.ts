@@ -73,24 +73,36 @@ function fillTyped(datatype: DataType, values: readonly unknown[], tensorName: s
       }
       break;
     }
-    case 'UINT8':
-      values.forEach((v, i) => (new Uint8Array(buf)[i] = int(v)));
+    case 'UINT8': {
+      const a = new Uint8Array(buf);
+      for (let i = 0; i < n; i++) a[i] = int(values[i]);
       break;
-    case 'UINT16':
-      values.forEach((v, i) => (new Uint16Array(buf)[i] = int(v)));
+    }
+    case 'UINT16': {
+      const a = new Uint16Array(buf);
+      for (let i = 0; i < n; i++) a[i] = int(values[i]);
       break;
-    case 'UINT32':
-      values.forEach((v, i) => (new Uint32Array(buf)[i] = int(v)));
+    }
+    case 'UINT32': {
+      const a = new Uint32Array(buf);
+      for (let i = 0; i < n; i++) a[i] = int(values[i]);
       break;
-    case 'INT8':
-      values.forEach((v, i) => (new Int8Array(buf)[i] = int(v)));
+    }
+    case 'INT8': {
+      const a = new Int8Array(buf);
+      for (let i = 0; i < n; i++) a[i] = int(values[i]);
       break;
-    case 'INT16':
-      values.forEach((v, i) => (new Int16Array(buf)[i] = int(v)));
+    }
+    case 'INT16': {
+      const a = new Int16Array(buf);
+      for (let i = 0; i < n; i++) a[i] = int(values[i]);
       break;
-    case 'INT32':
-      values.forEach((v, i) => (new Int32Array(buf)[i] = int(v)));
+    }
+    case 'INT32': {
+      const a = new Int32Array(buf);
+      for (let i = 0; i < n; i++) a[i] = int(values[i]);
       break;
+    }
     case 'INT64': {
       const a = new BigInt64Array(buf);
       for (let i = 0; i < n; i++) a[i] = BigInt.asIntN(64, big(values[i]));

@@ -1,0 +1,63 @@
+/** JSON and typed-contents conversions shared by the transports. */
+import { describe, expect, it } from 'vitest';
+import type { DataType } from '@tritium/core';
+import { contentsToBytes, jsonDataToBytes, tensorToJsonData } from '../src/protocol/tensors.ts';
+import { liftParameters } from '../src/protocol/params.ts';
+
+const roundTrip = (datatype: DataType, data: unknown[], shape = [data.length]) =>
+  tensorToJsonData({ name: 'x', datatype, shape, data: jsonDataToBytes(datatype, data, data.length, 'x') });
+
+describe('JSON tensor data', () => {
+  it('round-trips every JSON-capable datatype', () => {
+    expect(roundTrip('BOOL', [true, false, true])).toEqual([true, false, true]);
+    expect(roundTrip('UINT8', [0, 255])).toEqual([0, 255]);
+    expect(roundTrip('INT8', [-128, 127])).toEqual([-128, 127]);
+    expect(roundTrip('UINT16', [65535])).toEqual([65535]);
+    expect(roundTrip('INT16', [-2])).toEqual([-2]);
+    expect(roundTrip('UINT32', [4294967295])).toEqual([4294967295]);
+    expect(roundTrip('INT32', [-7, 7])).toEqual([-7, 7]);
+    expect(roundTrip('INT64', [-(2 ** 40), 3])).toEqual([-(2 ** 40), 3]);
+    expect(roundTrip('UINT64', [2 ** 50])).toEqual([2 ** 50]);
+    expect(roundTrip('FP32', [1.5, -2])).toEqual([1.5, -2]);
+    expect(roundTrip('FP64', [0.1])).toEqual([0.1]);
+    expect(roundTrip('BYTES', ['a', 'ü', ''])).toEqual(['a', 'ü', '']);
+  });
+
+  it('flattens nested data and checks the element count', () => {
+    expect(Array.from(new Int32Array(jsonDataToBytes('INT32', [[1, 2], [3, 4]], 4, 'x').buffer))).toEqual([1, 2, 3, 4]);
+    expect(() => jsonDataToBytes('INT32', [1, 2, 3], 4, 'x')).toThrow("Unable to parse 'data': Shape does not match true shape of 'data' field");
+    expect(() => jsonDataToBytes('INT32', [1, 2, 3, 4, 5], 4, 'x')).toThrow("Unable to parse 'data'");
+    expect(() => jsonDataToBytes('INT32', [1.5], 1, 'x')).toThrow('unable to convert 1.5 to INT32');
+    expect(() => jsonDataToBytes('BOOL', [1], 1, 'x')).toThrow('unable to convert 1 to BOOL');
+    expect(() => jsonDataToBytes('FP16', [1], 1, 'x')).toThrow(/FP16 data for input 'x'/);
+    expect(() => tensorToJsonData({ name: 'h', datatype: 'FP16', shape: [1], data: new Uint8Array(2) })).toThrow(
+      "receiving FP16 data via JSON is not supported. Please use the binary data format for output 'h'",
+    );
+  });
+
+  it('converts typed gRPC contents and checks the field matches the datatype', () => {
+    expect(Array.from(new Float32Array(contentsToBytes('FP32', { fp32_contents: [1, 2] }, 2, 'x', 'm').buffer))).toEqual([1, 2]);
+    expect(Array.from(new BigUint64Array(contentsToBytes('UINT64', { uint64_contents: [18446744073709551615n] }, 1, 'x', 'm').buffer))).toEqual([
+      18446744073709551615n,
+    ]);
+    expect(() => contentsToBytes('FP32', { int_contents: [1] }, 1, 'x', 'm')).toThrow(
+      "unexpected number of elements in 'contents' for input 'x' for model 'm'. Expected 1, got 0",
+    );
+  });
+});
+
+describe('reserved parameters', () => {
+  it('lifts priority/timeout, keeps binary_data_output for the transport, forwards the rest', () => {
+    expect(liftParameters({ priority: 2, timeout: 100, binary_data_output: true, sequence_id: 'abc', custom: 1.5 })).toEqual({
+      parameters: { sequence_id: 'abc', custom: 1.5 },
+      priority: 2,
+      timeoutUs: 100,
+      binaryDataOutput: true,
+      enableEmptyFinalResponse: false,
+    });
+    expect(liftParameters({ triton_enable_empty_final_response: true }).enableEmptyFinalResponse).toBe(true);
+    expect(() => liftParameters({ triton_other: 1 })).toThrow("parameter keys starting with 'triton_' are reserved");
+    expect(() => liftParameters({ priority: -1 })).toThrow(/'priority'/);
+    expect(() => liftParameters({ x: { nested: 1 } })).toThrow(/parameter 'x'/);
+  });
+});
