@@ -188,9 +188,12 @@ describe('model control: poll', () => {
     const versions = new Set<number>();
     let sent = 0;
     let swapping = true;
-    const MAX = 50_000; // bound: the loops stop once the swaps are done and 1,000 requests ran
+    // Bounded: the loops stop once the swaps are done and 1,000 requests ran, or at the deadline.
+    // Past 1,000 requests they pace themselves so a slow machine cannot run up a huge count.
+    const deadline = Date.now() + 45_000;
     const loop = async (): Promise<void> => {
-      while ((swapping || sent < 1000) && sent < MAX) {
+      while ((swapping || sent < 1000) && Date.now() < deadline) {
+        if (sent >= 1000) await new Promise((r) => setTimeout(r, 1));
         sent++;
         try {
           versions.add((await server.infer(request('m', { id: String(sent) }))).version);
