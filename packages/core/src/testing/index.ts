@@ -16,6 +16,9 @@ import { workerTestBackend, type TestBackendOptions } from './test-backend.ts';
 export type { TestBackendOptions } from './test-backend.ts';
 export type { TestModelInit } from './entries/common.ts';
 export { workerTestBackend } from './test-backend.ts';
+/** The scheduler's injectable clock for deterministic tests (owned by the scheduler; re-exported here). */
+export { manualClock } from '../scheduler/manual-clock.ts';
+export type { ManualClock } from '../scheduler/manual-clock.ts';
 
 /** Backend `identity`: output i = input i of the config (any datatype and shape), per request. */
 export function identityBackend(options?: TestBackendOptions): Backend {
