@@ -74,6 +74,44 @@ describe('binding over the test double', () => {
     }
   });
 
+  it("runs the double's addsub op (Triton's simple: sum and difference), used by gpu-check's dry run", () => {
+    const engine = shim.deserialize(
+      enc(
+        doubleEngine({
+          inputs: [
+            { name: 'INPUT0', type: 0, dims: [-1, 2] },
+            { name: 'INPUT1', type: 0, dims: [-1, 2] },
+          ],
+          outputs: [
+            { name: 'OUTPUT0', type: 0, dims: [-1, 2] },
+            { name: 'OUTPUT1', type: 0, dims: [-1, 2] },
+          ],
+          op: 'addsub',
+        }),
+      ),
+      0,
+    );
+    const context = engine.createContext(0);
+    try {
+      context.setInputShape('INPUT0', [1, 2]);
+      context.setInputShape('INPUT1', [1, 2]);
+      context.writeInput('INPUT0', f32([5, 7]));
+      context.writeInput('INPUT1', f32([1, 2]));
+      context.enqueue();
+      context.synchronize();
+      const [sum, diff] = [new Uint8Array(8), new Uint8Array(8)];
+      context.readOutput('OUTPUT0', sum);
+      context.readOutput('OUTPUT1', diff);
+      expect([Array.from(new Float32Array(sum.buffer)), Array.from(new Float32Array(diff.buffer))]).toEqual([
+        [6, 9],
+        [4, 5],
+      ]);
+    } finally {
+      context.destroy();
+      engine.destroy();
+    }
+  });
+
   it('reports failing calls with their status and the shim message', () => {
     const engine = shim.deserialize(enc(ADD), 0);
     const context = engine.createContext(1);

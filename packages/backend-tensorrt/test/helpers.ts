@@ -49,7 +49,7 @@ export interface DoubleTensor {
 export function doubleEngine(spec: {
   inputs: readonly DoubleTensor[];
   outputs: readonly DoubleTensor[];
-  op: 'identity' | 'add' | `scale ${number}` | 'fail' | 'crash';
+  op: 'identity' | 'add' | 'addsub' | `scale ${number}` | 'fail' | 'crash';
   profiles?: number;
 }): string {
   const dims = (d: readonly number[]) => d.join(',');

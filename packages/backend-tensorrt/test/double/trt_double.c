@@ -9,11 +9,12 @@
  *   profiles <n>
  *   input  <name> <dtype> <dims>  <min>/<opt>/<max> ...   (one min/opt/max triple per profile)
  *   output <name> <dtype> <dims>
- *   op identity | add | scale <k> | fail | crash
+ *   op identity | add | addsub | scale <k> | fail | crash
  *
  * dims are comma-separated (-1 = dynamic), dtype is nvinfer1::DataType's number (0 FP32, 3 INT32,
- * 8 INT64, ...). Ops: identity (output i = input i), add (output 0 = input 0 + input 1, FP32/INT32/
- * INT64), scale (output 0 = input 0 * k, FP32), fail (enqueue returns an error), crash (enqueue
+ * 8 INT64, ...). Ops: identity (output i = input i), add (every output = input 0 + input 1, FP32/
+ * INT32/INT64), addsub (Triton's `simple`: output 0 = input 0 + input 1, output 1 = input 0 - input 1,
+ * FP32), scale (output 0 = input 0 * k, FP32), fail (enqueue returns an error), crash (enqueue
  * calls abort(), killing the process, as a faulting CUDA kernel or driver bug would).
  * Output shapes follow input i (identity) or input 0 (the other ops).
  */
@@ -328,6 +329,10 @@ int32_t trt_context_enqueue(trt_context *c) {
           default: set_error("double: add supports FP32/INT32/INT64"); return TRT_ERR_UNSUPPORTED;
         }
       }
+    } else if (strcmp(e->op, "addsub") == 0 && in1 >= 0 && e->io[in0].dtype == 0 && c->state[in1].bytes == s->bytes) {
+      const float *a = (const float *)c->state[in0].data, *b = (const float *)c->state[in1].data;
+      const int second = o > 0 && e->io[o - 1].mode == TRT_IO_OUTPUT; /* the second output is the difference */
+      for (int64_t k = 0; k < n; k++) ((float *)c->state[o].data)[k] = second ? a[k] - b[k] : a[k] + b[k];
     } else if (strcmp(e->op, "scale") == 0 && e->io[in0].dtype == 0) {
       for (int64_t k = 0; k < n; k++) ((float *)c->state[o].data)[k] = (float)(((const float *)s->data)[k] * e->scale);
     } else {
