@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   InferError,
+  createScheduler,
   tensorFromTyped,
   typedView,
   type ExecuteResult,
@@ -112,6 +113,28 @@ describe('int64 sequence model (dynamic batch and sequence axes)', () => {
     expect(values(out(results[1]!, 'row_sum'))).toEqual([60n, 150n]);
     expect(results[2]!.outputs.map((o) => [o.name, o.shape])).toEqual([['row_sum', [1, 1]]]);
     expect(values(out(results[2]!, 'row_sum'))).toEqual([5n]);
+  });
+  it('serves concurrent requests through the dynamic batcher (createScheduler)', async () => {
+    expect(m.config.dynamic_batching).toBeDefined();
+    const scheduler = createScheduler(m.config, {
+      modelName: 'seq',
+      version: 1,
+      instances: [m.instance],
+      infer: () => Promise.reject(new Error('no nested inference')),
+    });
+    try {
+      const lengths = [3, 3, 5, 3, 5, 3, 4];
+      const responses = await Promise.all(
+        lengths.map((n, i) => scheduler.enqueue(request('seq', [int64('input_ids', [1, n], range(n, i))]))),
+      );
+      responses.forEach((r, i) => {
+        const n = lengths[i]!;
+        expect(values(out(r, 'doubled'))).toEqual(range(n, i).map((v) => BigInt(2 * v)));
+        expect(values(out(r, 'row_sum'))).toEqual([BigInt(range(n, i).reduce((a, b) => a + b, 0))]);
+      });
+    } finally {
+      await scheduler.stop();
+    }
   });
 });
 
