@@ -33,6 +33,8 @@ export async function startTestServer(
   api?: InferenceServerApi,
   models?: readonly string[],
   backends?: readonly Backend[],
+  /** Wraps core's InferenceServer (e.g. to observe when a request reaches it). */
+  wrap: (api: InferenceServerApi) => InferenceServerApi = (a) => a,
 ): Promise<TestServer> {
   const repo = api || overrides.modelRepositories ? undefined : makeRepository(models);
   const options: ServeOptions = {
@@ -55,7 +57,7 @@ export async function startTestServer(
     options,
     log,
     backends: backends ?? [identityBackend(), addSubBackend(), faultBackend(), repeatBackend()],
-    inferenceServer: api ? () => api : defaultInferenceServer,
+    inferenceServer: api ? () => api : (deps) => wrap(defaultInferenceServer(deps)),
   });
   const server = container.get<TritiumServer>(TOKENS.TritiumServer);
   const ports = await server.start();
