@@ -318,14 +318,17 @@ function analysis(configs: readonly ConfigResult[], limit: LimitResult): string[
       `and ${limit.throughput.toFixed(0)}/s at batch ${limit.batchSize}: batching makes each sentence ${headroom.toFixed(2)}× cheaper on this CPU ` +
       '(ONNX Runtime\'s CPU GEMMs are already efficient at a few rows, and a batch pays for padding to its longest sentence). ' +
       'A batched server can beat an unbatched one by more than that only by amortizing per-request costs; the seed\'s 3× claim is about GPUs, where a batch of 64 costs about what one sentence does.',
-    `- **(a) at concurrency 64:** bert_classifier ran batches of ${a.modelBatch.toFixed(1)} at ${(aCompute / 1000).toFixed(2)} ms compute per request ` +
-      `(its share of a batch), queueing ${(aServer.bert.queueUs / 1000).toFixed(2)} ms; the ensemble's own request time was ${((aServer.ensemble?.avgRequestUs ?? 0) / 1000).toFixed(2)} ms ` +
+    `- **(a) at concurrency 64:** bert_classifier ran batches of ${a.modelBatch.toFixed(1)}, each taking ${(aCompute / 1000).toFixed(2)} ms of compute ` +
+      `(Triton's statistics charge every request of a batch the batch's compute time; ${(aCompute / 1000 / Math.max(a.modelBatch, 1)).toFixed(2)} ms per sentence), ` +
+      `after ${(aServer.bert.queueUs / 1000).toFixed(2)} ms in its queue; the ensemble's own request time was ${((aServer.ensemble?.avgRequestUs ?? 0) / 1000).toFixed(2)} ms ` +
       `of ${(a.latency.avgUs / 1000).toFixed(2)} ms seen by the client. CPU: server ${a.cpu.server.toFixed(2)}, load generator ${a.cpu.client.toFixed(2)} of ${cores} cores (${pct(total(a) / cores)} busy).`,
     `- **(c) at concurrency 64:** one execution per request; CPU: server ${c.cpu.server.toFixed(2)}, load generator ${c.cpu.client.toFixed(2)} (${pct(total(c) / cores)} busy).`,
     `- **(d) at concurrency 64:** the service spent ${d.cpu.service.toFixed(2)} cores tokenizing and on its gRPC client, the server ${d.cpu.server.toFixed(2)} with batch-1 executions ` +
       `(${pct(total(d) / cores)} busy).`,
     `- **This machine:** load average ${loadavg().map((l) => l.toFixed(1)).join(', ')} on ${cores} cores when the run ended. ` +
-      'When the cores are shared with other work, every configuration gets a varying slice of them and the ratios move with it; the CPU columns show how much each process actually got.',
+      'When the cores are shared with other work, every configuration gets a varying slice of them and the ratios move with it; the CPU columns show how much each process actually got ' +
+      `(at concurrency 64: (a) ${total(a).toFixed(2)} cores, (c) ${total(c).toFixed(2)}, (d) ${total(d).toFixed(2)}). On an oversubscribed machine the scheduler shares CPU per runnable ` +
+      'thread, so a configuration whose threads are all busy (no batching: every tokenizer worker and the model each run their own request) gets a larger slice than a batched one whose workers wait for the next batch.',
   ];
 }
 
