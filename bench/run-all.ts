@@ -322,6 +322,11 @@ function analysis(configs: readonly ConfigResult[], limit: LimitResult): string[
       `(Triton's statistics charge every request of a batch the batch's compute time; ${(aCompute / 1000 / Math.max(a.modelBatch, 1)).toFixed(2)} ms per sentence), ` +
       `after ${(aServer.bert.queueUs / 1000).toFixed(2)} ms in its queue; the ensemble's own request time was ${((aServer.ensemble?.avgRequestUs ?? 0) / 1000).toFixed(2)} ms ` +
       `of ${(a.latency.avgUs / 1000).toFixed(2)} ms seen by the client. CPU: server ${a.cpu.server.toFixed(2)}, load generator ${a.cpu.client.toFixed(2)} of ${cores} cores (${pct(total(a) / cores)} busy).`,
+    `- **Padding.** The sentences average ${limit.tokens.mean.toFixed(1)} tokens; padded to the longest of their batch they cost ` +
+      `${limit.tokens.padded.map((p) => `${p.perSentence.toFixed(1)} tokens each at batch ${p.batchSize}`).join(' and ')} ` +
+      `(${limit.tokens.padded.map((p) => `${(p.perSentence / limit.tokens.mean).toFixed(2)}×`).join(', ')}), and attention grows with the square of the length: ` +
+      `batching variable-length text on a CPU buys GEMM efficiency with extra tokens. Per sentence, (c)'s batch-1 executions took ` +
+      `${((c.server.bert.computeInputUs + c.server.bert.computeInferUs + c.server.bert.computeOutputUs) / 1000).toFixed(2)} ms against (a)'s ${(aCompute / 1000 / Math.max(a.modelBatch, 1)).toFixed(2)} ms.`,
     `- **(c) at concurrency 64:** one execution per request; CPU: server ${c.cpu.server.toFixed(2)}, load generator ${c.cpu.client.toFixed(2)} (${pct(total(c) / cores)} busy).`,
     `- **(d) at concurrency 64:** the service spent ${d.cpu.service.toFixed(2)} cores tokenizing and on its gRPC client, the server ${d.cpu.server.toFixed(2)} with batch-1 executions ` +
       `(${pct(total(d) / cores)} busy).`,

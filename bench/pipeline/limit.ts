@@ -11,6 +11,8 @@ export interface LimitResult {
   readonly latency: LatencySummary;
   /** Throughput at every batch size tried. */
   readonly sweep: ReadonlyArray<{ batchSize: number; throughput: number }>;
+  /** Tokens per sentence (with [CLS]/[SEP]) and, per batch size, padded tokens per sentence. */
+  readonly tokens: { readonly mean: number; readonly padded: ReadonlyArray<{ batchSize: number; perSentence: number }> };
 }
 
 /**
@@ -46,7 +48,19 @@ export async function measureLimit(tokenizerDir: string, modelPath: string, sent
       sweep.push({ batchSize, throughput });
       if (!best || throughput > best.throughput) best = { batchSize, throughput, latency: summarize(latencies), sweep };
     }
-    return { ...best!, sweep };
+    // Padding cost of batching these sentences in arrival order: a batch is as long as its longest.
+    const lengths = sentences.map((x) => (tokenizer(x).input_ids.dims as number[])[1]!);
+    const mean = lengths.reduce((a, b) => a + b, 0) / lengths.length;
+    const padded = [8, 64].map((batchSize) => {
+      let total = 0;
+      const rounds = lengths.length;
+      for (let r = 0; r < rounds; r++) {
+        const batch = Array.from({ length: batchSize }, (_, j) => lengths[(r + j) % lengths.length]!);
+        total += Math.max(...batch) * batchSize;
+      }
+      return { batchSize, perSentence: total / (rounds * batchSize) };
+    });
+    return { ...best!, sweep, tokens: { mean, padded } };
   } finally {
     await session.release();
   }
