@@ -329,7 +329,8 @@ export class ModelLifecycle {
       };
     });
     const result = validateEnsembleModels(config, (m) => this.models.get(m)!.latestReady()!.config);
-    if (!result.decoupled) return config;
-    return { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled: true } };
+    // Triton always writes the inherited flag, so an ensemble's config carries
+    // `model_transaction_policy` (decoupled false or true) once loaded.
+    return { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled: result.decoupled } };
   }
 }

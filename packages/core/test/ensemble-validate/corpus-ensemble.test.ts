@@ -74,6 +74,11 @@ describe.skipIf(unavailable !== undefined)('Triton ensemble validation corpus', 
         const index = await server.repositoryIndex();
         expect(index.length).toBeGreaterThan(1);
         expect(index.filter((e) => e.state !== 'READY')).toEqual([]);
+        // Triton writes the inherited decoupled flag into every loaded ensemble's config.
+        for (const e of index) {
+          const config = server.modelConfig(e.name);
+          if (config.platform === 'ensemble') expect(config.model_transaction_policy).toEqual({ decoupled: false });
+        }
       } finally {
         await server.stop();
       }
