@@ -21,6 +21,7 @@ import { SharedMemoryRegistry } from './protocol/shared-memory.ts';
 import { TraceSettingsStore } from './protocol/settings.ts';
 import type { TransportContext } from './protocol/context.ts';
 import { TritiumServer } from './tritium-server.ts';
+import { BackendCatalog } from './backend-catalog.ts';
 
 /** Builds the InferenceServer from the bound backends and the options. */
 export type InferenceServerFactory = (deps: { backends: Backend[]; options: ServeOptions; log: TritonLog }) => InferenceServerApi;
@@ -54,7 +55,7 @@ export function createContainer(init: CreateContainerOptions): Container {
   c.bind(TOKENS.InferenceServer)
     .toDynamicValue((ctx) =>
       factory({
-        backends: ctx.getAll<Backend>(TOKENS.Backend, { optional: true }) ?? [],
+        backends: [...ctx.get(BackendCatalog).backends],
         options,
         log: ctx.get<TritonLog>(TOKENS.Log),
       }),
@@ -87,6 +88,7 @@ export function createContainer(init: CreateContainerOptions): Container {
       (ctx) => new MetricsTransport(ctx.get(TOKENS.InferenceServer), { address: options.metricsAddress, port: options.metricsPort }, ctx.get(TOKENS.Log)),
     )
     .inSingletonScope();
+  c.bind(BackendCatalog).toSelf().inSingletonScope();
   c.bind(TOKENS.TritiumServer).to(TritiumServer).inSingletonScope();
   return c;
 }
