@@ -102,6 +102,25 @@ describe('engine ops and failures', () => {
     }
   });
 
+  it('serves per-row scalars as config dims [1] with reshape [] (engine shape [batch])', async () => {
+    const engine = doubleEngine({
+      inputs: [{ name: 'S', type: 0, dims: [-1], profiles: [[[1], [2], [4]]] }],
+      outputs: [{ name: 'T', type: 0, dims: [-1] }],
+      op: 'scale 3',
+    });
+    const m = await loadModel(dir.root, 'scalar', engine, '', { shimPath, isolation: 'thread' });
+    try {
+      expect(m.config.input[0]).toMatchObject({ dims: [1], reshape: { shape: [] } });
+      const results = (await m.instance.execute([request('scalar', [fp32('S', [2, 1], [1, 2])]), request('scalar', [fp32('S', [1, 1], [5])])], signal())).map(ok);
+      expect(results.map((r) => [out(r, 'T').shape, values(out(r, 'T'))])).toEqual([
+        [[2, 1], [3, 6]],
+        [[1, 1], [15]],
+      ]);
+    } finally {
+      await m.dispose();
+    }
+  });
+
   it('scales with the engine op and returns only the requested outputs', async () => {
     const engine = doubleEngine({
       inputs: [{ name: 'IN', type: 0, dims: [-1, 2], profiles: [[[1, 2], [1, 2], [8, 2]]] }],
