@@ -26,7 +26,7 @@ export async function measureLimit(tokenizerDir: string, modelPath: string, sent
   const options = { intraOpNumThreads: availableParallelism(), extra: { session: { intra_op: { allow_spinning: '0' } } } };
   const session = await ort.InferenceSession.create(modelPath, options as ort.InferenceSession.SessionOptions);
   try {
-    let best: LimitResult | undefined;
+    let best: Omit<LimitResult, 'tokens'> | undefined;
     const sweep: Array<{ batchSize: number; throughput: number }> = [];
     let cursor = 0;
     for (const batchSize of [1, 8, 32, 64, 128, 256]) {
