@@ -9,13 +9,15 @@
  * registered under the name `repeat`. Validation only needs their configs (decoupled flag included),
  * so what they compute does not matter here.
  */
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { identityBackend } from '@tritium/core/testing';
 import type { Backend } from '../../src/backend/spi.ts';
 import { InferenceServer } from '../../src/server/inference-server.ts';
+import { parseModelConfigText } from '../../src/config/pbtxt-parser.ts';
+import { modelConfigToJson } from '../../src/config/json.ts';
 import { corpusUnavailableReason, loadCorpusCases, matchesExpected, type CorpusCase } from '../config/corpus-cases.ts';
 
 const backends: Backend[] = [identityBackend(), { ...identityBackend(), name: 'repeat' }];
@@ -65,7 +67,7 @@ describe.skipIf(unavailable !== undefined)('Triton ensemble validation corpus', 
     });
   }
 
-  // These ship no expected config: passing means the server starts and serves every model.
+  // Passing means the server starts, serves every model, and serves each ensemble's config as Triton did.
   for (const c of successCases) {
     it(c.id, async () => {
       const server = new InferenceServer({ repositories: [materialize(c)], backends, strictModelConfig: false });
@@ -74,11 +76,16 @@ describe.skipIf(unavailable !== undefined)('Triton ensemble validation corpus', 
         const index = await server.repositoryIndex();
         expect(index.length).toBeGreaterThan(1);
         expect(index.filter((e) => e.state !== 'READY')).toEqual([]);
-        // Triton writes the inherited decoupled flag into every loaded ensemble's config.
+        // Each ensemble folder carries the config Triton served for it (`expected`, a text proto).
+        let compared = 0;
         for (const e of index) {
-          const config = server.modelConfig(e.name);
-          if (config.platform === 'ensemble') expect(config.model_transaction_policy).toEqual({ decoupled: false });
+          const expectedFile = path.join(c.folder, e.name, 'expected');
+          if (!existsSync(expectedFile)) continue;
+          compared++;
+          const expected = parseModelConfigText(readFileSync(expectedFile, 'utf8'), { file: expectedFile });
+          expect(modelConfigToJson(server.modelConfig(e.name))).toBe(modelConfigToJson(expected));
         }
+        expect(compared).toBeGreaterThan(0);
       } finally {
         await server.stop();
       }
