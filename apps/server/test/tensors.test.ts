@@ -1,7 +1,7 @@
 /** JSON and typed-contents conversions shared by the transports. */
 import { describe, expect, it } from 'vitest';
 import type { DataType } from '@tritium/core';
-import { contentsToBytes, jsonDataToBytes, tensorToJsonData } from '../src/protocol/tensors.ts';
+import { contentsToBytes, exactJson, jsonDataToBytes, tensorToJsonData } from '../src/protocol/tensors.ts';
 import { liftParameters } from '../src/protocol/params.ts';
 
 const roundTrip = (datatype: DataType, data: unknown[], shape = [data.length]) =>
@@ -21,6 +21,13 @@ describe('JSON tensor data', () => {
     expect(roundTrip('FP32', [1.5, -2])).toEqual([1.5, -2]);
     expect(roundTrip('FP64', [0.1])).toEqual([0.1]);
     expect(roundTrip('BYTES', ['a', 'ü', ''])).toEqual(['a', 'ü', '']);
+  });
+
+  it('prints 64-bit integers exactly in JSON', () => {
+    const big = { name: 'x', datatype: 'INT64' as const, shape: [3], data: new Uint8Array(BigInt64Array.of(2n ** 63n - 1n, -(2n ** 60n), 5n).buffer) };
+    expect(exactJson({ data: tensorToJsonData(big), s: 'keep "\\u0000int:1" text' })).toBe(
+      '{"data":[9223372036854775807,-1152921504606846976,5],"s":"keep \\"\\\\u0000int:1\\" text"}',
+    );
   });
 
   it('flattens nested data and checks the element count', () => {

@@ -10,7 +10,7 @@ import { InferError, type InferRequest, type InferResponse, type Tensor } from '
 import type { TransportContext } from '../protocol/context.ts';
 import { parseVersion } from '../protocol/context.ts';
 import { liftParameters } from '../protocol/params.ts';
-import { checkShape, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
+import { checkShape, exactJson, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
 import { invalidArg } from '../protocol/status.ts';
 import { parseJsonBody } from './infer-json.ts';
 
@@ -91,7 +91,7 @@ export async function generateStream(ctx: TransportContext, request: InferReques
   try {
     await runGenerate(ctx, request, (r) => {
       try {
-        res.write(`data: ${JSON.stringify(generateJson(r))}\n\n`);
+        res.write(`data: ${exactJson(generateJson(r))}\n\n`);
       } catch (e) {
         res.write(`data: ${errorJson(e)}\n\n`);
       }

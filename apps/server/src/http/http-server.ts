@@ -11,6 +11,7 @@ import { compress, pickEncoding, readBody } from './body.ts';
 import { buildInferReply, checkNotDecoupled, parseInferBody } from './infer-json.ts';
 import { matchRoute, type Reply } from './routes.ts';
 import { generateOnce, generateStream, parseGenerateBody } from './generate.ts';
+import { exactJson } from '../protocol/tensors.ts';
 
 export interface HttpTransportOptions {
   readonly address: string;
@@ -172,7 +173,7 @@ export class HttpTransport {
   }
 
   private sendJson(req: IncomingMessage, res: ServerResponse, status: number, json: unknown): void {
-    void this.send(req, res, status, { 'content-type': 'application/json' }, [Buffer.from(JSON.stringify(json))]).catch(() => res.destroy());
+    void this.send(req, res, status, { 'content-type': 'application/json' }, [Buffer.from(exactJson(json))]).catch(() => res.destroy());
   }
 
   private sendError(req: IncomingMessage, res: ServerResponse, error: unknown): void {

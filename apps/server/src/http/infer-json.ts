@@ -7,7 +7,7 @@ import type { TransportContext } from '../protocol/context.ts';
 import { parseVersion } from '../protocol/context.ts';
 import { liftParameters } from '../protocol/params.ts';
 import { shmRefOf, type ShmRef } from '../protocol/shared-memory.ts';
-import { checkDataType, checkShape, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
+import { checkDataType, checkShape, exactJson, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
 import { invalidArg } from '../protocol/status.ts';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -208,7 +208,7 @@ export function buildInferReply(r: InferResponse, parsed: ParsedHttpInfer, ctx: 
     );
   }
   head['outputs'] = outputs;
-  return { json: Buffer.from(JSON.stringify(head)), binary };
+  return { json: Buffer.from(exactJson(head)), binary };
 }
 
 export const DECOUPLED_HTTP_MESSAGE = "HTTP end point doesn't support models with decoupled transaction policy";

@@ -192,6 +192,16 @@ export function jsonDataToBytes(datatype: DataType, data: unknown, count: number
 
 const lenientUtf8 = new TextDecoder('utf-8');
 
+/** Prefix of a 64-bit integer carried as a string until exactJson() prints it as a number. */
+const BIG_MARK = '\u0000int:';
+const BIG_MARKED = /"\\u0000int:(-?\d+)"/g;
+
+/** JSON.stringify, with 64-bit integers from tensorToJsonData printed exactly (as Triton does). */
+export function exactJson(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.includes('\\u0000int:') ? text.replace(BIG_MARKED, '$1') : text;
+}
+
 /** Output tensor → flat JSON values (BYTES as strings). FP16/BF16 cannot travel as JSON. */
 export function tensorToJsonData(t: Tensor): unknown[] {
   switch (t.datatype) {
@@ -204,7 +214,8 @@ export function tensorToJsonData(t: Tensor): unknown[] {
       throw invalidArg(`receiving ${t.datatype} data via JSON is not supported. Please use the binary data format for output '${t.name}'`);
     case 'INT64':
     case 'UINT64':
-      return Array.from(typedView(t) as BigInt64Array, (v) => Number(v));
+      // Exact beyond 2^53: a marked string that exactJson() turns back into a bare number.
+      return Array.from(typedView(t) as BigInt64Array, (v) => (Number.isSafeInteger(Number(v)) ? Number(v) : `${BIG_MARK}${v}`));
     default:
       return Array.from(typedView(t) as Float32Array);
   }
