@@ -3,6 +3,8 @@
  * `--flag=value` and `--flag value` work; booleans also accept a bare `--flag` (= true).
  */
 
+import { DEFAULT_LIMITS } from '../protocol/limits.ts';
+
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
 export interface ServeOptions {
@@ -60,9 +62,9 @@ export function defaultServeOptions(): ServeOptions {
     httpAddress: '0.0.0.0',
     grpcAddress: '0.0.0.0',
     metricsAddress: '0.0.0.0',
-    httpMaxInputSize: 64 * 1024 * 1024,
-    maxTensorElements: 1 << 28,
-    httpMaxHeaderCount: 100,
+    httpMaxInputSize: DEFAULT_LIMITS.maxInputBytes,
+    maxTensorElements: DEFAULT_LIMITS.maxTensorElements,
+    httpMaxHeaderCount: DEFAULT_LIMITS.maxHeaderCount,
     allowClientShm: false,
     allowModelFileLoad: false,
     logVerbose: 0,

@@ -22,6 +22,7 @@ export function modelInferHandler(ctx: TransportContext) {
       callback({ code: GrpcStatus.INVALID_ARGUMENT, details: msg.message });
       return;
     }
+    if (ctx.log.options.verbose >= 1) ctx.log.verbose(1, `ModelInferHandler: request for model '${msg.model_name}'`);
     const abort = new AbortController();
     call.once('cancelled', () => abort.abort());
     let converted;

@@ -80,6 +80,7 @@ export class HttpTransport {
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
+    if (this.ctx.log.options.verbose >= 1) this.ctx.log.verbose(1, `HTTP request: ${method} ${path}`);
     const { matched, pathKnown } = matchRoute(method, path);
     if (!matched) {
       req.resume();
