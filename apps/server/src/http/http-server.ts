@@ -169,8 +169,11 @@ export class HttpTransport {
       return;
     }
     res.writeHead(status, { ...headers, 'content-length': total });
+    // One write to the socket for head, JSON and binary parts.
+    res.cork();
     for (let i = 0; i < parts.length - 1; i++) res.write(parts[i]);
     res.end(parts[parts.length - 1]);
+    res.uncork();
   }
 
   private sendJson(req: IncomingMessage, res: ServerResponse, status: number, json: unknown): void {

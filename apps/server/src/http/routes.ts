@@ -198,9 +198,13 @@ export interface Matched {
 }
 
 /** Finds the route for a path; `methodAllowed` false when the path exists but not for this method. */
+const INFER_ROUTE = ROUTES.find((r) => r.handle === 'infer')!;
+
 export function matchRoute(method: string, path: string): { matched?: Matched; pathKnown: boolean } {
   let pathKnown = false;
-  for (const route of ROUTES) {
+  // The hot path first: `.../infer` is most of the traffic.
+  const routes = path.endsWith('/infer') ? [INFER_ROUTE, ...ROUTES] : ROUTES;
+  for (const route of routes) {
     const m = route.pattern.exec(path);
     if (!m) continue;
     pathKnown = true;
