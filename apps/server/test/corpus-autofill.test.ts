@@ -28,12 +28,7 @@ const GENERATED: Record<string, () => Uint8Array> = {
 };
 
 /** Cases whose difference is a known gap outside the transports (owner named). */
-const KNOWN_GAPS: Record<string, string> = {
-  'ensemble/embedded_ensemble': 'core: ensemble configs lack `model_transaction_policy {}` (Triton sets it when inheriting decoupled)',
-  'ensemble/inconsistent_shape': 'core: ensemble configs lack `model_transaction_policy {}`',
-  'ensemble/inconsistent_shape_2': 'core: ensemble configs lack `model_transaction_policy {}`',
-  'ensemble/unmapped_output': 'core: ensemble configs lack `model_transaction_policy {}`',
-};
+const KNOWN_GAPS: Record<string, string> = {};
 
 interface Case {
   readonly id: string;
@@ -41,6 +36,8 @@ interface Case {
   readonly folder: string;
   /** Folder holding the expected files. */
   readonly expectedDir: string;
+  /** false: the case folder is a whole repository (an ensemble and its composing models). */
+  readonly single: boolean;
 }
 
 function isDir(p: string): boolean {
@@ -54,7 +51,7 @@ function loadCases(): Case[] {
     for (const name of readdirSync(path.join(ROOT, group)).sort()) {
       const folder = path.join(ROOT, group, name);
       const single = existsSync(path.join(folder, 'config.pbtxt')) || readdirSync(folder).some((f) => /^\d+$/.test(f));
-      out.push({ id: `${group}/${name}`, model: name, folder, expectedDir: single ? folder : path.join(folder, name) });
+      out.push({ id: `${group}/${name}`, model: name, folder, expectedDir: single ? folder : path.join(folder, name), single });
     }
   }
   return out;
@@ -64,8 +61,25 @@ const versionDirs = existsSync(path.join(L0, 'version-dirs.txt'))
   ? readFileSync(path.join(L0, 'version-dirs.txt'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l.startsWith('autofill_noplatform_success/'))
   : [];
 
-/** Copies a single-model case into `repo/<model>` with its version folders and generated files. */
+/**
+ * Copies a case into `repo`: a single-model case as `repo/<model>`, a repository case model by model.
+ * Repository cases share composing models (e.g. `fp32_dim1_batch4`); the corpus holds identical
+ * copies of them, so the first copy serves every case.
+ */
 function prepare(c: Case, repo: string): void {
+  if (!c.single) {
+    for (const model of readdirSync(c.folder)) {
+      const from = path.join(c.folder, model);
+      if (!isDir(from)) continue;
+      if (existsSync(path.join(repo, model))) {
+        const same = readFileSync(path.join(from, 'config.pbtxt'), 'utf8') === readFileSync(path.join(repo, model, 'config.pbtxt'), 'utf8');
+        if (!same) throw new Error(`corpus model '${model}' differs between repository cases`);
+        continue;
+      }
+      prepare({ id: `${c.id}/${model}`, model, folder: from, expectedDir: from, single: true }, repo);
+    }
+    return;
+  }
   const dir = path.join(repo, c.model);
   cpSync(c.folder, dir, { recursive: true });
   for (const f of readdirSync(dir)) if (f.startsWith('expected')) rmSync(path.join(dir, f));

@@ -3,6 +3,7 @@
  * metrics. Logs in Triton's format; SIGTERM/SIGINT stop gracefully within --exit-timeout-secs.
  */
 import { onnxBackend } from '@tritium/backend-onnx';
+import { tensorrtBackend } from '@tritium/backend-tensorrt';
 import { pythonLikeBackend } from '@tritium/backend-python-like';
 import type { Backend } from '@tritium/core';
 import { createContainer } from '../container.ts';
@@ -13,7 +14,7 @@ import { FlagError, parseServeFlags, SERVE_USAGE, type ServeOptions } from './fl
 
 /** The backends `tritium serve` binds by default. */
 export function defaultBackends(): Backend[] {
-  return [pythonLikeBackend(), onnxBackend()];
+  return [pythonLikeBackend(), onnxBackend(), tensorrtBackend()];
 }
 
 export async function serveCommand(args: string[]): Promise<number> {

@@ -82,7 +82,6 @@ export const RUNNER_RULES: ReadonlyArray<{ match: (c: Omit<CorpusCase, 'runner' 
  * when its suite runs those cases (with loadCorpusCases().filter(c => c.runner === '<runner>')).
  */
 export const PENDING_RUNNERS: ReadonlyMap<CaseRunner, string> = new Map<CaseRunner, string>([
-  ['server', 'must start a server and read the config back over HTTP and gRPC'],
 ]);
 
 /** Converts a grep basic regular expression to a JavaScript RegExp. */
