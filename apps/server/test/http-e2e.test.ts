@@ -94,6 +94,8 @@ describe('HTTP infer', () => {
       'accept-encoding': 'deflate',
     });
     expect(raw.status).toBe(200);
+    // Triton compresses whenever Accept-Encoding asks, however small the reply.
+    expect(raw.headers['content-encoding']).toBe('deflate');
     expect(json(raw.body).outputs[0].data).toEqual([2]);
   });
 

@@ -18,8 +18,11 @@ export interface HttpTransportOptions {
   readonly port: number;
 }
 
-/** Smallest body worth compressing. */
-const COMPRESS_MIN = 1024;
+/**
+ * Triton compresses any response whose request asked for it through Accept-Encoding; only an empty
+ * body is left as it is.
+ */
+const COMPRESS_MIN = 1;
 
 export class HttpTransport {
   private server: http.Server | undefined;
