@@ -215,16 +215,17 @@ describe('worker host: giving up', () => {
 
   it('dispose fails in-flight and waiting executes UNAVAILABLE and never hangs', async () => {
     const inst = await spawn('d_0_0', { restart: { initialBackoffMs: 60_000, maxBackoffMs: 60_000 } });
-    const inflight = inst.execute([req('1', 'delay:20000')], never);
+    // Handlers are attached before dispose: the rejection lands while dispose is still awaited.
+    const inflight = inst.execute([req('1', 'delay:20000')], never).catch((e: unknown) => e);
     await inst.dispose();
-    await expect(inflight).rejects.toMatchObject({ code: 'UNAVAILABLE', message: "model 'm' instance 'd_0_0' is unloaded" });
+    expect(await inflight).toMatchObject({ code: 'UNAVAILABLE', message: "model 'm' instance 'd_0_0' is unloaded" });
     await expect(inst.execute([req('2')], never)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
 
     const restarting = await spawn('d_0_1', { restart: { initialBackoffMs: 60_000, maxBackoffMs: 60_000 } });
     await expect(restarting.execute([req('3', 'exit')], never)).rejects.toMatchObject({ code: 'INTERNAL' });
-    const waiting = restarting.execute([req('4')], never);
+    const waiting = restarting.execute([req('4')], never).catch((e: unknown) => e);
     await restarting.dispose();
-    await expect(waiting).rejects.toMatchObject({ code: 'UNAVAILABLE', message: "model 'm' instance 'd_0_1' is unloaded" });
+    expect(await waiting).toMatchObject({ code: 'UNAVAILABLE', message: "model 'm' instance 'd_0_1' is unloaded" });
   });
 
   it('falls back to tsx, with a warning, for an entry esbuild cannot bundle', async () => {
