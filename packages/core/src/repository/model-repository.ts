@@ -107,14 +107,9 @@ export class ModelRepository {
     const models = new Map<string, ModelSource>();
     const duplicates = new Set<string>();
     const errors: string[] = [];
-    for (const repository of this.repositories) {
-      let names: string[];
-      try {
-        names = (await readdir(repository)).sort();
-      } catch (err) {
-        errors.push(`failed to poll model repository '${repository}': ${(err as Error).message}`);
-        continue;
-      }
+    for (const [i, repository] of this.repositories.entries()) {
+      const names = await this.repositoryEntries(repository, this.options.repositories[i]!, errors);
+      if (!names) continue;
       for (const name of names) {
         if (name.startsWith('.')) continue;
         const dir = path.join(repository, name);
@@ -128,6 +123,36 @@ export class ModelRepository {
       }
     }
     return { models, duplicates, errors };
+  }
+
+  /**
+   * Checks that every repository is a readable directory (startup). Resolves with Triton's
+   * messages for those that are not: `failed to stat file <path>` when the path does not exist,
+   * `failed to open directory <path>` when it is not a directory or cannot be listed.
+   */
+  async checkRepositories(): Promise<string[]> {
+    const errors: string[] = [];
+    for (const [i, repository] of this.repositories.entries()) {
+      await this.repositoryEntries(repository, this.options.repositories[i]!, errors);
+    }
+    return errors;
+  }
+
+  /** A repository's entries, sorted; undefined (and a line in `errors`) when it cannot be listed. */
+  private async repositoryEntries(repository: string, given: string, errors: string[]): Promise<string[] | undefined> {
+    const st = await stat(repository).catch(() => undefined);
+    // Triton words these with the path as the user gave it (LocalFileSystem::IsDirectory / GetDirectoryContents).
+    if (!st) {
+      errors.push(`failed to stat file ${given}`);
+      return undefined;
+    }
+    try {
+      if (!st.isDirectory()) throw new Error('not a directory');
+      return (await readdir(repository)).sort();
+    } catch {
+      errors.push(`failed to open directory ${given}`);
+      return undefined;
+    }
   }
 
   /** Finds one model by name (explicit loads), with Triton's errors for missing and duplicate names. */

@@ -140,6 +140,14 @@ export class InferenceServer implements InferenceServerApi {
   async start(): Promise<void> {
     if (this.started) throw new InferError('ALREADY_EXISTS', 'server already started');
     this.started = true;
+    // A missing or unreadable repository fails startup in every mode, whatever `exitOnError` says
+    // (Triton: `error: creating server: Internal - failed to stat file <path>`).
+    const unreadable = await this.repository.checkRepositories();
+    if (unreadable.length > 0) {
+      for (const line of unreadable) this.log.error(line);
+      await this.stop();
+      throw new InferError('INTERNAL', unreadable.join('\n'));
+    }
     const failures = await this.serialized(async () => {
       if (this.mode === 'explicit') {
         const wanted = this.options.startupModels ?? [];
@@ -229,7 +237,8 @@ export class InferenceServer implements InferenceServerApi {
       if (record.error && record.slots.size === 0) return false;
       for (const slot of record.slots.values()) {
         if (slot.state === 'READY') continue;
-        if (slot.state === 'UNAVAILABLE' && slot.reason === 'unloaded') continue;
+        // Unloaded versions do not count, nor ensembles unloaded because a model they use was.
+        if (slot.state === 'UNAVAILABLE' && (slot.reason === 'unloaded' || slot.dependencyUnloaded)) continue;
         return false;
       }
     }
@@ -434,6 +443,8 @@ export class InferenceServer implements InferenceServerApi {
       const toUnload = [record];
       if (options.unloadDependents) toUnload.push(...this.lifecycle.orphanedComposing(record));
       await Promise.all(toUnload.map((r) => this.lifecycle.unloadRecord(r)));
+      // Ensembles that used what was unloaded stop serving too (Triton unloads them).
+      await this.lifecycle.unloadBrokenEnsembles();
     });
   }
 

@@ -11,7 +11,7 @@ import type { Logger } from '../logger.ts';
 import type { ModelRepository, ModelSource, ResolvedModel } from '../repository/model-repository.ts';
 import type { ConfigCodec } from '../repository/config-codec.ts';
 import { assertSafeModelName } from '../repository/model-name.ts';
-import { checkComposingModels, composingModels, findCircularDependency } from '../ensemble/validate/ensemble-dependencies.ts';
+import { checkComposingModels, composingModels, findCircularDependency, type ComposingModelView } from '../ensemble/validate/ensemble-dependencies.ts';
 import { validateEnsembleModels } from '../ensemble/validate/ensemble-models.ts';
 import type { LoadOptions } from './server-api.ts';
 import { ModelRecord } from './model-record.ts';
@@ -70,6 +70,15 @@ export class ModelLifecycle {
   }
 
   async unloadRecord(record: ModelRecord): Promise<void> {
+    await this.unloadSlots(record);
+    if (record.overrideDir) {
+      await rm(record.overrideDir, { recursive: true, force: true });
+      record.overrideDir = undefined;
+    }
+  }
+
+  /** Unloads every loaded version of `record` (state UNAVAILABLE, reason `unloaded`). */
+  private async unloadSlots(record: ModelRecord): Promise<void> {
     const jobs: Promise<void>[] = [];
     for (const slot of record.slots.values()) {
       if (slot.live) {
@@ -84,22 +93,84 @@ export class ModelLifecycle {
             this.deps.log.info(`successfully unloaded '${live.name}' version ${live.version}`);
           }),
         );
-      } else if (slot.state !== 'UNAVAILABLE') {
+      } else if (slot.state !== 'UNAVAILABLE' || slot.dependencyUnloaded) {
         slot.state = 'UNAVAILABLE';
         slot.reason = 'unloaded';
       }
+      // Unloaded on purpose now: it no longer waits for its composing models to come back.
+      slot.dependencyUnloaded = false;
     }
     await Promise.all(jobs);
-    if (record.overrideDir) {
-      await rm(record.overrideDir, { recursive: true, force: true });
-      record.overrideDir = undefined;
+  }
+
+  /**
+   * Triton's dependency re-check after models lost their versions: an ensemble serving now whose
+   * composing model has no loaded version (or lacks a pinned one) is unloaded, with the reason
+   * naming that model (`ensemble 'E' depends on 'M' which has no loaded version.`). Repeats so
+   * ensembles of ensembles follow. Returns the reasons, one line per unloaded ensemble.
+   */
+  async unloadBrokenEnsembles(): Promise<string[]> {
+    const lines: string[] = [];
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const record of this.models.values()) {
+        const config = record.resolved?.config;
+        if (config?.platform !== 'ensemble' || record.readyVersions().length === 0) continue;
+        const problem = this.composingProblem(config);
+        if (problem === undefined) continue;
+        await this.unloadSlots(record);
+        for (const slot of record.slots.values()) {
+          if (slot.state !== 'UNAVAILABLE' || slot.reason !== 'unloaded') continue;
+          slot.reason = problem;
+          slot.dependencyUnloaded = true;
+        }
+        this.deps.log.error(problem);
+        lines.push(problem);
+        changed = true;
+      }
+    }
+    return lines;
+  }
+
+  /**
+   * Ensembles unloaded by `unloadBrokenEnsembles` whose composing models are all serving again are
+   * loaded again (Triton re-checks an ensemble's node when a model it uses is added back).
+   * Returns failure lines.
+   */
+  async reloadRestoredEnsembles(): Promise<string[]> {
+    const failures: string[] = [];
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const record of this.models.values()) {
+        const model = record.resolved;
+        if (!model || ![...record.slots.values()].some((s) => s.dependencyUnloaded && !s.live)) continue;
+        if (this.composingProblem(model.config) !== undefined) continue;
+        failures.push(...(await this.applyModel(model, undefined)));
+        for (const slot of record.slots.values()) slot.dependencyUnloaded = false;
+        // A reloaded ensemble may be what an outer ensemble was waiting for.
+        if (record.readyVersions().length > 0) changed = true;
+      }
+    }
+    return failures;
+  }
+
+  /** Why an ensemble cannot run against the models serving now, or undefined when it can. */
+  private composingProblem(config: ModelConfig): string | undefined {
+    try {
+      checkComposingModels(config, (name) => this.composingView(name));
+      return undefined;
+    } catch (err) {
+      return InferError.from(err).message;
     }
   }
 
   /** Full scan (startup in none/poll mode, `*` in explicit mode, every poll). Returns failure lines. */
   async syncWithRepository(startup: boolean): Promise<string[]> {
     const scan = await this.deps.repository.scan();
-    const failures: string[] = [...scan.errors];
+    // A repository that cannot be read fails the poll as a whole: nothing is unloaded because
+    // its models seem gone (Triton's Poll returns the error before comparing anything).
+    if (scan.errors.length > 0) return [...scan.errors];
+    const failures: string[] = [];
     for (const name of scan.duplicates) {
       failures.push(`failed to poll model '${name}': not unique across all model repositories`);
       const record = this.models.get(name);
@@ -113,9 +184,24 @@ export class ModelLifecycle {
         }
       }
     }
+    // Ensembles using a model that just lost its versions stop serving first; those whose folder is
+    // still there are then re-checked below and report which model they miss.
+    await this.unloadBrokenEnsembles();
     const sources = [...scan.models.values()];
     for (const s of sources) this.recordFor(s.name).explicit = true;
-    return this.applySources(sources, new Map());
+    const failures2 = await this.applySources(sources, new Map());
+    await this.settleEnsembles();
+    return [...failures, ...failures2];
+  }
+
+  /**
+   * After a load: ensembles that lost a composing model (a dropped pinned version) stop serving,
+   * and ensembles waiting for their models are loaded again. Their failures are logged only: a
+   * load reports on the models it was asked for (Triton's LoadUnloadModels).
+   */
+  async settleEnsembles(): Promise<void> {
+    await this.unloadBrokenEnsembles();
+    for (const line of await this.reloadRestoredEnsembles()) this.deps.log.error(line);
   }
 
   /** Explicit loads: the named models plus (recursively) the composing models they name. */
@@ -148,7 +234,9 @@ export class ModelLifecycle {
     };
     for (const name of names) await addModel(name, true);
     if (failures.length > 0 && sources.length === 0) return failures;
-    return [...failures, ...(await this.applySources(sources, overrides))];
+    const applied = await this.applySources(sources, overrides);
+    await this.settleEnsembles();
+    return [...failures, ...applied];
   }
 
   /** Reads an ensemble's step model names without failing on an otherwise invalid config. */
@@ -285,6 +373,7 @@ export class ModelLifecycle {
           slot.live = loaded;
           slot.state = 'READY';
           slot.reason = '';
+          slot.dependencyUnloaded = false;
           this.deps.log.info(`successfully loaded '${model.source.name}' version ${rv.version}`);
           // The old version drains its in-flight requests after the swap; nothing new reaches it.
           if (serving) await serving.unload();
@@ -318,19 +407,21 @@ export class ModelLifecycle {
    * ValidateEnsembleConfig) and returns its config completed with the decoupled flag it inherits.
    */
   private completeEnsemble(config: ModelConfig): ModelConfig {
-    checkComposingModels(config, (name) => {
-      const r = this.models.get(name);
-      if (!r || (!r.resolved && !r.error)) return { known: false, readyVersions: [] };
-      return {
-        known: true,
-        configError: !r.resolved ? r.error : undefined,
-        readyVersions: r.readyVersions(),
-        loadError: r.loadError(),
-      };
-    });
+    checkComposingModels(config, (name) => this.composingView(name));
     const result = validateEnsembleModels(config, (m) => this.models.get(m)!.latestReady()!.config);
     // Triton always writes the inherited flag, so an ensemble's config carries
     // `model_transaction_policy` (decoupled false or true) once loaded.
     return { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled: result.decoupled } };
+  }
+
+  private composingView(name: string): ComposingModelView {
+    const r = this.models.get(name);
+    if (!r || (!r.resolved && !r.error)) return { known: false, readyVersions: [] };
+    return {
+      known: true,
+      configError: !r.resolved ? r.error : undefined,
+      readyVersions: r.readyVersions(),
+      loadError: r.loadError(),
+    };
   }
 }

@@ -8,6 +8,12 @@ export interface VersionSlot {
   reason: string;
   /** Serving version (READY), or the one being unloaded. A reload swaps it only once the new one is READY. */
   live?: LoadedVersion;
+  /**
+   * Set when an ensemble version was unloaded because a model it uses lost its last loaded
+   * version (Triton unloads such ensembles); cleared when it loads again. Counts as unloaded for
+   * readiness, and marks the ensemble to reload once its composing models are back.
+   */
+  dependencyUnloaded?: boolean;
 }
 
 /** What the server knows about one model name. */

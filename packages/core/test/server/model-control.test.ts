@@ -3,7 +3,7 @@
  * poll (new / changed / removed models and versions, failed reloads) — including the reload test:
  * a version swapped while 1,000 requests run, with zero failures. Real worker-hosted backends.
  */
-import { rm, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { faultBackend, identityBackend } from '@tritium/core/testing';
@@ -139,6 +139,100 @@ describe('model control: explicit', () => {
     expect(noConfig.message).toContain("Load parameter 'config' must be specified for model file override");
     await server.loadModel('fm', { configJson: config, files: { 'file:1/model.bin': new Uint8Array([1]) } });
     expect((await server.infer(request('fm'))).model).toBe('fm');
+  });
+});
+
+describe('ensembles whose composing model goes away', () => {
+  const ensRequest = (): InferRequest => ({ id: 'e', model: 'ens', inputs: [tensorFromTyped('IN', 'FP32', [1, 4], new Float32Array(4))] });
+  const MISSING = "ensemble 'ens' depends on 'm2' which has no loaded version.";
+
+  it('explicit: unloading a composing model unloads the ensemble; loading it back restores the ensemble', async () => {
+    const { server } = await serve({ m2: { config: identityConfig('m2') }, ens: { config: ENSEMBLE('m2') } }, { modelControlMode: 'explicit' });
+    await server.loadModel('ens');
+    expect((await server.infer(ensRequest())).model).toBe('ens');
+
+    await server.unloadModel('m2');
+    expect(server.modelReady('ens')).toBe(false);
+    expect((await server.repositoryIndex()).find((e) => e.name === 'ens')).toEqual({ name: 'ens', version: '1', state: 'UNAVAILABLE', reason: MISSING });
+    expect((await server.repositoryIndex({ readyOnly: true })).map((e) => e.name)).toEqual([]);
+    expect((await errorOf(server.infer(ensRequest()))).message).toBe("Request for unknown model: 'ens' has no available versions");
+    // Nothing loaded is failing: the server stays ready, as after any unload.
+    expect(server.isReady()).toBe(true);
+
+    await server.loadModel('m2');
+    expect(server.modelReady('ens')).toBe(true);
+    expect((await server.infer(ensRequest())).model).toBe('ens');
+
+    // Unloaded on purpose after losing its model: loading the model back leaves it unloaded.
+    await server.unloadModel('m2');
+    await server.unloadModel('ens');
+    expect((await server.repositoryIndex()).find((e) => e.name === 'ens')?.reason).toBe('unloaded');
+    await server.loadModel('m2');
+    expect(server.modelReady('ens')).toBe(false);
+    await server.loadModel('ens');
+    expect((await server.infer(ensRequest())).model).toBe('ens');
+  });
+
+  it('explicit: an ensemble of an ensemble follows its inner ensemble', async () => {
+    const outer = ENSEMBLE('ens').replace('name: "ens"', 'name: "outer"').replace('"INPUT0"', '"IN"').replace('"OUTPUT0"', '"OUT"');
+    const { server } = await serve(
+      { m2: { config: identityConfig('m2') }, ens: { config: ENSEMBLE('m2') }, outer: { config: outer } },
+      { modelControlMode: 'explicit', startupModels: ['outer'] },
+    );
+    expect(server.modelReady('outer')).toBe(true);
+    await server.unloadModel('m2');
+    expect(server.modelReady('ens')).toBe(false);
+    expect(server.modelReady('outer')).toBe(false);
+    expect((await server.repositoryIndex()).find((e) => e.name === 'outer')?.reason).toBe(
+      "ensemble 'outer' depends on 'ens' which has no loaded version. Model 'ens' loading failed with error: " + MISSING,
+    );
+    await server.loadModel('m2');
+    expect(server.modelReady('outer')).toBe(true);
+  });
+
+  it('poll: removing a composing model folder makes the ensemble unavailable, naming the model; restoring it brings the ensemble back', async () => {
+    const { repo, server } = await serve(
+      { m2: { config: identityConfig('m2') }, ens: { config: ENSEMBLE('m2') } },
+      { modelControlMode: 'poll', repositoryPollSecs: 0 },
+    );
+    expect((await server.infer(ensRequest())).model).toBe('ens');
+    await rm(path.join(repo, 'm2'), { recursive: true });
+    const failures = await server.pollNow();
+    expect(failures).toEqual([`failed to load 'ens' version 1: Invalid argument: ${MISSING}`]);
+    expect(server.modelReady('ens')).toBe(false);
+    expect((await server.repositoryIndex()).find((e) => e.name === 'ens')).toEqual({ name: 'ens', version: '1', state: 'UNAVAILABLE', reason: MISSING });
+
+    await writeModels(repo, { m2: { config: identityConfig('m2') } });
+    expect(await server.pollNow()).toEqual([]);
+    expect((await server.infer(ensRequest())).model).toBe('ens');
+  });
+});
+
+describe('model repository that cannot be read', () => {
+  it('fails start() in every mode with Triton\'s message: missing path, or a file', async () => {
+    const repo = await makeRepo({});
+    repos.push(repo);
+    const missing = path.join(repo, 'nope');
+    const file = path.join(repo, 'plain-file');
+    await writeFile(file, 'x');
+    for (const modelControlMode of ['none', 'poll', 'explicit'] as const) {
+      const a = new InferenceServer({ repositories: [missing], backends: [identityBackend()], modelControlMode, exitOnError: false });
+      const e = await errorOf(a.start());
+      expect(e.code).toBe('INTERNAL');
+      expect(e.message).toBe(`failed to stat file ${missing}`);
+      expect(a.isReady()).toBe(false);
+    }
+    const b = new InferenceServer({ repositories: [repo, file], backends: [identityBackend()] });
+    expect((await errorOf(b.start())).message).toBe(`failed to open directory ${file}`);
+  });
+
+  it('poll: a repository gone mid-run fails the poll and unloads nothing', async () => {
+    const { repo, server } = await serve({ a: { config: identityConfig('a') } }, { modelControlMode: 'poll', repositoryPollSecs: 0 });
+    const moved = `${repo}-moved`;
+    await rename(repo, moved);
+    repos.push(moved);
+    expect(await server.pollNow()).toEqual([`failed to stat file ${repo}`]);
+    expect((await server.infer(request('a'))).model).toBe('a');
   });
 });
 
