@@ -1,30 +1,23 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpc, http, InferInput, InferRequestedOutput } from '@tritium/client';
-import { copyExampleRepository, DEFAULT_REPOSITORY, setupExample, startTritium, type ServeProcess } from '../src/index.ts';
+import { DEFAULT_REPOSITORY, setupExample, startTritium, type ServeProcess } from '../src/index.ts';
 
 /**
  * The seed's example end to end: `tritium serve` (a real child process, as `npm start` runs it)
- * on the example's models, then the seed's client call over HTTP and gRPC.
- *
- * It serves a copy of model_repository/ whose bert_classifier says KIND_CPU instead of the
- * seed's `KIND_GPU, gpus: [0]`: core's config validation currently rejects gpu id 0 on a host
- * without GPUs (Triton's behaviour), where DESIGN §4 wants a CPU fallback with a warning. The
- * test of the repository as written is below, skipped until core falls back.
+ * on model_repository/ exactly as written (the seed's configs byte for byte, including
+ * bert_classifier's `KIND_GPU, gpus: [0]`, which loads on CPU with a warning on a GPU-less host),
+ * then the seed's client call over HTTP and gRPC.
  */
 const SEED = ['This is a fantastic technical article.', 'I am not impressed with the performance.'];
 
 describe('sentiment_ensemble served by tritium serve', () => {
   let server: ServeProcess;
-  const copy = join(DEFAULT_REPOSITORY, '..', 'tmp', `example-test-${process.pid}`);
   beforeAll(async () => {
     setupExample();
-    server = await startTritium(copyExampleRepository(copy, { cpuOnly: true }));
+    server = await startTritium(DEFAULT_REPOSITORY);
   });
   afterAll(async () => {
     await server?.stop();
-    rmSync(copy, { recursive: true, force: true });
   });
 
   function seedInput(sentences: string[]): InferInput {
@@ -72,26 +65,6 @@ describe('sentiment_ensemble served by tritium serve', () => {
       expect(probabilities[2]!).toBeGreaterThan(0.9);
     } finally {
       client.close();
-    }
-  });
-});
-
-// Skipped: core's validateInstanceGroups rejects the seed's `KIND_GPU, gpus: [0]` on a GPU-less host
-// ("specifies invalid or unsupported gpu id 0"), so `npm start` cannot serve model_repository/ as
-// written until core falls back to CPU as DESIGN §4 says. Un-skip then.
-describe.skip('model_repository/ as written (seed configs byte for byte)', () => {
-  it('loads and answers', async () => {
-    setupExample();
-    const server = await startTritium(DEFAULT_REPOSITORY);
-    try {
-      const client = new http.InferenceServerClient(server.httpUrl);
-      const result = await client.infer('sentiment_ensemble', [new InferInput('TEXT', [2, 1], 'BYTES').setData(SEED)]);
-      const logits = result.asTypedArray('LOGITS', 'FP32');
-      expect(logits[1]!).toBeGreaterThan(logits[0]!);
-      expect(logits[2]!).toBeGreaterThan(logits[3]!);
-      client.close();
-    } finally {
-      await server.stop();
     }
   });
 });
