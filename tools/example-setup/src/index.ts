@@ -17,4 +17,3 @@ export { tokenFeatures, NEGATORS } from './sentiment/lexicon.ts';
 export type { TokenFeatures } from './sentiment/lexicon.ts';
 export { startTritium, TRITIUM_BIN } from './serve-process.ts';
 export type { ServeProcess, ServeOptions } from './serve-process.ts';
-export { copyExampleRepository } from './copy-repository.ts';
