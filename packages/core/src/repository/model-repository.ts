@@ -82,6 +82,23 @@ async function dirEntries(dir: string): Promise<{ name: string; isDirectory: boo
   return entries.map((e) => ({ name: e.name, isDirectory: e.isDirectory() }));
 }
 
+/** The backend serving `config`, or undefined when none matches (the error is raised later, in Triton's order). */
+function findBackendOrUndefined(config: ModelConfig, backends: readonly Backend[]): Backend | undefined {
+  try {
+    return findBackend(config, backends);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `config` with no inputs, outputs or batch inputs/outputs: validating it runs ValidateModelConfig
+ * without ValidateModelIOConfig (the I/O checks read only those fields).
+ */
+function withoutIO(config: ModelConfig): ModelConfig {
+  return { ...config, input: [], output: [], batch_input: [], batch_output: [] };
+}
+
 async function readIfExists(p: string): Promise<string | undefined> {
   try {
     return await readFile(p, 'utf8');
@@ -210,16 +227,22 @@ export class ModelRepository {
     const firstName = [...versionDirs.keys()].map(String).sort()[0];
     const firstVersionEntries = firstName ? await dirEntries(versionDirs.get(Number(firstName))!) : undefined;
     const context = { modelName: source.name, firstVersionEntries };
-    // Triton's order: normalize, validate, name check (InitializeModelInfo); backend auto-complete
-    // happens when the model loads, followed by the I/O checks again.
+    // Triton's order (ModelRepositoryManager::InitializeModelInfo): normalize, ValidateModelConfig,
+    // ValidateModelIOConfig only when auto-complete is off, name check. The backend's auto-complete
+    // runs when the model loads (TritonModel::Create), then normalize and the full validation again
+    // (TritonModel::UpdateModelConfig). So the config-level rules, the dynamic batching preferred
+    // sizes against max_batch_size included, apply to the config as written; inputs and outputs
+    // are checked once the backend has completed them.
     config = this.codec.normalize(config, context);
-    this.codec.validate(config, source.name);
+    const backend = isEnsembleConfig(config) ? undefined : findBackendOrUndefined(config, this.options.backends);
+    const completes = autoComplete && backend?.autoComplete !== undefined;
+    this.codec.validate(completes ? withoutIO(config) : config, source.name);
     validateEnsembleScheduling(config);
 
-    let backend: Backend | undefined;
-    if (!isEnsembleConfig(config)) {
-      backend = findBackend(config, this.options.backends);
-      if (autoComplete && backend.autoComplete) {
+    // No backend matched: Triton's "unable to find backend library", after the config checks.
+    if (!isEnsembleConfig(config) && !backend) findBackend(config, this.options.backends);
+    if (backend) {
+      if (completes && backend.autoComplete) {
         const latest = Math.max(...versionDirs.keys());
         config = await backend.autoComplete({
           config,

@@ -111,6 +111,52 @@ describe('config reading', () => {
     expect((await off.read(await off.find('ac'))).config.input).toEqual([]);
   });
 
+  describe("validation around the backend's auto-complete (Triton's order)", () => {
+    // Fills what the model file would tell: every input's dims and a max_batch_size of 8.
+    const filling: Backend = {
+      ...fakeOnnx,
+      async autoComplete({ config }) {
+        return {
+          ...config,
+          max_batch_size: config.max_batch_size || 8,
+          input: config.input.map((io) => (io.dims.length > 0 ? io : { ...io, dims: [4] })),
+        };
+      },
+    };
+    const config = (extra: string) => `name: "m"
+backend: "onnxruntime"
+input [ { name: "IN" data_type: TYPE_FP32 } ]
+output [ { name: "OUT" data_type: TYPE_FP32 dims: [ 4 ] } ]
+${extra}`;
+
+    it('checks inputs and outputs only after auto-complete, when it is on', async () => {
+      const r = await repo({ m: { config: config('') } });
+      const on = new ModelRepository({ repositories: [r], backends: [filling] });
+      const read = await on.read(await on.find('m'));
+      expect(read.config.input[0]!.dims).toEqual([4]);
+      expect(read.config.max_batch_size).toBe(8);
+      // Auto-complete off: ValidateModelIOConfig runs on the config as written.
+      const off = new ModelRepository({ repositories: [r], backends: [filling], disableAutoCompleteConfig: true });
+      await expect(off.read(await off.find('m'))).rejects.toThrow("model input 'IN' must specify 'dims' for m");
+      // What auto-complete returns is validated in full.
+      const broken: Backend = { ...fakeOnnx, autoComplete: async ({ config: c }) => c };
+      const unfixed = new ModelRepository({ repositories: [r], backends: [broken] });
+      await expect(unfixed.read(await unfixed.find('m'))).rejects.toThrow("model input 'IN' must specify 'dims' for m");
+    });
+
+    it('checks config-level rules (preferred batch sizes) on the config as written, before auto-complete', async () => {
+      // Triton's InitializeModelInfo runs ValidateModelConfig before the backend completes
+      // max_batch_size, so a preferred size above the written max_batch_size (0) is refused even
+      // though auto-complete would raise it (same error in Triton: onnxruntime_backend#148).
+      const r = await repo({ m: { config: config('dynamic_batching { preferred_batch_size: [ 4 ] }') } });
+      const on = new ModelRepository({ repositories: [r], backends: [filling] });
+      await expect(on.read(await on.find('m'))).rejects.toThrow('dynamic batching preferred size must be <= max batch size for m');
+      const r2 = await repo({ m: { config: config('max_batch_size: 8\ndynamic_batching { preferred_batch_size: [ 4 ] }') } });
+      const ok = new ModelRepository({ repositories: [r2], backends: [filling] });
+      expect((await ok.read(await ok.find('m'))).config.dynamic_batching?.preferred_batch_size).toEqual([4]);
+    });
+  });
+
   it('uses configs/<name>.pbtxt with --model-config-name when present', async () => {
     const r = await repo({
       m: { config: identityConfig('m', { maxBatch: 8 }), files: { 'configs/small.pbtxt': identityConfig('m', { maxBatch: 2 }) } },
