@@ -30,6 +30,12 @@ export interface InferRequest {
   readonly timeoutUs?: number;
   /** Aborting cancels the request (CANCELLED) wherever it is: queued, in an ensemble, in flight. */
   readonly signal?: AbortSignal;
+  /**
+   * Set on a batch an upstream batcher already formed and waited for (a pipeline ensemble's merged
+   * request and the step requests made from it): a dynamic batcher sends it without waiting out its
+   * own max_queue_delay again, merging only what is already queued beside it.
+   */
+  readonly preformed?: boolean;
 }
 
 export interface InferResponse {

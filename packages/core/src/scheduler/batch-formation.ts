@@ -15,6 +15,8 @@ export interface Candidate extends QueueItem {
   readonly batchSize: number;
   readonly key: string;
   readonly arrivalUs: number;
+  /** Already batched upstream (InferRequest.preformed): its queue delay counts as spent. */
+  readonly preformed?: boolean;
 }
 
 export interface FormationRules {
@@ -77,7 +79,7 @@ export function formBatch<T extends Candidate>(queue: RequestQueue<T>, r: Format
     return true;
   });
   const delayUs = now - entries[0]!.arrivalUs;
-  const exceeded = r.maxQueueDelayUs !== 0 && delayUs >= r.maxQueueDelayUs;
+  const exceeded = r.maxQueueDelayUs !== 0 && (delayUs >= r.maxQueueDelayUs || entries[0]!.preformed === true);
   // A preferred size found (also with no delay configured): send exactly that many.
   if (best > 0 && !exceeded) return { entries: entries.slice(0, best), waitUs: 0 };
   if (sendNow || size >= r.maxPreferred || exceeded || r.maxQueueDelayUs === 0) return { entries, waitUs: 0 };

@@ -208,6 +208,7 @@ export class DynamicBatcher implements Scheduler {
       batchSize,
       key,
       arrivalUs: now,
+      preformed: request.preformed === true,
       timeoutAction: policy.timeoutAction,
       deliver,
       sink,

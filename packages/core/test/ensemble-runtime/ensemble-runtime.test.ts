@@ -247,6 +247,8 @@ describe('pipeline-batching ensembles', () => {
     await flush(10);
     expect(stepBatches).toEqual([[4]]); // one merged request of 4 rows
     expect(router.calls.map((c) => c.model)).toEqual(['add_sub', 'identity']);
+    // Steps' own batchers must not wait out their queue delay again for a formed batch.
+    expect(router.calls.map((c) => c.preformed)).toEqual([true, true]);
     expect(results.map((r) => r.value!.id)).toEqual(['p1', 'p2', 'p3', 'p4']);
     expect(results.map((r) => f32(r.value!.outputs.find((o) => o.name === 'SUM')!))).toEqual([
       [2, 2],

@@ -88,6 +88,21 @@ describe('dynamic batcher', () => {
     expect(sizes(inst)).toEqual([3]);
   });
 
+  it('does not wait its queue delay again for a batch an upstream batcher already formed', async () => {
+    const inst = manualInstance();
+    const cfg = config({ max_batch_size: 8, dynamic_batching: dynamicBatching({ preferred_batch_size: [8], max_queue_delay_microseconds: 10_000 }) });
+    const { scheduler } = batcher(cfg, [inst]);
+    void scheduler.enqueue(req(0, { rows: 3, preformed: true }));
+    await flush();
+    // Sent at once, no clock advance: the pipeline ensemble's batcher already waited for it.
+    expect(inst.calls.map((c) => c.batch.map((r) => r.inputs[0]!.shape[0]))).toEqual([[3]]);
+    // An ordinary request still waits for its delay.
+    void scheduler.enqueue(req(1, { rows: 1 }));
+    inst.calls[0]!.resolve();
+    await flush();
+    expect(inst.calls).toHaveLength(1);
+  });
+
   it('sends as soon as a preferred size is reached and trims to it', async () => {
     const inst = manualInstance();
     const cfg = config({ max_batch_size: 8, dynamic_batching: dynamicBatching({ preferred_batch_size: [2, 4], max_queue_delay_microseconds: 100_000 }) });

@@ -61,6 +61,7 @@ export function stepRequest(
     ...(request.priority !== undefined ? { priority: request.priority } : {}),
     ...(request.timeoutUs !== undefined ? { timeoutUs: request.timeoutUs } : {}),
     ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.preformed ? { preformed: true } : {}),
   };
 }
 

@@ -47,7 +47,7 @@ export async function runPipelineBatch(ctx: EnsembleContext, batch: readonly Inf
 async function runMerged(ctx: EnsembleContext, batch: readonly InferRequest[], signal: AbortSignal): Promise<ExecuteResult[]> {
   const first = batch[0]!;
   if (batch.length === 1) {
-    return [await runEnsemble(ctx, { ...first, signal })];
+    return [await runEnsemble(ctx, { ...first, signal, preformed: true })];
   }
   const inputs = first.inputs.map((t) => concatInputs(batch, t.name));
   const wantsAll = batch.some((r) => !r.outputs || r.outputs.length === 0);
@@ -61,6 +61,8 @@ async function runMerged(ctx: EnsembleContext, batch: readonly InferRequest[], s
     ...(first.parameters ? { parameters: first.parameters } : {}),
     ...(first.priority !== undefined ? { priority: first.priority } : {}),
     signal,
+    // The ensemble's batcher already waited for this batch: steps' batchers must not wait again.
+    preformed: true,
   };
   const response = await runEnsemble(ctx, merged);
   return splitOutputs(batch, response.outputs, { model: ctx.config.name, version: ctx.version, rows: batch.map(rowsOf) });
