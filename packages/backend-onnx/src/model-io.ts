@@ -92,7 +92,4 @@ export async function readModelIo(path: string, modelName: string): Promise<Mode
   return parseModelIo(bytes, modelName, path);
 }
 
-/** Triton's ShapeToString: `[-1,16]`. */
-export function shapeToString(dims: readonly number[]): string {
-  return `[${dims.join(',')}]`;
-}
+export { shapeToString } from '@tritium/core';

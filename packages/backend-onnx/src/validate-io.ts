@@ -3,34 +3,9 @@
  * when it creates an instance (`ValidateInputs` / `ValidateOutputs` + backend_common's
  * `CompareDimsSupported`), with Triton's messages.
  */
-import { InferError, configToWireDataType, type ModelConfig } from '@tritium/core';
+import { InferError, compareDimsSupported, configToWireDataType, type ModelConfig } from '@tritium/core';
 import { onnxToConfigType } from './onnx-types.ts';
 import { shapeToString, type IoInfo, type ModelIo } from './model-io.ts';
-
-function compareDims(model: string, tensor: string, modelShape: readonly number[], dims: readonly number[], maxBatchSize: number, exact: boolean): void {
-  const matches = (expected: readonly number[]) =>
-    modelShape.length === expected.length && modelShape.every((d, i) => (!exact && d === -1) || d === expected[i]);
-  if (maxBatchSize > 0) {
-    if (modelShape.length === 0 || modelShape[0] !== -1) {
-      throw new InferError(
-        'INVALID_ARG',
-        `model '${model}', tensor '${tensor}': for the model to support batching the shape should have at least 1 dimension and the first dimension must be -1; but shape expected by the model is ${shapeToString(modelShape)}`,
-      );
-    }
-    const full = [-1, ...dims];
-    if (!matches(full)) {
-      throw new InferError(
-        'INVALID_ARG',
-        `model '${model}', tensor '${tensor}': the model expects ${modelShape.length} dimensions (shape ${shapeToString(modelShape)}) but the model configuration specifies ${full.length} dimensions (an initial batch dimension because max_batch_size > 0 followed by the explicit tensor shape, making complete shape ${shapeToString(full)})`,
-      );
-    }
-  } else if (!matches(dims)) {
-    throw new InferError(
-      'INVALID_ARG',
-      `model '${model}', tensor '${tensor}': the model expects ${modelShape.length} dimensions (shape ${shapeToString(modelShape)}) but the model configuration specifies ${dims.length} dimensions (shape ${shapeToString(dims)})`,
-    );
-  }
-}
 
 function checkType(kind: 'input' | 'output' | 'batch input', model: string, name: string, configType: string, info: IoInfo): void {
   if (configToWireDataType(configType) === undefined) {
@@ -78,7 +53,7 @@ export function validateModelIo(config: ModelConfig, io: ModelIo): void {
         );
       }
     } else {
-      compareDims(model, input.name, info.dims, dims, maxBatchSize, false);
+      compareDimsSupported(model, input.name, info.dims, dims, maxBatchSize, false);
     }
   }
   for (const batchInput of batchInputs) {
@@ -99,7 +74,7 @@ export function validateModelIo(config: ModelConfig, io: ModelIo): void {
     }
     checkType('output', model, output.name, output.data_type, info);
     if (!batchOutputs.has(output.name)) {
-      compareDims(model, output.name, info.dims, output.reshape ? output.reshape.shape : output.dims, maxBatchSize, true);
+      compareDimsSupported(model, output.name, info.dims, output.reshape ? output.reshape.shape : output.dims, maxBatchSize, true);
     }
   }
 }

@@ -41,10 +41,7 @@ export async function readEngineInfo(shimPath: string, path: string, modelName: 
 export const inputsOf = (info: EngineInfo): EngineTensor[] => info.tensors.filter((t) => t.mode === 'input');
 export const outputsOf = (info: EngineInfo): EngineTensor[] => info.tensors.filter((t) => t.mode === 'output');
 
-/** Triton's ShapeToString: `[-1,16]`. */
-export function shapeToString(dims: readonly number[]): string {
-  return `[${dims.join(',')}]`;
-}
+export { shapeToString } from '@tritium/core';
 
 /**
  * The optimization profiles an instance group may use: `instance_group[].profile` (strings holding

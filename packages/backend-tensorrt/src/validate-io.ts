@@ -6,9 +6,9 @@
  * not supported by this backend and are refused here (data-dependent output shapes fail at run
  * time, in the shim).
  */
-import { InferError, configToWireDataType, type ModelConfig } from '@tritium/core';
+import { InferError, compareDimsSupported, configToWireDataType, type ModelConfig } from '@tritium/core';
 import type { EngineInfo, EngineTensor } from './binding.ts';
-import { engineMaxBatchSize, inputsOf, outputsOf, shapeToString } from './engine-io.ts';
+import { engineMaxBatchSize, inputsOf, outputsOf } from './engine-io.ts';
 import { trtToConfigType, trtTypeName } from './trt-types.ts';
 
 function sortedNames(tensors: readonly EngineTensor[]): string {
@@ -16,31 +16,6 @@ function sortedNames(tensors: readonly EngineTensor[]): string {
     .map((t) => t.name)
     .sort()
     .join(', ');
-}
-
-function compareDims(model: string, tensor: string, modelShape: readonly number[], dims: readonly number[], maxBatchSize: number, exact: boolean): void {
-  const matches = (expected: readonly number[]) =>
-    modelShape.length === expected.length && modelShape.every((d, i) => (!exact && d === -1) || d === expected[i]);
-  if (maxBatchSize > 0) {
-    if (modelShape.length === 0 || modelShape[0] !== -1) {
-      throw new InferError(
-        'INVALID_ARG',
-        `model '${model}', tensor '${tensor}': for the model to support batching the shape should have at least 1 dimension and the first dimension must be -1; but shape expected by the model is ${shapeToString(modelShape)}`,
-      );
-    }
-    const full = [-1, ...dims];
-    if (!matches(full)) {
-      throw new InferError(
-        'INVALID_ARG',
-        `model '${model}', tensor '${tensor}': the model expects ${modelShape.length} dimensions (shape ${shapeToString(modelShape)}) but the model configuration specifies ${full.length} dimensions (an initial batch dimension because max_batch_size > 0 followed by the explicit tensor shape, making complete shape ${shapeToString(full)})`,
-      );
-    }
-  } else if (!matches(dims)) {
-    throw new InferError(
-      'INVALID_ARG',
-      `model '${model}', tensor '${tensor}': the model expects ${modelShape.length} dimensions (shape ${shapeToString(modelShape)}) but the model configuration specifies ${dims.length} dimensions (shape ${shapeToString(dims)})`,
-    );
-  }
 }
 
 function checkType(kind: 'input' | 'output', model: string, name: string, configType: string, tensor: EngineTensor): void {
@@ -91,14 +66,14 @@ export function validateEngineIo(config: ModelConfig, info: EngineInfo, profile:
     if (!tensor) throw new InferError('INVALID_ARG', `unexpected inference input '${input.name}', allowed inputs are: ${sortedNames(inputs)}`);
     checkType('input', model, input.name, input.data_type, tensor);
     const dims = input.reshape ? input.reshape.shape : input.dims;
-    compareDims(model, input.name, tensor.dims, dims, maxBatchSize, false);
+    compareDimsSupported(model, input.name, tensor.dims, dims, maxBatchSize, false);
     checkProfile(model, input.name, tensor, dims, maxBatchSize, profile);
   }
   for (const output of config.output ?? []) {
     const tensor = outputs.find((t) => t.name === output.name);
     if (!tensor) throw new InferError('INVALID_ARG', `unexpected inference output '${output.name}', allowed outputs are: ${sortedNames(outputs)}`);
     checkType('output', model, output.name, output.data_type, tensor);
-    compareDims(model, output.name, tensor.dims, output.reshape ? output.reshape.shape : output.dims, maxBatchSize, false);
+    compareDimsSupported(model, output.name, tensor.dims, output.reshape ? output.reshape.shape : output.dims, maxBatchSize, false);
   }
   if (maxBatchSize > 0) {
     const engineMax = engineMaxBatchSize(info, [profile]);

@@ -65,3 +65,4 @@ export type { EnsembleValidation } from './ensemble/validate/ensemble-models.ts'
 export { composingModels, findCircularDependency } from './ensemble/validate/ensemble-dependencies.ts';
 export { runWarmup } from './warmup/run-warmup.ts';
 export { warmupTensors } from './warmup/warmup-data.ts';
+export { compareDimsSupported, shapeToString } from './backend/compare-dims.ts';

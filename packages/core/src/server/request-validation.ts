@@ -9,6 +9,7 @@ import type { ModelConfig, ModelInput } from '../config/model-config.ts';
 import { configToWireDataType } from '../tensor/data-type.ts';
 import { decodeBytesElements, elementCount, expectedByteSize } from '../tensor/tensor.ts';
 import type { InferRequest } from '../types.ts';
+import { shapeToString } from '../backend/compare-dims.ts';
 
 const BATCH_NOTE =
   ' NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.';
@@ -18,7 +19,6 @@ export function requestTag(request: Pick<InferRequest, 'id'>): string {
   return `[request id: ${request.id || '<id_unknown>'}] `;
 }
 
-const dimsText = (dims: readonly number[]): string => `[${dims.join(',')}]`;
 const quotedList = (names: readonly string[]): string => `[${names.map((n) => `'${n}'`).join(',')}]`;
 
 function invalid(request: InferRequest, message: string): InferError {
@@ -111,11 +111,11 @@ export function validateRequest(config: ModelConfig, request: InferRequest): voi
     if (!spec.allow_ragged_batch && !shapeMatches(expectedShape, tensor.shape)) {
       throw invalid(
         request,
-        `unexpected shape for input '${tensor.name}' for model '${model}'. Expected ${dimsText(expectedShape)}, got ${dimsText(tensor.shape)}.${batching ? BATCH_NOTE : ''}`,
+        `unexpected shape for input '${tensor.name}' for model '${model}'. Expected ${shapeToString(expectedShape)}, got ${shapeToString(tensor.shape)}.${batching ? BATCH_NOTE : ''}`,
       );
     }
     if (tensor.shape.some((d) => !Number.isInteger(d) || d < 0)) {
-      throw invalid(request, `unexpected shape for input '${tensor.name}' for model '${model}'. Expected ${dimsText(expectedShape)}, got ${dimsText(tensor.shape)}`);
+      throw invalid(request, `unexpected shape for input '${tensor.name}' for model '${model}'. Expected ${shapeToString(expectedShape)}, got ${shapeToString(tensor.shape)}`);
     }
     const byteSize = expectedByteSize(tensor.datatype, tensor.shape);
     if (byteSize !== undefined) {

@@ -7,6 +7,7 @@
  */
 import { InferError } from '../../errors.ts';
 import type { ModelConfig } from '../../config/model-config.ts';
+import { shapeToString } from '../../backend/compare-dims.ts';
 
 interface TensorNode {
   model: string;
@@ -41,7 +42,6 @@ function dimsMatch(a: readonly number[], b: readonly number[]): boolean {
   return a.every((d, i) => d === -1 || b[i] === -1 || d === b[i]);
 }
 
-const dimsText = (dims: readonly number[]): string => `[${dims.join(',')}]`;
 
 function checkConsistent(lhs: TensorNode, rhs: TensorNode, prefix: string): void {
   if (lhs.dataType !== rhs.dataType) {
@@ -53,7 +53,7 @@ function checkConsistent(lhs: TensorNode, rhs: TensorNode, prefix: string): void
   if (!dimsMatch(lhs.dims, rhs.dims) && !dimsMatch(lhs.fullDims, rhs.fullDims)) {
     throw new InferError(
       'INVALID_ARG',
-      `${prefix}inconsistent shape: ${dimsText(lhs.fullDims)} is inferred from model ${lhs.model} while ${dimsText(rhs.fullDims)} is inferred from model ${rhs.model}`,
+      `${prefix}inconsistent shape: ${shapeToString(lhs.fullDims)} is inferred from model ${lhs.model} while ${shapeToString(rhs.fullDims)} is inferred from model ${rhs.model}`,
     );
   }
 }
