@@ -5,6 +5,7 @@ import {
   elementCount,
   isDataType,
   typedView,
+  TYPED_ARRAY_CONSTRUCTORS,
   type DataType,
   type Tensor as WireTensor,
   type TypedArray,
@@ -26,24 +27,8 @@ export type TensorElement = number | bigint | boolean | Uint8Array;
 /** A nested array as `toArray()` gives it (BYTES decoded as UTF-8 strings where valid). */
 export type NestedArray = Array<number | bigint | boolean | string | Uint8Array | NestedArray>;
 
-type TypedCtor = new (length: number) => TypedArray;
-
-const CTOR: Readonly<Record<DataType, TypedCtor>> = {
-  BOOL: Uint8Array,
-  UINT8: Uint8Array,
-  UINT16: Uint16Array,
-  UINT32: Uint32Array,
-  UINT64: BigUint64Array,
-  INT8: Int8Array,
-  INT16: Int16Array,
-  INT32: Int32Array,
-  INT64: BigInt64Array,
-  FP16: Uint16Array,
-  FP32: Float32Array,
-  FP64: Float64Array,
-  BF16: Uint16Array,
-  BYTES: Uint8Array,
-};
+/** Typed array class per datatype, from core (one table for the whole server). */
+const CTOR: Readonly<Record<DataType, new (length: number) => TypedArray>> = TYPED_ARRAY_CONSTRUCTORS;
 
 function inferDatatype(data: TensorData): DataType {
   if (data instanceof Float32Array) return 'FP32';

@@ -25,7 +25,14 @@ export function expectedByteSize(datatype: DataType, shape: readonly number[]): 
   return size === 0 ? undefined : size * elementCount(shape);
 }
 
-const VIEWS: { [K in DataType]: new (buffer: ArrayBufferLike, offset: number, length: number) => DataTypeMap[K] } = {
+/** A typed array class: `new C(length)` or a view `new C(buffer, byteOffset, length)`. */
+export interface TypedArrayConstructor<T> {
+  new (length: number): T;
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): T;
+}
+
+/** The typed array class each datatype is held in (FP16/BF16 as raw Uint16 bits, BOOL and BYTES as Uint8). */
+export const TYPED_ARRAY_CONSTRUCTORS: { readonly [K in DataType]: TypedArrayConstructor<DataTypeMap[K]> } = {
   BOOL: Uint8Array,
   UINT8: Uint8Array,
   UINT16: Uint16Array,
@@ -57,7 +64,7 @@ export function typedView(tensor: Tensor): TypedArray {
       `tensor '${tensor.name}' holds ${data.byteLength} bytes, not a multiple of ${size} for ${tensor.datatype}`,
     );
   }
-  const Ctor = VIEWS[tensor.datatype];
+  const Ctor = TYPED_ARRAY_CONSTRUCTORS[tensor.datatype] as TypedArrayConstructor<TypedArray>;
   if (data.byteOffset % size === 0) return new Ctor(data.buffer, data.byteOffset, data.byteLength / size);
   const copy = new Uint8Array(data.byteLength);
   copy.set(data);
