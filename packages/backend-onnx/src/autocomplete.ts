@@ -6,7 +6,7 @@
  * max_batch_size > 1 and no scheduler is set, and fills missing inputs/outputs (batch dim dropped;
  * scalars as dims [1] + reshape { shape: [] }).
  */
-import { InferError, type Logger, type ModelConfig, type ModelInput, type ModelOutput } from '@tritium/core';
+import { InferError, type Logger, type ModelConfig, type ModelInput, type ModelOutput, emptyDynamicBatching } from '@tritium/core';
 import { onnxToConfigType } from './onnx-types.ts';
 import type { IoInfo, ModelIo } from './model-io.ts';
 
@@ -81,14 +81,7 @@ export function autoCompleteConfig(config: ModelConfig, io: ModelIo, log: Logger
       );
     }
     if (maxBatchSize > 1 && !out.sequence_batching && !out.dynamic_batching) {
-      out.dynamic_batching = {
-        preferred_batch_size: [],
-        max_queue_delay_microseconds: 0,
-        preserve_ordering: false,
-        priority_levels: 0,
-        default_priority_level: 0,
-        priority_queue_policy: {},
-      };
+      out.dynamic_batching = emptyDynamicBatching();
     }
   } else if (maxBatchSize !== 0) {
     throw new InferError(

@@ -5,7 +5,7 @@
  * max_batch_size, add `dynamic_batching {}` when max_batch_size > 1 and no scheduler is set, and
  * fill missing inputs/outputs and missing data types/dims of listed ones.
  */
-import { InferError, type Logger, type ModelConfig, type ModelInput, type ModelOutput } from '@tritium/core';
+import { InferError, type Logger, type ModelConfig, type ModelInput, type ModelOutput, emptyDynamicBatching } from '@tritium/core';
 import type { EngineInfo, EngineTensor } from './binding.ts';
 import { engineMaxBatchSize, inputsOf, outputsOf, profileIndices } from './engine-io.ts';
 import { trtToConfigType } from './trt-types.ts';
@@ -127,14 +127,7 @@ export function autoCompleteConfig(config: ModelConfig, info: EngineInfo, log: L
     );
   }
   if (out.max_batch_size > 1 && !out.sequence_batching && !out.dynamic_batching) {
-    out.dynamic_batching = {
-      preferred_batch_size: [],
-      max_queue_delay_microseconds: 0,
-      preserve_ordering: false,
-      priority_levels: 0,
-      default_priority_level: 0,
-      priority_queue_policy: {},
-    };
+    out.dynamic_batching = emptyDynamicBatching();
   }
   out.input = fixIo(out.input ?? [], inputsOf(info).map((t) => refInput(t, out.max_batch_size)));
   out.output = fixIo(out.output ?? [], outputsOf(info).map((t) => refOutput(t, out.max_batch_size)));

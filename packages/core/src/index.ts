@@ -8,7 +8,7 @@ export * from './tensor/data-type.ts';
 export * from './tensor/tensor.ts';
 export type * from './types.ts';
 export type * from './config/model-config.ts';
-export { toNumber } from './config/model-config.ts';
+export { toNumber, emptyDynamicBatching } from './config/model-config.ts';
 export { BACKEND_API_VERSION } from './backend/spi.ts';
 export type * from './backend/spi.ts';
 export type { Logger } from './logger.ts';

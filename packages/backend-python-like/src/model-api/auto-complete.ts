@@ -1,4 +1,5 @@
 import type { ConfigDataType, ModelConfig, ModelInput, ModelOutput } from '@tritium/core';
+import { emptyDynamicBatching } from '@tritium/core';
 import { TritonError } from './errors.ts';
 
 /** An `add_input` / `add_output` entry: Triton's dict keys. */
@@ -51,14 +52,7 @@ export class AutoCompleteConfig {
         TritonError.INVALID_ARG,
       );
     }
-    c.dynamic_batching ??= {
-      preferred_batch_size: [],
-      max_queue_delay_microseconds: 0,
-      preserve_ordering: false,
-      priority_levels: 0,
-      default_priority_level: 0,
-      priority_queue_policy: {},
-    };
+    c.dynamic_batching ??= emptyDynamicBatching();
     return this;
   }
 

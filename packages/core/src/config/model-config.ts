@@ -268,3 +268,18 @@ export interface ModelConfig {
 export function toNumber(value: Int64): number {
   return typeof value === 'bigint' ? Number(value) : value;
 }
+
+/**
+ * `dynamic_batching {}` as Triton's auto-complete adds it (every field at its proto default):
+ * what ONNX, TensorRT and model.ts auto-complete set when a batching model names no scheduler.
+ */
+export function emptyDynamicBatching(): ModelDynamicBatching {
+  return {
+    preferred_batch_size: [],
+    max_queue_delay_microseconds: 0,
+    preserve_ordering: false,
+    priority_levels: 0,
+    default_priority_level: 0,
+    priority_queue_policy: {},
+  };
+}
