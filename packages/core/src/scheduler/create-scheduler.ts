@@ -2,6 +2,7 @@
  * Picks the scheduler a model version runs under: ensemble (per-step, or pipeline batching when
  * the ensemble config carries `dynamic_batching`), dynamic batcher, or direct.
  */
+import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { ModelInstance } from '../backend/spi.ts';
 import type { Logger } from '../logger.ts';
@@ -41,6 +42,14 @@ export function isEnsembleConfig(config: ModelConfig): boolean {
 export function createScheduler(config: ModelConfig, deps: SchedulerDeps): Scheduler {
   if (isEnsembleConfig(config)) {
     return config.dynamic_batching ? createPipelineEnsemble(config, deps) : new EnsembleScheduler(config, deps);
+  }
+  if (config.sequence_batching) {
+    // Serving a stateful model without its control inputs and correlation routing would answer
+    // wrongly, not fail: refuse it at load, clearly.
+    throw new InferError(
+      'UNSUPPORTED',
+      `sequence_batching is not supported by Tritium yet (model '${config.name}'): correlation-ID routing and the START/END/READY/CORRID control inputs are not implemented; use dynamic_batching or no scheduler`,
+    );
   }
   const batcherDeps = {
     instances: deps.instances,

@@ -188,3 +188,19 @@ describe('with the worker-thread identity backend', () => {
     }
   });
 });
+
+describe('sequence batching', () => {
+  it('refuses a sequence_batching model at load with UNSUPPORTED rather than serving it without its controls', () => {
+    const cfg = config({
+      sequence_batching: { max_sequence_idle_microseconds: 1_000_000, control_input: [], state: [], iterative_sequence: false },
+    });
+    let error: unknown;
+    try {
+      createScheduler(cfg, { modelName: 'm', version: 1, instances: [manualInstance()], infer: () => Promise.reject(new Error('unused')) });
+    } catch (e) {
+      error = e;
+    }
+    expect(InferError.is(error) && error.code).toBe('UNSUPPORTED');
+    expect((error as Error).message).toMatch(/^sequence_batching is not supported by Tritium yet \(model 'm'\)/);
+  });
+});
