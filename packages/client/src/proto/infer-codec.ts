@@ -204,23 +204,11 @@ export function decodeInferRequest(buf: Buffer): WireInferRequest {
   };
   while (!r.done) {
     const [field, wt] = r.tag();
+    if (field >= 1 && field <= 4) {
+      decodeCommonField(r, field, wt, m);
+      continue;
+    }
     switch (field) {
-      case 1:
-        r.expect(wt, WT_LEN);
-        m.model_name = r.string();
-        break;
-      case 2:
-        r.expect(wt, WT_LEN);
-        m.model_version = r.string();
-        break;
-      case 3:
-        r.expect(wt, WT_LEN);
-        m.id = r.string();
-        break;
-      case 4:
-        r.expect(wt, WT_LEN);
-        decodeParamEntry(r.sub(), m.parameters);
-        break;
       case 5:
         r.expect(wt, WT_LEN);
         m.inputs.push(decodeTensor(r.sub()));
@@ -240,6 +228,23 @@ export function decodeInferRequest(buf: Buffer): WireInferRequest {
   return m;
 }
 
+/**
+ * Fields 1–4, which ModelInferRequest and ModelInferResponse share (model_name, model_version,
+ * id, parameters), with the same numbers and types.
+ */
+function decodeCommonField(
+  r: ProtoReader,
+  field: number,
+  wt: number,
+  m: { model_name: string; model_version: string; id: string; parameters: WireInferRequest['parameters'] },
+): void {
+  r.expect(wt, WT_LEN);
+  if (field === 1) m.model_name = r.string();
+  else if (field === 2) m.model_version = r.string();
+  else if (field === 3) m.id = r.string();
+  else decodeParamEntry(r.sub(), m.parameters);
+}
+
 function decodeInferResponseFrom(r: ProtoReader): WireInferResponse {
   const m: WireInferResponse = {
     model_name: '',
@@ -251,23 +256,11 @@ function decodeInferResponseFrom(r: ProtoReader): WireInferResponse {
   };
   while (!r.done) {
     const [field, wt] = r.tag();
+    if (field >= 1 && field <= 4) {
+      decodeCommonField(r, field, wt, m);
+      continue;
+    }
     switch (field) {
-      case 1:
-        r.expect(wt, WT_LEN);
-        m.model_name = r.string();
-        break;
-      case 2:
-        r.expect(wt, WT_LEN);
-        m.model_version = r.string();
-        break;
-      case 3:
-        r.expect(wt, WT_LEN);
-        m.id = r.string();
-        break;
-      case 4:
-        r.expect(wt, WT_LEN);
-        decodeParamEntry(r.sub(), m.parameters);
-        break;
       case 5:
         r.expect(wt, WT_LEN);
         m.outputs.push(decodeTensor(r.sub()));
