@@ -1,3 +1,5 @@
+import { captureLog } from '@tritium/core/testing';
+export { captureLog, type CapturedLog } from '@tritium/core/testing';
 /** Test helpers: a model folder in a temp dir with a generated model, loaded through the backend. */
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,21 +15,6 @@ import {
   type Tensor,
 } from '@tritium/core';
 import { onnxBackend, type OnnxBackendOptions } from '../src/index.ts';
-
-export interface CapturedLog extends Logger {
-  readonly lines: string[];
-}
-
-export function captureLog(): CapturedLog {
-  const lines: string[] = [];
-  return {
-    lines,
-    error: (m) => lines.push(`E ${m}`),
-    warn: (m) => lines.push(`W ${m}`),
-    info: (m) => lines.push(`I ${m}`),
-    verbose: (_l, m) => lines.push(`V ${m}`),
-  };
-}
 
 export class TempRepo {
   private constructor(readonly root: string) {}

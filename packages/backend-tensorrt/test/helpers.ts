@@ -1,3 +1,5 @@
+import { captureLog } from '@tritium/core/testing';
+export { captureLog, type CapturedLog } from '@tritium/core/testing';
 /**
  * Test helpers: the TEST DOUBLE of the shim (test/double/trt_double.c) compiled with the machine's
  * C compiler into a temp folder, double "engine" files, and model folders loaded through the backend.
@@ -71,21 +73,6 @@ export function writeModel(root: string, name: string, engine: string | undefine
   if (engine !== undefined) writeFileSync(join(versionDir, 'model.plan'), engine);
   if (configText !== undefined) writeFileSync(join(modelDir, 'config.pbtxt'), configText);
   return { modelDir, versionDir };
-}
-
-export interface CapturedLog extends Logger {
-  readonly lines: string[];
-}
-
-export function captureLog(): CapturedLog {
-  const lines: string[] = [];
-  return {
-    lines,
-    error: (m) => lines.push(`E ${m}`),
-    warn: (m) => lines.push(`W ${m}`),
-    info: (m) => lines.push(`I ${m}`),
-    verbose: (_l, m) => lines.push(`V ${m}`),
-  };
 }
 
 export interface Loaded {

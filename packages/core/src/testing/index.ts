@@ -48,3 +48,5 @@ export const TEST_ENTRIES = {
   addsub: new URL('./entries/addsub.ts', import.meta.url),
   fault: new URL('./entries/fault.ts', import.meta.url),
 } as const;
+export { captureLog } from './capture-log.ts';
+export type { CapturedLog } from './capture-log.ts';
