@@ -1,6 +1,6 @@
+/** Test helpers: a model folder in a temp dir with a generated model, loaded through the backend. */
 import { captureLog } from '@tritium/core/testing';
 export { captureLog, type CapturedLog } from '@tritium/core/testing';
-/** Test helpers: a model folder in a temp dir with a generated model, loaded through the backend. */
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

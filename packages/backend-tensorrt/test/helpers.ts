@@ -1,9 +1,9 @@
-import { captureLog } from '@tritium/core/testing';
-export { captureLog, type CapturedLog } from '@tritium/core/testing';
 /**
  * Test helpers: the TEST DOUBLE of the shim (test/double/trt_double.c) compiled with the machine's
  * C compiler into a temp folder, double "engine" files, and model folders loaded through the backend.
  */
+import { captureLog } from '@tritium/core/testing';
+export { captureLog, type CapturedLog } from '@tritium/core/testing';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
