@@ -48,13 +48,31 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   );
 }
 
-/** The response encoding Accept-Encoding asks for (gzip preferred), if any. */
+/**
+ * The response encoding an `Accept-Encoding` header selects, as Triton's CompressionTypeUsed does:
+ * among `identity`, `gzip` and `deflate`, the one with the highest `q` weight (default 1) wins, the
+ * first listed on a tie; anything else, a malformed weight or `q=0` is never chosen.
+ * Undefined means identity (no compression).
+ */
 export function pickEncoding(accept: string | undefined): 'gzip' | 'deflate' | undefined {
   if (!accept) return undefined;
-  const parts = accept.toLowerCase().split(',').map((p) => p.trim().split(';')[0]);
-  if (parts.includes('gzip')) return 'gzip';
-  if (parts.includes('deflate')) return 'deflate';
-  return undefined;
+  let chosen = 'identity';
+  let best = 0;
+  for (const part of accept.split(',')) {
+    const [rawType, ...params] = part.split(';');
+    const type = rawType!.trim().toLowerCase();
+    let weight = 1;
+    for (const p of params) {
+      const [k, v] = p.split('=').map((x) => x.trim());
+      if (k?.toLowerCase() !== 'q') continue;
+      weight = v !== undefined && /^\d+(\.\d*)?$|^\.\d+$/.test(v) ? Number(v) : 0;
+    }
+    if ((type === 'identity' || type === 'gzip' || type === 'deflate') && weight > best) {
+      chosen = type;
+      best = weight;
+    }
+  }
+  return chosen === 'identity' ? undefined : (chosen as 'gzip' | 'deflate');
 }
 
 export function compress(body: Buffer, encoding: 'gzip' | 'deflate'): Promise<Buffer> {

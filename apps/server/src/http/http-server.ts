@@ -1,6 +1,11 @@
 /**
  * The HTTP transport on node:http (no framework): routing, Triton's error JSON and status mapping,
  * request decompression and response compression, limits, graceful close.
+ *
+ * Compression follows Triton's rule: only a successful inference reply is compressed (however small)
+ * when Accept-Encoding asks for it. Errors, metadata, config, statistics, repository and generate
+ * replies are always sent as they are, so clients that send Accept-Encoding without decoding every
+ * reply (tritonclient.http.aio over aiohttp) keep working.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,12 +22,6 @@ export interface HttpTransportOptions {
   readonly address: string;
   readonly port: number;
 }
-
-/**
- * Triton compresses any response whose request asked for it through Accept-Encoding; only an empty
- * body is left as it is.
- */
-const COMPRESS_MIN = 1;
 
 export class HttpTransport {
   private server: http.Server | undefined;
@@ -87,7 +86,7 @@ export class HttpTransport {
     const { matched, pathKnown } = matchRoute(method, path);
     if (!matched) {
       req.resume();
-      this.sendJson(req, res, pathKnown ? 405 : 404, { error: pathKnown ? 'Method Not Allowed' : 'Not Found' });
+      this.sendJson(res, pathKnown ? 405 : 404, { error: pathKnown ? 'Method Not Allowed' : 'Not Found' });
       return;
     }
     const body = () => readBody(req, this.ctx.limits.maxInputBytes);
@@ -102,7 +101,7 @@ export class HttpTransport {
       });
       const request = parseGenerateBody(await body(), matched.params['model']!, matched.params['version'], this.ctx, abort.signal);
       if (matched.route.handle === 'generate') {
-        this.sendJson(req, res, 200, await generateOnce(this.ctx, request));
+        this.sendJson(res, 200, await generateOnce(this.ctx, request));
       } else {
         await generateStream(this.ctx, request, res, (e) => JSON.stringify({ error: mapError(e).message }));
       }
@@ -111,12 +110,12 @@ export class HttpTransport {
     const reply: Reply = await matched.route.handle({ method, params: matched.params, body, ctx: this.ctx });
     if (method === 'GET') req.resume();
     if (reply.rawJson !== undefined) {
-      await this.send(req, res, reply.status, { 'content-type': 'application/json' }, [Buffer.from(reply.rawJson)]);
+      await this.send(res, reply.status, { 'content-type': 'application/json' }, [Buffer.from(reply.rawJson)]);
     } else if (reply.json === undefined) {
       res.writeHead(reply.status, { 'content-length': 0 });
       res.end();
     } else {
-      this.sendJson(req, res, reply.status, reply.json);
+      this.sendJson(res, reply.status, reply.json);
     }
   }
 
@@ -158,13 +157,19 @@ export class HttpTransport {
     } else {
       headers['content-type'] = 'application/json';
     }
-    await this.send(req, res, 200, headers, parts);
+    await this.send(res, 200, headers, parts, pickEncoding(req.headers['accept-encoding']));
   }
 
-  private async send(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string | number>, parts: readonly Uint8Array[]): Promise<void> {
+  /** Writes one reply; `encoding` (successful inference replies only) compresses the body. */
+  private async send(
+    res: ServerResponse,
+    status: number,
+    headers: Record<string, string | number>,
+    parts: readonly Uint8Array[],
+    encoding?: 'gzip' | 'deflate',
+  ): Promise<void> {
     let total = 0;
     for (const p of parts) total += p.byteLength;
-    const encoding = total >= COMPRESS_MIN ? pickEncoding(req.headers['accept-encoding']) : undefined;
     if (encoding) {
       const body = await compress(Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength))), encoding);
       res.writeHead(status, { ...headers, 'content-encoding': encoding, 'content-length': body.length });
@@ -179,8 +184,8 @@ export class HttpTransport {
     res.uncork();
   }
 
-  private sendJson(req: IncomingMessage, res: ServerResponse, status: number, json: unknown): void {
-    void this.send(req, res, status, { 'content-type': 'application/json' }, [Buffer.from(exactJson(json))]).catch(() => res.destroy());
+  private sendJson(res: ServerResponse, status: number, json: unknown): void {
+    void this.send(res, status, { 'content-type': 'application/json' }, [Buffer.from(exactJson(json))]).catch(() => res.destroy());
   }
 
   private sendError(req: IncomingMessage, res: ServerResponse, error: unknown): void {
@@ -195,6 +200,6 @@ export class HttpTransport {
       if (m.httpStatus === 413) res.setHeader('connection', 'close');
       req.resume();
     }
-    this.sendJson(req, res, m.httpStatus, { error: m.message });
+    this.sendJson(res, m.httpStatus, { error: m.message });
   }
 }
