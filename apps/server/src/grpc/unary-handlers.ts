@@ -4,6 +4,7 @@ import type { TransportContext } from '../protocol/context.ts';
 import { versionArg } from '../protocol/context.ts';
 import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
 import { updateLogSettings } from '../protocol/settings.ts';
+import { advertisedServerMetadata } from '../protocol/extensions.ts';
 
 /** bigint → decimal string, recursively: protobufjs takes 64-bit values as strings. */
 export function protoSafe(value: unknown): unknown {
@@ -29,7 +30,7 @@ export const UNARY_HANDLERS: Record<string, Unary> = {
   ServerLive: (_req, ctx) => ({ live: ctx.api.isLive() }),
   ServerReady: (_req, ctx) => ({ ready: ctx.api.isReady() }),
   ModelReady: (req, ctx) => ({ ready: ctx.api.modelReady(req.name, versionArg(req.version)) }),
-  ServerMetadata: (_req, ctx) => ctx.api.serverMetadata(),
+  ServerMetadata: (_req, ctx) => advertisedServerMetadata(ctx),
   ModelMetadata: (req, ctx) => ctx.api.modelMetadata(req.name, versionArg(req.version)),
   ModelConfig: (req, ctx) => ({ config: protoSafe(ctx.api.modelConfig(req.name, versionArg(req.version))) }),
   ModelStatistics: (req, ctx) => ({

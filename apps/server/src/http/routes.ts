@@ -7,6 +7,7 @@ import type { TransportContext } from '../protocol/context.ts';
 import { versionArg } from '../protocol/context.ts';
 import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
 import { logSettingsOf, updateLogSettings } from '../protocol/settings.ts';
+import { advertisedServerMetadata } from '../protocol/extensions.ts';
 import { invalidArg } from '../protocol/status.ts';
 import { parseJsonBody } from './infer-json.ts';
 
@@ -65,7 +66,7 @@ async function traceSetting(input: RouteInput): Promise<Reply> {
 export const ROUTES: readonly Route[] = [
   { pattern: /^\/v2\/health\/live$/, methods: ['GET'], handle: ({ ctx }) => ({ status: ctx.api.isLive() ? 200 : 400 }) },
   { pattern: /^\/v2\/health\/ready$/, methods: ['GET'], handle: ({ ctx }) => ({ status: ctx.api.isReady() ? 200 : 400 }) },
-  { pattern: /^\/v2\/?$/, methods: ['GET'], handle: ({ ctx }) => ok(ctx.api.serverMetadata()) },
+  { pattern: /^\/v2\/?$/, methods: ['GET'], handle: ({ ctx }) => ok(advertisedServerMetadata(ctx)) },
   {
     pattern: /^\/v2\/models\/stats$/,
     methods: ['GET'],

@@ -5,8 +5,8 @@ import type { ModelMetadata, ServerMetadata, TensorMetadata } from './server-api
 /** The Triton release whose protocol and behaviour Tritium follows (clients read it as Triton's version). */
 export const TRITON_COMPATIBLE_VERSION = '2.61.0';
 
-/** Triton's server extensions, in the order core reports them (reference §3.4). */
-export const SERVER_EXTENSIONS: readonly string[] = [
+/** Triton's server extensions, in the order Triton's core reports them (reference §3.4). */
+export const SERVER_EXTENSIONS = [
   'classification',
   'sequence',
   'model_repository',
@@ -20,10 +20,21 @@ export const SERVER_EXTENSIONS: readonly string[] = [
   'statistics',
   'trace',
   'logging',
-];
+] as const;
+export type ServerExtension = (typeof SERVER_EXTENSIONS)[number];
 
-export function serverMetadata(): ServerMetadata {
-  return { name: 'triton', version: TRITON_COMPATIBLE_VERSION, extensions: SERVER_EXTENSIONS };
+/**
+ * Extensions of Triton's list that core cannot serve yet, with why. Server metadata advertises an
+ * extension only when it works: delete its line here once it does. Transports remove what they
+ * cannot serve in their turn (apps/server `protocol/extensions.ts`).
+ */
+export const CORE_EXTENSION_GAPS: ReadonlyMap<ServerExtension, string> = new Map<ServerExtension, string>([
+  ['sequence', 'models with sequence_batching are refused at load: there is no sequence batcher yet'],
+]);
+
+/** Server metadata advertising Triton's extensions, in Triton's order, less those in `gaps`. */
+export function serverMetadata(gaps: ReadonlyMap<string, string> = CORE_EXTENSION_GAPS): ServerMetadata {
+  return { name: 'triton', version: TRITON_COMPATIBLE_VERSION, extensions: SERVER_EXTENSIONS.filter((e) => !gaps.has(e)) };
 }
 
 function tensorMetadata(batching: boolean, t: { name: string; data_type: string; dims: number[] }): TensorMetadata {
