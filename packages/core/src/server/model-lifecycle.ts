@@ -19,6 +19,7 @@ import { EnsembleStats, ModelStats } from './model-stats.ts';
 import { statusText } from './status-text.ts';
 import { loadVersion, type VersionLoadDeps } from './version-loader.ts';
 import { prepareLoadOverride, type LoadOverride } from './load-overrides.ts';
+import { inertFieldWarnings } from '../config/inert-fields.ts';
 
 export interface ModelLifecycleDeps {
   readonly repository: ModelRepository;
@@ -338,11 +339,17 @@ export class ModelLifecycle {
       }
     }
 
+    // Warned once per load of the model, not on every poll that finds it unchanged.
+    let warned = false;
     await Promise.all(
       model.versions.map(async (rv) => {
         let slot = record.slots.get(rv.version);
         const unchanged = slot?.live && slot.state === 'READY' && slot.live.stamp === rv.stamp && previous?.stamp === model.stamp;
         if (unchanged) return;
+        if (!warned && !configError) {
+          warned = true;
+          for (const warning of inertFieldWarnings(config)) this.deps.log.warn(warning);
+        }
         if (!slot) {
           slot = { state: 'UNKNOWN', reason: '' };
           record.slots.set(rv.version, slot);
