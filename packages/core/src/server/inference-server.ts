@@ -386,14 +386,17 @@ export class InferenceServer implements InferenceServerApi {
   // ---------------------------------------------------------------- repository API
 
   /**
-   * Triton's index: every model folder of the repositories; per known version its state and
-   * reason; a model never loaded has only its name (state UNKNOWN here, version ''); a name in
+   * Triton's index: every model folder of the repositories, plus models loaded from the load API's
+   * `file:` overrides until they are unloaded; per known version its state and reason; a model never loaded has only its name (state UNKNOWN here, version ''); a name in
    * several repositories is UNAVAILABLE. `readyOnly` keeps READY versions only.
    */
   async repositoryIndex(options: { readyOnly?: boolean; repository?: string } = {}): Promise<ModelIndexEntry[]> {
     if (options.repository) throw new InferError('UNSUPPORTED', "'repository_name' specification is not supported");
     const scan = await this.repository.scan();
-    const names = [...new Set([...scan.models.keys(), ...scan.duplicates])].sort();
+    // Models loaded through the load API from `file:` overrides live outside the repositories; they
+    // are listed while their files are held (Triton lists repository folders only).
+    const fromApi = [...this.lifecycle.models.values()].filter((r) => r.overrideDir !== undefined).map((r) => r.name);
+    const names = [...new Set([...scan.models.keys(), ...scan.duplicates, ...fromApi])].sort();
     const out: ModelIndexEntry[] = [];
     for (const name of names) {
       if (scan.duplicates.has(name)) {

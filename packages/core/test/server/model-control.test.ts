@@ -140,6 +140,25 @@ describe('model control: explicit', () => {
     await server.loadModel('fm', { configJson: config, files: { 'file:1/model.bin': new Uint8Array([1]) } });
     expect((await server.infer(request('fm'))).model).toBe('fm');
   });
+
+  it('lists a model loaded only through the load API in the repository index until it is unloaded', async () => {
+    const { server } = await serve({ m: { config: identityConfig('m') } }, { modelControlMode: 'explicit', allowModelFileOverride: true });
+    const config = JSON.stringify({
+      backend: 'identity',
+      max_batch_size: 8,
+      input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [4] }],
+      output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [4] }],
+    });
+    await server.loadModel('api_only', { configJson: config, files: { 'file:1/model.bin': new Uint8Array([1]) } });
+    expect(await server.repositoryIndex()).toEqual([
+      { name: 'api_only', version: '1', state: 'READY', reason: '' },
+      { name: 'm', version: '', state: 'UNKNOWN', reason: '' },
+    ]);
+    expect(await server.repositoryIndex({ readyOnly: true })).toEqual([{ name: 'api_only', version: '1', state: 'READY', reason: '' }]);
+    // Its files are dropped on unload: nothing is left to load again, so it leaves the index.
+    await server.unloadModel('api_only');
+    expect((await server.repositoryIndex()).map((e) => e.name)).toEqual(['m']);
+  });
 });
 
 describe('ensembles whose composing model goes away', () => {
