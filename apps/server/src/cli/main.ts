@@ -1,20 +1,23 @@
 /**
  * `tritium <command>`: one entry point, each subcommand in its own module, loaded on demand so
- * `tritium config` does not pay for gRPC or ONNX Runtime.
+ * `tritium config` does not pay for gRPC or ONNX Runtime. `tritium --version`, `tritium help
+ * <command>` and `<command> --help` work for every command.
  */
+import { readFileSync } from 'node:fs';
+
 type CommandMain = (args: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMain> }> = {
+export const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<CommandMain> }>> = {
   serve: {
     summary: 'serve model repositories over HTTP, gRPC and metrics (tritonserver flags)',
     load: async () => (await import('./serve-command.ts')).serveCommand,
   },
   config: {
-    summary: 'print a config.pbtxt normalized, as Triton JSON (or file:line:column: error)',
+    summary: 'check models or repositories as serve would load them; print their configs as Triton JSON',
     load: async () => (await import('./config-command.ts')).configCommand,
   },
   model: {
-    summary: 'model run <folder> --input NAME=<json>: run a model.ts once without a server',
+    summary: 'model run <repository>/<model> --input NAME=<json>: run any model or ensemble once, offline',
     load: async () => (await import('./model-command.ts')).modelCommand,
   },
   perf: {
@@ -23,15 +26,29 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMai
   },
 };
 
+/** This package's version (package.json sits two folders above both src/cli and a built dist/cli). */
+export function tritiumVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return pkg.version ?? 'unknown';
+}
+
 function usage(): string {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(8)} ${c.summary}`);
-  return `usage: tritium <command> [options]\n\ncommands:\n${lines.join('\n')}\n`;
+  return (
+    `usage: tritium <command> [options]\n\ncommands:\n${lines.join('\n')}\n\n` +
+    `tritium <command> --help   options of one command\ntritium --version          print the version\n`
+  );
 }
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-V' || name === 'version') {
+    process.stdout.write(`tritium ${tritiumVersion()}\n`);
+    return 0;
+  }
+  if (name === 'help' && rest[0] && COMMANDS[rest[0]]) return (await COMMANDS[rest[0]]!.load())(['--help']);
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(usage());
+    (name ? process.stdout : process.stderr).write(usage());
     return name ? 0 : 1;
   }
   const command = COMMANDS[name];

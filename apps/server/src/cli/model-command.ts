@@ -84,6 +84,10 @@ export async function modelCommand(args: string[]): Promise<number> {
     process.stderr.write(`tritium model: unknown subcommand '${sub}'\n${USAGE}`);
     return 1;
   }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   const parsed = parseArgs(rest);
   if (typeof parsed === 'string') {
     process.stderr.write(`tritium model run: ${parsed}\n${USAGE}`);
