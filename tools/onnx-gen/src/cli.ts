@@ -26,8 +26,34 @@ export function parseOptions(args: readonly string[]): Record<string, string | n
   return out;
 }
 
-/** Builds the model `kind` with `options`. */
+/**
+ * The options each kind takes on the command line (camelCase, as parsed). Array- and
+ * callback-valued builder options (shapes, name pairs, overrides) have no command-line form.
+ */
+export const CLI_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  'add-sub': ['dtype', 'outputDtype'],
+  'no-batch': ['dtype'],
+  identity: ['dtype'],
+  sequence: [],
+  scalar: ['dtype'],
+  bert: [
+    'vocabSize', 'hidden', 'layers', 'heads', 'intermediate', 'maxPosition', 'numLabels', 'typeVocabSize', 'seed', 'initStd', 'pooling',
+    'inputIds', 'attentionMask', 'logits',
+  ],
+};
+
+const kebab = (key: string): string => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+/** Builds the model `kind` with `options`; an option the kind does not take is refused, naming the valid ones. */
 export function buildByKind(kind: string, options: Record<string, string | number>): Uint8Array {
+  const valid = CLI_OPTIONS[kind];
+  if (!valid) throw new Error(`unknown model kind '${kind}'\n${USAGE}`);
+  for (const key of Object.keys(options)) {
+    if (!valid.includes(key)) {
+      const list = valid.length > 0 ? `valid options for '${kind}': ${valid.map(kebab).join(', ')}` : `'${kind}' takes no options`;
+      throw new Error(`unknown option '${kebab(key)}' for '${kind}'; ${list}`);
+    }
+  }
   const dtype = options['dtype'] as ElementType | undefined;
   switch (kind) {
     case 'add-sub':
