@@ -5,6 +5,7 @@
  */
 import { InferError } from '../errors.ts';
 import type { ModelConfig } from './model-config.ts';
+import { enumValueHint } from './enum-hint.ts';
 import {
   MODEL_CONFIG,
   enumDescriptor,
@@ -215,7 +216,8 @@ function readValue(type: ValueType, v: JsonValue, where: string): unknown {
       const name = e.byNumber.get(Number(v.text));
       if (name) return name;
     }
-    throw jsonError(`Invalid value for enum field ${where}: ${v instanceof JsonNumber ? v.text : JSON.stringify(v)}`);
+    const hint = typeof v === 'string' ? enumValueHint(type.enumName, v) : '';
+    throw jsonError(`Invalid value for enum field ${where}: ${v instanceof JsonNumber ? v.text : JSON.stringify(v)}${hint ? `.${hint}` : ''}`);
   }
   return readScalar(type.scalar, v, where);
 }

@@ -10,6 +10,7 @@
 import type { ModelConfig } from './model-config.ts';
 import { ConfigError } from './config-error.ts';
 import { Lexer, LexError, type Token } from './pbtxt-lexer.ts';
+import { enumValueHint } from './enum-hint.ts';
 import {
   FIELD_ALIASES,
   MODEL_CONFIG,
@@ -19,7 +20,6 @@ import {
   hasPresence,
   messageDescriptor,
   nearestFieldName,
-  nearestName,
   oneofConflictAllowed,
   type FieldDescriptor,
   type MessageDescriptor,
@@ -330,9 +330,7 @@ class Parser {
     const t = this.next(path);
     if (t.type === 'ident') {
       if (e.byName.has(t.text)) return t.text;
-      const guess = nearestName(e.values, t.text);
-      const hint = guess ? ` Did you mean '${guess}'?` : '';
-      this.fail(`Unknown enumeration value of "${t.text}" for field "${fieldName}".${hint}`, t, path);
+      this.fail(`Unknown enumeration value of "${t.text}" for field "${fieldName}".${enumValueHint(enumName, t.text)}`, t, path);
     }
     let negative = false;
     let num = t;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, InferError, configSourcePosition, parseModelConfigText } from '../../src/index.ts';
+import { ConfigError, InferError, configSourcePosition, modelConfigFromJson, parseModelConfigText } from '../../src/index.ts';
 
 function parseError(text: string, file?: string): ConfigError {
   try {
@@ -165,12 +165,39 @@ describe('parseModelConfigText: errors', () => {
     expect(parseError('version_policy { latest { } all { } }').reason).toContain('oneof "policy_choice"');
   });
 
+  it('suggests a data type by meaning, not by spelling, and lists the valid ones', () => {
+    const types =
+      'TYPE_BOOL, TYPE_UINT8, TYPE_UINT16, TYPE_UINT32, TYPE_UINT64, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, TYPE_FP16, TYPE_FP32, TYPE_FP64, TYPE_STRING, TYPE_BF16';
+    const cases: [string, string][] = [
+      ['TYPE_FLOAT32', 'TYPE_FP32'], // the nearest spelling is TYPE_UINT32
+      ['FP32', 'TYPE_FP32'],
+      ['TYPE_FLOAT', 'TYPE_FP32'],
+      ['TYPE_BYTES', 'TYPE_STRING'], // BYTES on the wire, STRING in the config
+      ['TYPE_FLOAT16', 'TYPE_FP16'],
+      ['TYPE_DOUBLE', 'TYPE_FP64'],
+      ['INT64', 'TYPE_INT64'],
+      ['type_fp32', 'TYPE_FP32'],
+      ['TYPE_BOOLEAN', 'TYPE_BOOL'],
+    ];
+    for (const [written, meant] of cases) {
+      expect(parseError(`input { data_type: ${written} }`).reason).toBe(
+        `Unknown enumeration value of "${written}" for field "data_type". Did you mean '${meant}'? Valid values: ${types}.`,
+      );
+    }
+    expect(parseError('input { data_type: TYPE_COMPLEX }').reason).toBe(
+      `Unknown enumeration value of "TYPE_COMPLEX" for field "data_type". Valid values: ${types}.`,
+    );
+    // The load API's JSON config words it the same way.
+    expect(() => modelConfigFromJson('{"name":"m","input":[{"name":"x","data_type":"TYPE_FLOAT32","dims":[1]}]}')).toThrow(
+      /Invalid value for enum field .*"TYPE_FLOAT32"\. Did you mean 'TYPE_FP32'\? Valid values: TYPE_BOOL, /,
+    );
+  });
+
   it('names the problem for malformed values', () => {
     expect(parseError('max_batch_size: 4294967296').reason).toBe('Integer out of range (4294967296)');
     expect(parseError('dynamic_batching { max_queue_delay_microseconds: -1 }').reason).toBe('Expected integer, got: "-"');
-    expect(parseError('input { data_type: TYPE_FLOAT }').reason).toBe('Unknown enumeration value of "TYPE_FLOAT" for field "data_type".');
     expect(parseError('instance_group { kind: KIND_CPUU }').reason).toBe(
-      `Unknown enumeration value of "KIND_CPUU" for field "kind". Did you mean 'KIND_CPU'?`,
+      `Unknown enumeration value of "KIND_CPUU" for field "kind". Did you mean 'KIND_CPU'? Valid values: KIND_AUTO, KIND_GPU, KIND_CPU, KIND_MODEL.`,
     );
     expect(parseError('input { data_type: 99 }').reason).toBe('Unknown enumeration value of "99" for field "data_type".');
     expect(parseError('instance_group { passive: yes }').reason).toBe('Invalid value for boolean field "passive". Value: "yes".');
