@@ -33,7 +33,7 @@ export async function createInstance(init: TightLoopInit): Promise<WorkerModelIn
       }
       const elapsedMs = performance.now() - t0;
       const result = new Float64Array([runs, elapsedMs]);
-      return [{ id: batch[0]!.id, model: 'tight', version: 1, outputs: [{ name: 'RESULT', datatype: 'FP64' as const, shape: [2], data: new Uint8Array(result.buffer) }] }];
+      return { results: [{ id: batch[0]!.id, model: 'tight', version: 1, outputs: [{ name: 'RESULT', datatype: 'FP64' as const, shape: [2], data: new Uint8Array(result.buffer) }] }] };
     },
     async dispose() {
       await session.release();

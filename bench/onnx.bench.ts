@@ -88,11 +88,12 @@ const timed: ModelInstance[] = instances.map((instance) => ({
     executes++;
     executedRows += batch.length;
     try {
-      return await instance.execute(batch, signal);
+      const output = await instance.execute(batch, signal);
+      inferNs += output.timings?.computeInferNs ?? 0;
+      prepNs += (output.timings?.computeInputNs ?? 0) + (output.timings?.computeOutputNs ?? 0);
+      return output;
     } finally {
       busyMs += performance.now() - start;
-      inferNs += instance.lastTimings?.computeInferNs ?? 0;
-      prepNs += (instance.lastTimings?.computeInputNs ?? 0) + (instance.lastTimings?.computeOutputNs ?? 0);
     }
   },
   dispose: () => instance.dispose(),
@@ -148,7 +149,7 @@ const tight = await spawnWorkerInstance<TightLoopInit>({
   instanceName: 'tight_0',
 });
 async function tightLoop(seconds: number): Promise<{ rowsPerS: number; runMs: number }> {
-  const [result] = await tight.execute([{ id: 't', model: 'tight', inputs: [], parameters: { duration_ms: seconds * 1000 } }], new AbortController().signal);
+  const [result] = (await tight.execute([{ id: 't', model: 'tight', inputs: [], parameters: { duration_ms: seconds * 1000 } }], new AbortController().signal)).results;
   const [runs, ms] = typedView((result as { outputs: readonly Tensor[] }).outputs[0]!) as Float64Array;
   return { rowsPerS: (runs! * BATCH) / (ms! / 1000), runMs: ms! / runs! };
 }

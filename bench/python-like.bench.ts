@@ -238,7 +238,7 @@ async function usPerCall(f: () => unknown, iterations: number): Promise<{ wall: 
 
 /** One execute of the 32 requests; the INT64 ids of every request, checked to be there. */
 async function executeBatch(instance: ModelInstance): Promise<BigInt64Array[]> {
-  const results = await instance.execute(textBatch, signal);
+  const { results } = await instance.execute(textBatch, signal);
   if (results.length !== BATCH) throw new Error(`expected ${BATCH} results, got ${results.length}`);
   return results.map((r) => {
     if (r instanceof InferError) throw r;

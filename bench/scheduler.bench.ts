@@ -52,7 +52,7 @@ function cfg(name: string, maxBatch: number, dynamic: boolean, extra: Partial<Mo
 
 const inThreadIdentity: ModelInstance = {
   execute: (batch) =>
-    Promise.resolve(batch.map((r) => ({ id: r.id, model: r.model, version: 1, outputs: r.inputs.map((t) => ({ ...t, name: 'OUTPUT0' })) }))),
+    Promise.resolve({ results: batch.map((r) => ({ id: r.id, model: r.model, version: 1, outputs: r.inputs.map((t) => ({ ...t, name: 'OUTPUT0' })) })) }),
   dispose: () => Promise.resolve(),
 };
 

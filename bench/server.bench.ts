@@ -21,7 +21,7 @@ import {
 
 const instance: ModelInstance = {
   execute: (batch) =>
-    Promise.resolve(batch.map((r) => ({ id: r.id, model: r.model, version: 1, outputs: r.inputs.map((t) => ({ ...t, name: 'OUTPUT0' })) }))),
+    Promise.resolve({ results: batch.map((r) => ({ id: r.id, model: r.model, version: 1, outputs: r.inputs.map((t) => ({ ...t, name: 'OUTPUT0' })) })) }),
   dispose: () => Promise.resolve(),
 };
 const inThread: Backend = {

@@ -33,7 +33,7 @@ export function reverseBackend(): Backend {
         async createInstance() {
           return {
             async execute(batch) {
-              return batch.map(reverse);
+              return { results: batch.map(reverse) };
             },
             async dispose() {},
           };

@@ -10,7 +10,7 @@ import {
   concatInputs,
   splitOutputs,
   type ExecuteResult,
-  type ExecuteTimings,
+  type ExecuteOutput,
   type InferRequest,
   type InferResponse,
   type Tensor,
@@ -26,7 +26,6 @@ function now(): bigint {
 }
 
 class OnnxWorkerInstance implements WorkerModelInstance {
-  lastTimings: ExecuteTimings | undefined;
   private readonly inputPlans: Map<string, TensorPlan>;
   private readonly outputPlans: Map<string, TensorPlan>;
 
@@ -38,7 +37,7 @@ class OnnxWorkerInstance implements WorkerModelInstance {
     this.outputPlans = new Map(init.outputs.map((p) => [p.name, p]));
   }
 
-  async execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<readonly ExecuteResult[]> {
+  async execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<ExecuteOutput> {
     const timings = { input: 0n, infer: 0n, output: 0n };
     const results: ExecuteResult[] = new Array(batch.length);
     const groups = new Map<string, { request: InferRequest; index: number; rows: number }[]>();
@@ -71,8 +70,10 @@ class OnnxWorkerInstance implements WorkerModelInstance {
       }
       group.forEach((g, k) => (results[g.index] = responses[k]!));
     }
-    this.lastTimings = { computeInputNs: Number(timings.input), computeInferNs: Number(timings.infer), computeOutputNs: Number(timings.output) };
-    return results;
+    return {
+      results,
+      timings: { computeInputNs: Number(timings.input), computeInferNs: Number(timings.infer), computeOutputNs: Number(timings.output) },
+    };
   }
 
   private async runGroup(requests: readonly InferRequest[], rows: readonly number[], timings: { input: bigint; infer: bigint; output: bigint }): Promise<InferResponse[]> {

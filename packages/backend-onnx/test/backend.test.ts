@@ -58,7 +58,7 @@ describe('add/sub (auto-completed, batched across requests)', () => {
   it('concatenates requests, splits rows back, returns only requested outputs', async () => {
     const a = request('simple', [int32('INPUT0', [1, 16], range(16)), int32('INPUT1', [1, 16], Array(16).fill(1))]);
     const b = request('simple', [int32('INPUT0', [2, 16], range(32, 100)), int32('INPUT1', [2, 16], Array(32).fill(2))], ['OUTPUT1']);
-    const results = await m.instance.execute([a, b], signal());
+    const { results, timings } = await m.instance.execute([a, b], signal());
     const ra = ok(results[0]);
     expect(ra.outputs.map((o) => o.name)).toEqual(['OUTPUT0', 'OUTPUT1']);
     expect(values(out(ra, 'OUTPUT0'))).toEqual(range(16, 1));
@@ -67,7 +67,7 @@ describe('add/sub (auto-completed, batched across requests)', () => {
     expect(rb.outputs.map((o) => o.name)).toEqual(['OUTPUT1']);
     expect(out(rb, 'OUTPUT1').shape).toEqual([2, 16]);
     expect(values(out(rb, 'OUTPUT1'))).toEqual(range(32, 98));
-    const t = m.instance.lastTimings!;
+    const t = timings!;
     expect(t.computeInferNs).toBeGreaterThan(0);
     expect(t.computeInputNs).toBeGreaterThanOrEqual(0);
     expect(t.computeOutputNs).toBeGreaterThanOrEqual(0);
@@ -83,7 +83,7 @@ describe('add/sub (auto-completed, batched across requests)', () => {
     const badBytes = request('simple', [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: new Uint8Array(60) }, int32('INPUT1', [1, 16], range(16))]);
     const tooBig = request('simple', [int32('INPUT0', [5, 16], range(80)), int32('INPUT1', [5, 16], range(80))]);
     const missing = request('simple', [int32('INPUT0', [1, 16], range(16))]);
-    const results = await m.instance.execute([good, badType, badShape, badBytes, tooBig, missing], signal());
+    const results = (await m.instance.execute([good, badType, badShape, badBytes, tooBig, missing], signal())).results;
     expect(values(out(ok(results[0]), 'OUTPUT0'))).toEqual(range(16).map((v) => 2 * v));
     const messages = results.slice(1).map((r) => (InferError.is(r) ? `${r.code}: ${r.message}` : 'response'));
     expect(messages).toEqual([
@@ -107,7 +107,7 @@ describe('int64 sequence model (dynamic batch and sequence axes)', () => {
     const a = request('seq', [int64('input_ids', [1, 3], [1, 2, 3])]);
     const b = request('seq', [int64('input_ids', [2, 3], [10, 20, 30, 40, 50, 60])]);
     const c = request('seq', [int64('input_ids', [1, 5], [1, 1, 1, 1, 1])], ['row_sum']);
-    const results = (await m.instance.execute([a, b, c], signal())).map(ok);
+    const results = ((await m.instance.execute([a, b, c], signal())).results).map(ok);
     expect(values(out(results[0]!, 'doubled'))).toEqual([2n, 4n, 6n]);
     expect(out(results[1]!, 'doubled').shape).toEqual([2, 3]);
     expect(values(out(results[1]!, 'row_sum'))).toEqual([60n, 150n]);
@@ -143,7 +143,7 @@ describe('model shapes without batching', () => {
     const m = await loadModel(repo, 'nobatch', buildNoBatchModel(), '');
     try {
       expect(m.config.max_batch_size).toBe(0);
-      const r = ok((await m.instance.execute([request('nobatch', [int32('INPUT0', [16], range(16)), int32('INPUT1', [16], range(16))])], signal()))[0]);
+      const r = ok(((await m.instance.execute([request('nobatch', [int32('INPUT0', [16], range(16)), int32('INPUT1', [16], range(16))])], signal())).results)[0]);
       expect(out(r, 'OUTPUT1').shape).toEqual([16]);
       expect(values(out(r, 'OUTPUT1'))).toEqual(Array(16).fill(0));
     } finally {
@@ -156,7 +156,7 @@ describe('model shapes without batching', () => {
     try {
       expect(m.config.input[0]).toMatchObject({ dims: [1], reshape: { shape: [] } });
       expect(m.config.output[0]).toMatchObject({ dims: [1], reshape: { shape: [] } });
-      const r = ok((await m.instance.execute([request('scalar', [tensorFromTyped('INPUT0', 'FP32', [1], Float32Array.of(3.5))])], signal()))[0]);
+      const r = ok(((await m.instance.execute([request('scalar', [tensorFromTyped('INPUT0', 'FP32', [1], Float32Array.of(3.5))])], signal())).results)[0]);
       expect(out(r, 'OUTPUT0').shape).toEqual([1]);
       expect(values(out(r, 'OUTPUT0'))).toEqual([7]);
     } finally {
@@ -174,9 +174,9 @@ describe('BERT-shaped encoder', () => {
       const req = (ids: number[], mask: number[]) => request('bert', [int64('INPUT_IDS', [1, ids.length], ids), int64('ATTENTION_MASK', [1, mask.length], mask)]);
       const a = req([1, 5, 9, 2], [1, 1, 1, 1]);
       const b = req([1, 7, 2, 0], [1, 1, 1, 0]);
-      const batched = (await m.instance.execute([a, b], signal())).map(ok);
-      const alone = ok((await m.instance.execute([b], signal()))[0]);
-      const again = (await m.instance.execute([a, b], signal())).map(ok);
+      const batched = ((await m.instance.execute([a, b], signal())).results).map(ok);
+      const alone = ok(((await m.instance.execute([b], signal())).results)[0]);
+      const again = ((await m.instance.execute([a, b], signal())).results).map(ok);
       const logits = (r: InferResponse) => Array.from(typedView(out(r, 'LOGITS')) as Float32Array);
       expect(out(batched[0]!, 'LOGITS').shape).toEqual([1, 2]);
       logits(alone).forEach((v, i) => expect(v).toBeCloseTo(logits(batched[1]!)[i]!, 5));
@@ -194,7 +194,7 @@ describe('KIND_GPU without a usable GPU', () => {
     const m = await loadModel(repo, 'gpu_fallback', buildAddSubModel(), '', { kind: 'GPU', log });
     try {
       expect(log.lines.some((l) => l.startsWith('W') && l.includes('KIND_GPU') && l.includes('falling back to the CPU execution provider'))).toBe(true);
-      const r = await m.instance.execute([request('gpu_fallback', [int32('INPUT0', [1, 16], range(16)), int32('INPUT1', [1, 16], range(16))])], signal());
+      const r = (await m.instance.execute([request('gpu_fallback', [int32('INPUT0', [1, 16], range(16)), int32('INPUT1', [1, 16], range(16))])], signal())).results;
       expect(InferError.is(r[0])).toBe(false);
     } finally {
       await m.dispose();

@@ -48,7 +48,7 @@ describe('every element type onnxruntime-node supports', () => {
       expect(m.config.input.map((i) => i.data_type)).toEqual(types.map((t) => (t === 'BYTES' ? 'TYPE_STRING' : `TYPE_${t}`)));
       const a = request('all_types', types.map((t) => sample(t, 1, 1)));
       const b = request('all_types', types.map((t) => sample(t, 2, 2)));
-      const results = await m.instance.execute([a, b], signal());
+      const results = (await m.instance.execute([a, b], signal())).results;
       results.forEach((result, k) => {
         expect(InferError.is(result)).toBe(false);
         const response = result as InferResponse;
@@ -116,10 +116,10 @@ describe('runtime errors inside onnxruntime', () => {
     try {
       const ids = (values: number[]) => tensorFromTyped('input_ids', 'INT64', [1, values.length], BigInt64Array.from(values.map(BigInt)));
       const mask = (n: number) => tensorFromTyped('attention_mask', 'INT64', [1, n], new BigInt64Array(n).fill(1n));
-      const [bad] = await m.instance.execute([request('oob', [ids([1, 999]), mask(2)])], signal());
+      const [bad] = (await m.instance.execute([request('oob', [ids([1, 999]), mask(2)])], signal())).results;
       expect(InferError.is(bad) && bad.code).toBe('INTERNAL');
       expect((bad as Error).message).toMatch(/^onnx runtime error for model 'oob': /);
-      const [good] = await m.instance.execute([request('oob', [ids([1, 2]), mask(2)])], signal());
+      const [good] = (await m.instance.execute([request('oob', [ids([1, 2]), mask(2)])], signal())).results;
       expect(InferError.is(good)).toBe(false);
     } finally {
       await m.dispose();
@@ -186,7 +186,7 @@ output [{ name: "OUTPUT", data_type: TYPE_FP32, dims: [1] }]`;
     const m = await loadModel(repo, 'ragged', g.toBytes(), config);
     try {
       const req = (n: number) => request('ragged', [tensorFromTyped('INPUT', 'FP32', [1, n], Float32Array.from({ length: n }, (_, i) => i + 1))]);
-      const results = await m.instance.execute([req(3), req(4), req(5)], signal());
+      const results = (await m.instance.execute([req(3), req(4), req(5)], signal())).results;
       const values = results.map((r) => {
         expect(InferError.is(r), String((r as Error).message)).toBe(false);
         const t = (r as InferResponse).outputs[0]!;

@@ -112,7 +112,7 @@ export async function runModelOnce(o: RunOnceOptions): Promise<RunOnceResult> {
       await instance.executeDecoupled([request], [{ response: (r) => responses.push(r), complete: (e) => (failure = e) }], signal);
       if (failure) throw failure;
     } else {
-      const [result] = await instance.execute([request], signal);
+      const [result] = (await instance.execute([request], signal)).results;
       if (!result) throw new InferError('INTERNAL', 'execute returned no result');
       if (InferError.is(result)) throw result;
       responses.push(result);

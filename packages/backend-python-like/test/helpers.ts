@@ -97,8 +97,8 @@ export function request(model: string, id: string, inputs: Tensor[], parameters?
   };
 }
 
-export function run(instance: ModelInstance, batch: InferRequest[]): Promise<readonly ExecuteResult[]> {
-  return instance.execute(batch, new AbortController().signal);
+export async function run(instance: ModelInstance, batch: InferRequest[]): Promise<readonly ExecuteResult[]> {
+  return (await instance.execute(batch, new AbortController().signal)).results;
 }
 
 export function ok(result: ExecuteResult | undefined): InferResponse {

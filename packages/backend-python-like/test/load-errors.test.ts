@@ -42,10 +42,10 @@ export default class TritonPythonModel {
 `;
     let y: number | undefined;
     await load('outside', source, '', async (instance) => {
-      const [r] = await instance.execute(
+      const [r] = (await instance.execute(
         [{ id: 'r', model: 'outside', inputs: [{ name: 'X', datatype: 'INT32', shape: [1], data: new Uint8Array(4) }] }],
         new AbortController().signal,
-      );
+      )).results;
       if (!r || InferError.is(r)) throw r;
       y = new Int32Array(r.outputs[0]!.data.slice().buffer)[0];
     });

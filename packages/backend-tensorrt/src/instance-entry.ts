@@ -13,7 +13,7 @@ import {
   concatInputs,
   splitOutputs,
   type ExecuteResult,
-  type ExecuteTimings,
+  type ExecuteOutput,
   type InferRequest,
   type InferResponse,
   type Tensor,
@@ -32,7 +32,6 @@ interface Member {
 }
 
 class TrtWorkerInstance implements WorkerModelInstance {
-  lastTimings: ExecuteTimings | undefined;
   private readonly inputPlans: Map<string, TensorPlan>;
   /** Most rows one run may carry (the profile's smallest max dim 0 over the inputs). */
   private readonly maxRows: number;
@@ -48,7 +47,7 @@ class TrtWorkerInstance implements WorkerModelInstance {
     this.maxRows = init.maxBatchSize > 0 ? Math.min(init.maxBatchSize, ...limits) : 1;
   }
 
-  async execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<readonly ExecuteResult[]> {
+  async execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<ExecuteOutput> {
     const timings = { input: 0n, infer: 0n, output: 0n };
     const results: ExecuteResult[] = new Array(batch.length);
     const groups = new Map<string, Member[]>();
@@ -81,8 +80,10 @@ class TrtWorkerInstance implements WorkerModelInstance {
         chunk.forEach((m, k) => (results[m.index] = responses[k]!));
       }
     }
-    this.lastTimings = { computeInputNs: Number(timings.input), computeInferNs: Number(timings.infer), computeOutputNs: Number(timings.output) };
-    return results;
+    return {
+      results,
+      timings: { computeInputNs: Number(timings.input), computeInferNs: Number(timings.infer), computeOutputNs: Number(timings.output) },
+    };
   }
 
   /** Cuts a group into runs of at most maxRows rows (each request already fits alone). */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InferError, tensorFromTyped, typedView, type ExecuteResult, type InferResponse, type Tensor } from '@tritium/core';
+import { InferError, tensorFromTyped, typedView, type ExecuteOutput, type ExecuteResult, type InferResponse, type Tensor } from '@tritium/core';
 import { TempDir, buildDouble, doubleEngine, loadModel, request, signal, type Loaded } from './helpers.ts';
 
 function ok(result: ExecuteResult | undefined): InferResponse {
@@ -52,18 +52,19 @@ describe('add engine with dynamic batch and length (thread isolation)', () => {
     const a = request('add', [fp32('X', [1, 3], [1, 2, 3]), fp32('Y', [1, 3], [10, 10, 10])]);
     const b = request('add', [fp32('X', [2, 3], range(6)), fp32('Y', [2, 3], range(6))]);
     const c = request('add', [fp32('X', [1, 5], range(5)), fp32('Y', [1, 5], Array(5).fill(1))]);
-    const results = (await m.instance.execute([a, b, c], signal())).map(ok);
+    const output = await m.instance.execute([a, b, c], signal());
+    const results = output.results.map(ok);
     expect(values(out(results[0]!, 'Z'))).toEqual([11, 12, 13]);
     expect(out(results[1]!, 'Z').shape).toEqual([2, 3]);
     expect(values(out(results[1]!, 'Z'))).toEqual([0, 2, 4, 6, 8, 10]);
     expect(out(results[2]!, 'Z').shape).toEqual([1, 5]);
     expect(values(out(results[2]!, 'Z'))).toEqual([1, 2, 3, 4, 5]);
-    expect(m.instance.lastTimings?.computeInferNs).toBeGreaterThan(0);
+    expect(output.timings?.computeInferNs).toBeGreaterThan(0);
   });
 
   it('cuts a batch larger than the profile allows into runs that fit', async () => {
     const batch = range(3).map((k) => request('add', [fp32('X', [2, 2], range(4, 10 * k)), fp32('Y', [2, 2], [0, 0, 0, 0])]));
-    const results = (await m.instance.execute(batch, signal())).map(ok);
+    const results = ((await m.instance.execute(batch, signal())).results).map(ok);
     expect(results.map((r) => values(out(r, 'Z')))).toEqual([range(4, 0), range(4, 10), range(4, 20)]);
   });
 
@@ -74,7 +75,7 @@ describe('add engine with dynamic batch and length (thread isolation)', () => {
     const badType = request('add', [int32('X', [1, 2], [1, 2]), fp32('Y', [1, 2], [3, 4])]);
     const badRank = request('add', [fp32('X', [1, 2, 1], [1, 2]), fp32('Y', [1, 2], [3, 4])]);
     const tooBig = request('add', [fp32('X', [5, 2], range(10)), fp32('Y', [5, 2], range(10))]);
-    const results = await m.instance.execute([good, tooLong, tooShort, badType, badRank, tooBig], signal());
+    const results = (await m.instance.execute([good, tooLong, tooShort, badType, badRank, tooBig], signal())).results;
     expect(values(out(ok(results[0]), 'Z'))).toEqual([4, 6]);
     expect(results.slice(1).map(message)).toEqual([
       "INVALID_ARG: request specifies invalid shape for input 'X' for add_0. Error details: model expected the shape of dimension 1 to be between 2 and 8 but received 9",
@@ -94,7 +95,7 @@ describe('engine ops and failures', () => {
       expect(m.config.max_batch_size).toBe(0);
       expect(m.config.dynamic_batching).toBeUndefined();
       expect(m.config.input[0]).toMatchObject({ name: 'IN', data_type: 'TYPE_INT32', dims: [3] });
-      const r = ok((await m.instance.execute([request('fixed', [int32('IN', [3], [7, 8, 9])])], signal()))[0]);
+      const r = ok(((await m.instance.execute([request('fixed', [int32('IN', [3], [7, 8, 9])])], signal())).results)[0]);
       expect(out(r, 'OUT').shape).toEqual([3]);
       expect(values(out(r, 'OUT'))).toEqual([7, 8, 9]);
     } finally {
@@ -111,7 +112,7 @@ describe('engine ops and failures', () => {
     const m = await loadModel(dir.root, 'scalar', engine, '', { shimPath, isolation: 'thread' });
     try {
       expect(m.config.input[0]).toMatchObject({ dims: [1], reshape: { shape: [] } });
-      const results = (await m.instance.execute([request('scalar', [fp32('S', [2, 1], [1, 2])]), request('scalar', [fp32('S', [1, 1], [5])])], signal())).map(ok);
+      const results = ((await m.instance.execute([request('scalar', [fp32('S', [2, 1], [1, 2])]), request('scalar', [fp32('S', [1, 1], [5])])], signal())).results).map(ok);
       expect(results.map((r) => [out(r, 'T').shape, values(out(r, 'T'))])).toEqual([
         [[2, 1], [3, 6]],
         [[1, 1], [15]],
@@ -130,7 +131,7 @@ describe('engine ops and failures', () => {
     const m = await loadModel(dir.root, 'scale', engine, 'max_batch_size: 2', { shimPath, isolation: 'thread' });
     try {
       expect(m.config.max_batch_size).toBe(2);
-      const r = ok((await m.instance.execute([request('scale', [fp32('IN', [1, 2], [2, 4])], ['OUT'])], signal()))[0]);
+      const r = ok(((await m.instance.execute([request('scale', [fp32('IN', [1, 2], [2, 4])], ['OUT'])], signal())).results)[0]);
       expect(values(out(r, 'OUT'))).toEqual([5, 10]);
     } finally {
       await m.dispose();
@@ -142,7 +143,7 @@ describe('engine ops and failures', () => {
     const m = await loadModel(dir.root, 'failing', engine, 'max_batch_size: 4', { shimPath, isolation: 'thread' });
     try {
       for (let i = 0; i < 2; i++) {
-        const results = await m.instance.execute([request('failing', [fp32('IN', [1, 1], [1])])], signal());
+        const results = (await m.instance.execute([request('failing', [fp32('IN', [1, 1], [1])])], signal())).results;
         expect(message(results[0])).toBe(
           "INTERNAL: TensorRT error for model 'failing' instance 'failing_0': trt_context_enqueue failed (RUNTIME): double: enqueueV3 failed (op 'fail')",
         );
@@ -173,7 +174,7 @@ describe('a crashing engine call (process isolation)', () => {
       expect(InferError.is(crashed)).toBe(true);
       expect((crashed as InferError).code).toBe('INTERNAL');
       expect((crashed as InferError).message).toMatch(/^model 'crashing' instance 'crashing_0' crashed: worker process killed by SIGABRT/);
-      expect(values(out(ok(served[0]), 'OUT'))).toEqual([42]);
+      expect(values(out(ok((served as ExecuteOutput).results[0]), 'OUT'))).toEqual([42]);
       // The crashed instance comes back (a fresh child) and crashes again on the next call: it did restart.
       const again = await crashing.instance.execute([req('crashing')], signal()).then(
         () => 'served',
@@ -181,7 +182,7 @@ describe('a crashing engine call (process isolation)', () => {
       );
       expect(again).toBe('INTERNAL');
       expect((crashing.instance as { restarts?: number }).restarts).toBeGreaterThanOrEqual(1);
-      expect(values(out(ok((await healthy.instance.execute([req('healthy')], signal()))[0]), 'OUT'))).toEqual([42]);
+      expect(values(out(ok(((await healthy.instance.execute([req('healthy')], signal())).results)[0]), 'OUT'))).toEqual([42]);
     } finally {
       await crashing.dispose();
       await healthy.dispose();

@@ -80,7 +80,7 @@ export function repeatBackend(): Backend {
         async createInstance() {
           return {
             async execute(batch) {
-              return batch.map(() => ({ id: '', model: 'repeat', version: 1, outputs: [] }));
+              return { results: batch.map(() => ({ id: '', model: 'repeat', version: 1, outputs: [] })) };
             },
             async executeDecoupled(batch, sinks) {
               run(batch, sinks);

@@ -7,6 +7,7 @@
  */
 import {
   InferError,
+  type ExecuteOutput,
   type ExecuteResult,
   type InferRequest,
   type InferResponse,
@@ -107,8 +108,8 @@ export async function createModelInstance(
   };
 
   const instance: WorkerModelInstance = {
-    async execute(batch: readonly InferRequest[], xctx: WorkerExecuteContext): Promise<readonly ExecuteResult[]> {
-      if (decoupled) return executeDecoupledAsOne(batch, xctx);
+    async execute(batch: readonly InferRequest[], xctx: WorkerExecuteContext): Promise<ExecuteOutput> {
+      if (decoupled) return { results: await executeDecoupledAsOne(batch, xctx) };
       const requests = batch.map((wire) =>
         api.incomingRequest({ wire, requestedOutputNames: requestedOf(wire), sender: noSender, isCancelled: () => xctx.signal.aborted }),
       );
@@ -126,7 +127,7 @@ export async function createModelInstance(
           `${failPrefix}Expected a list of InferenceResponse in the execute return, found ${type}`,
         );
       }
-      return mapResults(list.map(plain), batch, { config, version: init.version, requested: batch.map(requestedOf) });
+      return { results: mapResults(list.map(plain), batch, { config, version: init.version, requested: batch.map(requestedOf) }) };
     },
     async dispose(): Promise<void> {
       await model.finalize?.();

@@ -76,24 +76,37 @@ export interface BackendModel {
 /** Per-request outcome of one execute: a response, or an error that fails only that request. */
 export type ExecuteResult = InferResponse | InferError;
 
-/** Timings an instance may report for statistics (nanoseconds). */
+/** Timings an instance may report for statistics (nanoseconds), measured for one execute. */
 export interface ExecuteTimings {
   readonly computeInputNs?: number;
   readonly computeInferNs?: number;
   readonly computeOutputNs?: number;
 }
 
+/**
+ * What one `execute` produced: exactly one result per request, in order, and that execute's own
+ * timings (absent when the backend does not measure them; the scheduler then uses the wall time).
+ * Timings travel with their results, never through instance state, so overlapping executes
+ * (several in flight, decoupled responses, process isolation) cannot charge one batch's time to
+ * another.
+ */
+export interface ExecuteOutput {
+  readonly results: readonly ExecuteResult[];
+  readonly timings?: ExecuteTimings;
+}
+
 export interface ModelInstance {
   /**
-   * Runs one batch. Returns exactly one entry per request, in order. Rejecting (e.g. the worker died)
-   * fails every request of the batch. `signal` aborts when every request of the batch is cancelled
-   * or the instance is being torn down.
+   * Runs one batch. Resolves with exactly one result per request, in order. Rejecting (e.g. the
+   * worker died) fails every request of the batch. `signal` aborts when every request of the batch
+   * is cancelled or the instance is being torn down.
    */
-  execute(batch: readonly InferRequest[], signal: AbortSignal): Promise<readonly ExecuteResult[]>;
-  /** Decoupled models: responses go to each request's sink; resolves when the call returns. */
-  executeDecoupled?(batch: readonly InferRequest[], sinks: readonly ResponseSink[], signal: AbortSignal): Promise<void>;
-  /** Last execute's timings, if the backend measures them. */
-  readonly lastTimings?: ExecuteTimings;
+  execute(batch: readonly InferRequest[], signal: AbortSignal): Promise<ExecuteOutput>;
+  /**
+   * Decoupled models: responses go to each request's sink; resolves when the call returns, with
+   * that call's timings if the backend measures them.
+   */
+  executeDecoupled?(batch: readonly InferRequest[], sinks: readonly ResponseSink[], signal: AbortSignal): Promise<ExecuteTimings | void>;
   /** Health: false once the instance crashed and has not recovered. */
   readonly healthy?: boolean;
   dispose(): Promise<void>;

@@ -10,7 +10,7 @@
  * on the caller's event loop; no locks. Every accepted request is answered exactly once.
  */
 import { InferError } from '../errors.ts';
-import type { ModelInstance, ExecuteTimings } from '../backend/spi.ts';
+import type { ExecuteOutput, ExecuteTimings, ModelInstance } from '../backend/spi.ts';
 import type { Logger } from '../logger.ts';
 import { silentLogger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
@@ -345,15 +345,16 @@ export class DynamicBatcher implements Scheduler {
         .finally(done);
       return;
     }
-    let call: Promise<readonly (InferResponse | InferError)[]>;
+    let call: Promise<ExecuteOutput>;
     try {
       call = slot.instance.execute(requests, signal);
     } catch (err) {
       call = Promise.reject(err);
     }
     call.then(
-      (results) => {
-        const timings = this.recordExecution(slot, batchSize, startUs);
+      (output) => {
+        const timings = this.recordExecution(batchSize, startUs, output?.timings);
+        const results = output?.results ?? [];
         if (results.length !== entries.length) {
           this.failBatch(
             entries,
@@ -371,7 +372,7 @@ export class DynamicBatcher implements Scheduler {
         });
       },
       (err: unknown) => {
-        this.recordExecution(slot, batchSize, startUs);
+        this.recordExecution(batchSize, startUs);
         this.failBatch(entries, InferError.from(err), 'BACKEND');
       },
     )
@@ -387,32 +388,42 @@ export class DynamicBatcher implements Scheduler {
     }
   }
 
+  /**
+   * Decoupled execution. A request may complete before `executeDecoupled` resolves with the call's
+   * timings: it is answered at once, and its success statistics wait for those timings.
+   */
   private async runDecoupled(slot: Slot, entries: Entry[], requests: InferRequest[], signal: AbortSignal, startUs: number, batchSize: number): Promise<void> {
     const exec = slot.instance.executeDecoupled;
     if (!exec) {
       this.failBatch(entries, new InferError('INTERNAL', `model '${this.opts.modelName}' is decoupled but its instance has no executeDecoupled`), 'OTHER');
       return;
     }
+    let timings: Required<ExecuteTimings> | undefined;
+    const awaitingTimings: { entry: Entry; totalNs: number }[] = [];
     const sinks: ResponseSink[] = entries.map((e) => ({
       response: (r) => {
         if (e.state !== 'done') e.sink?.response(r);
       },
       complete: (error) => {
         if (error) this.finish(e, InferError.from(error), 'BACKEND');
-        else this.finish(e, null, undefined, timingsOf(slot.instance.lastTimings, 0));
+        else if (timings) this.finish(e, null, undefined, timings);
+        else {
+          const totalNs = this.finish(e, null, undefined, 'later');
+          if (totalNs !== undefined) awaitingTimings.push({ entry: e, totalNs });
+        }
       },
     }));
     try {
-      await exec.call(slot.instance, requests, sinks, signal);
-      this.recordExecution(slot, batchSize, startUs);
+      timings = this.recordExecution(batchSize, startUs, (await exec.call(slot.instance, requests, sinks, signal)) ?? undefined);
     } catch (err) {
-      this.recordExecution(slot, batchSize, startUs);
+      timings = this.recordExecution(batchSize, startUs);
       this.failBatch(entries, InferError.from(err), 'BACKEND');
     }
+    for (const { entry, totalNs } of awaitingTimings) this.stats.requestSucceeded(totalNs, { queueNs: entry.queueNs, ...timings });
   }
 
-  private recordExecution(slot: Slot, batchSize: number, startUs: number): Required<ExecuteTimings> {
-    const timings = timingsOf(slot.instance.lastTimings, (this.clock.nowUs() - startUs) * 1000);
+  private recordExecution(batchSize: number, startUs: number, reported?: ExecuteTimings): Required<ExecuteTimings> {
+    const timings = timingsOf(reported, (this.clock.nowUs() - startUs) * 1000);
     this.stats.execution(batchSize, timings);
     return timings;
   }
@@ -430,8 +441,13 @@ export class DynamicBatcher implements Scheduler {
 
   // ---- completion ------------------------------------------------------------------------
 
-  private finish(entry: Entry, outcome: Outcome, reason?: FailureReason, timings?: Required<ExecuteTimings>): void {
-    if (entry.state === 'done') return;
+  /**
+   * Answers an entry once. Success statistics use `timings`, or are left to the caller with
+   * `'later'` (decoupled: the call's timings are not known yet). Returns the entry's total time,
+   * or undefined when it was already answered.
+   */
+  private finish(entry: Entry, outcome: Outcome, reason?: FailureReason, timings?: Required<ExecuteTimings> | 'later'): number | undefined {
+    if (entry.state === 'done') return undefined;
     const dequeued = entry.state === 'running';
     entry.state = 'done';
     entry.timer?.cancel();
@@ -439,7 +455,7 @@ export class DynamicBatcher implements Scheduler {
     if (entry.onAbort) entry.request.signal?.removeEventListener('abort', entry.onAbort);
     const totalNs = (this.clock.nowUs() - entry.arrivalUs) * 1000;
     if (reason) this.stats.requestFailed(totalNs, reason, dequeued);
-    else {
+    else if (timings !== 'later') {
       const t = timings ?? { computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 };
       this.stats.requestSucceeded(totalNs, { queueNs: entry.queueNs, ...t });
     }
@@ -457,6 +473,7 @@ export class DynamicBatcher implements Scheduler {
       this.drained = undefined;
       d();
     }
+    return totalNs;
   }
 
   /** preserve_ordering: releases held outcomes in arrival order. Cancelled ones were released at once. */

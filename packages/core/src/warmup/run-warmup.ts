@@ -52,6 +52,6 @@ async function executeOnce(config: ModelConfig, instance: ModelInstance, batch: 
     await instance.executeDecoupled(batch, sinks, signal);
     return failed;
   }
-  const results = await instance.execute(batch, signal);
+  const { results } = await instance.execute(batch, signal);
   return results.find((r): r is InferError => InferError.is(r));
 }

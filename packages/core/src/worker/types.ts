@@ -2,7 +2,7 @@
  * Public types of the worker host: what a backend passes to `spawnWorkerInstance`, and what the entry
  * module that runs INSIDE the worker exports.
  */
-import type { ExecuteResult, ExecuteTimings, ModelInstance } from '../backend/spi.ts';
+import type { ExecuteOutput, ExecuteTimings, ModelInstance } from '../backend/spi.ts';
 import type { Logger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 
@@ -109,17 +109,17 @@ export interface WorkerExecuteContext {
 }
 
 /**
- * What `createInstance` returns inside the worker. `execute` returns one result per request in order
- * (an InferError in a slot fails only that request); rejecting fails the whole batch (INTERNAL unless
- * it is an InferError) WITHOUT restarting the worker. Output buffers that span their whole
- * ArrayBuffer are transferred to the host and so detached here: copy an array you keep and return.
+ * What `createInstance` returns inside the worker. `execute` resolves with one result per request in
+ * order (an InferError in a slot fails only that request) and, optionally, the timings of that very
+ * execute; rejecting fails the whole batch (INTERNAL unless it is an InferError) WITHOUT restarting
+ * the worker. Output buffers that span their whole ArrayBuffer are transferred to the host and so
+ * detached here: copy an array you keep and return.
  */
 export interface WorkerModelInstance {
-  execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<readonly ExecuteResult[]>;
-  executeDecoupled?(batch: readonly InferRequest[], sinks: readonly ResponseSink[], ctx: WorkerExecuteContext): Promise<void>;
+  execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<ExecuteOutput>;
+  /** Decoupled: responses through `sinks`; resolves (optionally with this call's timings) when the call returns. */
+  executeDecoupled?(batch: readonly InferRequest[], sinks: readonly ResponseSink[], ctx: WorkerExecuteContext): Promise<ExecuteTimings | void>;
   dispose?(): Promise<void>;
-  /** Read after each execute and reported to the host's `lastTimings`. */
-  readonly lastTimings?: ExecuteTimings;
 }
 
 /** The type of the `createInstance` export of an entry module. */

@@ -14,7 +14,7 @@
 import { pathToFileURL } from 'node:url';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { InferError } from '../errors.ts';
-import type { ExecuteResult, ExecuteTimings } from '../backend/spi.ts';
+import type { ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { BOOTSTRAP_URL, spawnProcess, spawnThread, type Channel } from './channel.ts';
@@ -32,7 +32,7 @@ import { runtimeReadPaths } from './process-paths.ts';
 import { entryDir, workerBundle, type WorkerBundle } from './process-bundle.ts';
 
 interface PendingExecute {
-  resolve(results: readonly ExecuteResult[]): void;
+  resolve(output: ExecuteOutput): void;
   reject(error: InferError): void;
   sinks?: readonly ResponseSink[];
   cleanup(): void;
@@ -59,7 +59,6 @@ function entryUrl(entry: string | URL): string {
 
 class WorkerHostInstance<Init> implements WorkerInstance {
   restarts = 0;
-  lastTimings: ExecuteTimings | undefined;
   private state: State = 'starting';
   private gen: Generation | undefined;
   private nextId = 1;
@@ -168,15 +167,16 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         gen.pending.delete(msg.id);
         p.cleanup();
         this.idle(gen);
-        this.lastTimings = msg.timings;
         if (msg.error) p.reject(InferError.fromWire(msg.error));
-        else if (msg.packed) p.resolve(unpackResults(msg.packed).map((r) => (r.ok ? r.response : InferError.fromWire(r.error))));
-        else
-          p.resolve(
-            (msg.results ?? []).map((r) =>
-              r.ok ? { ...r.response, outputs: r.response.outputs.map(normalizeTensor) } : InferError.fromWire(r.error),
-            ),
+        else if (msg.packed) {
+          const results = unpackResults(msg.packed).map((r) => (r.ok ? r.response : InferError.fromWire(r.error)));
+          p.resolve({ results, timings: msg.timings });
+        } else {
+          const results = (msg.results ?? []).map((r) =>
+            r.ok ? { ...r.response, outputs: r.response.outputs.map(normalizeTensor) } : InferError.fromWire(r.error),
           );
+          p.resolve({ results, timings: msg.timings });
+        }
         break;
       }
       case 'sink': {
@@ -324,15 +324,15 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     });
   }
 
-  execute(batch: readonly InferRequest[], signal: AbortSignal): Promise<readonly ExecuteResult[]> {
-    return this.run(batch, signal, undefined) as Promise<readonly ExecuteResult[]>;
+  execute(batch: readonly InferRequest[], signal: AbortSignal): Promise<ExecuteOutput> {
+    return this.run(batch, signal, undefined);
   }
 
-  async executeDecoupled(batch: readonly InferRequest[], sinks: readonly ResponseSink[], signal: AbortSignal): Promise<void> {
-    await this.run(batch, signal, sinks);
+  async executeDecoupled(batch: readonly InferRequest[], sinks: readonly ResponseSink[], signal: AbortSignal): Promise<ExecuteTimings | void> {
+    return (await this.run(batch, signal, sinks)).timings;
   }
 
-  private async run(batch: readonly InferRequest[], signal: AbortSignal, sinks: readonly ResponseSink[] | undefined): Promise<unknown> {
+  private async run(batch: readonly InferRequest[], signal: AbortSignal, sinks: readonly ResponseSink[] | undefined): Promise<ExecuteOutput> {
     if (signal.aborted) throw new InferError('CANCELLED', 'request cancelled');
     let gen: Generation;
     // The worker may die between "ready" and this turn; then wait for its successor (bounded by waitReady).
@@ -346,7 +346,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     const transferList = gen.channel.canTransfer ? transfer : undefined;
     const transferWhole = this.o.transferInputs === true;
     const packed = packRequests(batch, transferList, transferWhole);
-    return new Promise((resolve, reject) => {
+    return new Promise<ExecuteOutput>((resolve, reject) => {
       const timeoutMs = this.o.executeTimeoutMs;
       const timer =
         timeoutMs && timeoutMs > 0 ? setTimeout(() => this.crash(gen, `execute timed out after ${timeoutMs} ms`), timeoutMs) : undefined;

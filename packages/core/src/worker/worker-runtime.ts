@@ -7,7 +7,7 @@ import { parentPort } from 'node:worker_threads';
 import { InferError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
-import type { ExecuteResult } from '../backend/spi.ts';
+import type { ExecuteResult, ExecuteTimings } from '../backend/spi.ts';
 import {
   BRAND,
   BUNDLED_ENTRY_KEY,
@@ -96,9 +96,21 @@ function makeContext(payload: InitPayload): WorkerContext {
 let instance: WorkerModelInstance | undefined;
 const running = new Map<number, AbortController>();
 
-function sendResults(id: number, results: readonly ExecuteResult[], batchSize: number): void {
+/** The timings an entry reported, as plain finite numbers (anything else is dropped, never sent). */
+function plainTimings(t: ExecuteTimings | void | undefined): ExecuteTimings | undefined {
+  if (!t || typeof t !== 'object') return undefined;
+  const out: { computeInputNs?: number; computeInferNs?: number; computeOutputNs?: number } = {};
+  for (const k of ['computeInputNs', 'computeInferNs', 'computeOutputNs'] as const) {
+    const v = (t as Record<string, unknown>)[k];
+    if (typeof v === 'number' && Number.isFinite(v) && v >= 0) out[k] = v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+function sendResults(id: number, output: { readonly results?: readonly ExecuteResult[]; readonly timings?: ExecuteTimings } | undefined, batchSize: number): void {
+  const results = output?.results;
   if (!Array.isArray(results) || results.length !== batchSize) {
-    const got = Array.isArray(results) ? `${results.length} results` : `a ${typeof results}`;
+    const got = Array.isArray(results) ? `${results.length} results` : Array.isArray(output) ? 'a bare array (expected { results })' : `a ${typeof results}`;
     send({ t: 'result', id, error: { code: 'INTERNAL', message: `execute returned ${got} for a batch of ${batchSize} requests` } });
     return;
   }
@@ -112,11 +124,11 @@ function sendResults(id: number, results: readonly ExecuteResult[], batchSize: n
   });
   const packed = packResults(wire, channel.canTransfer ? transfer : undefined);
   if (packed) {
-    send({ t: 'result', id, packed, timings: instance?.lastTimings }, transfer);
+    send({ t: 'result', id, packed, timings: plainTimings(output?.timings) }, transfer);
     return;
   }
   const prepared = wire.map((w) => (w.ok ? { ok: true as const, response: prepareResponse(w.response, channel.canTransfer ? transfer : undefined, true) } : w));
-  send({ t: 'result', id, results: prepared, timings: instance?.lastTimings }, transfer);
+  send({ t: 'result', id, results: prepared, timings: plainTimings(output?.timings) }, transfer);
 }
 
 function sinkFor(id: number, index: number): ResponseSink {
@@ -144,11 +156,10 @@ async function runExecute(msg: Extract<ToWorker, { t: 'execute' }>): Promise<voi
     if (!instance) throw new InferError('INTERNAL', 'instance is not initialized');
     if (decoupled) {
       if (!instance.executeDecoupled) throw new InferError('UNSUPPORTED', 'instance does not implement executeDecoupled');
-      await instance.executeDecoupled(batch, batch.map((_, i) => sinkFor(id, i)), { signal: controller.signal });
-      send({ t: 'result', id, results: [], timings: instance.lastTimings });
+      const timings = await instance.executeDecoupled(batch, batch.map((_, i) => sinkFor(id, i)), { signal: controller.signal });
+      send({ t: 'result', id, results: [], timings: plainTimings(timings) });
     } else {
-      const results = await instance.execute(batch, { signal: controller.signal });
-      sendResults(id, results, batch.length);
+      sendResults(id, await instance.execute(batch, { signal: controller.signal }), batch.length);
     }
   } catch (error) {
     send({ t: 'result', id, error: toWireError(error) });

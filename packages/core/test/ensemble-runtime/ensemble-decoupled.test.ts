@@ -21,7 +21,7 @@ function repeatInstance(n: number): ModelInstance {
     dispose: () => Promise.resolve(),
   };
 }
-const identityInstance: ModelInstance = { execute: (b) => Promise.resolve(identity(b)), dispose: () => Promise.resolve() };
+const identityInstance: ModelInstance = { execute: (b) => Promise.resolve({ results: identity(b) }), dispose: () => Promise.resolve() };
 
 function step(model_name: string, input_map: Record<string, string>, output_map: Record<string, string>): EnsembleStep {
   return { model_name, model_version: -1, input_map, output_map, model_namespace: '' };
@@ -117,7 +117,7 @@ describe('ensembles with decoupled composing models', () => {
     const router = new Router();
     router.add(config({ name: 'repeat', input: [input('INPUT0', [2])], model_transaction_policy: { decoupled: true } }), [repeatInstance(2)]);
     router.add(config({ name: 'bad', input: [input('INPUT0', [2])] }), [
-      { execute: (b) => Promise.resolve(b.map(() => new InferError('INVALID_ARG', 'nope'))), dispose: () => Promise.resolve() },
+      { execute: (b) => Promise.resolve({ results: b.map(() => new InferError('INVALID_ARG', 'nope')) }), dispose: () => Promise.resolve() },
     ]);
     const e = router.add(
       config({

@@ -12,7 +12,7 @@ function instance(fn: (r: InferRequest) => InferResponse | InferError, onBatch?:
     async execute(batch) {
       onBatch?.(batch);
       await Promise.resolve();
-      return batch.map(fn);
+      return { results: batch.map(fn) };
     },
     dispose: () => Promise.resolve(),
   };

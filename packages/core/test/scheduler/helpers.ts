@@ -1,5 +1,5 @@
 /** In-thread fakes for scheduler unit tests: configs, requests, controllable instances. */
-import type { ExecuteResult, ModelConfig, ModelInput, InferRequest, InferResponse, ModelInstance } from '../../src/index.ts';
+import type { ExecuteOutput, ExecuteResult, ExecuteTimings, ModelConfig, ModelInput, InferRequest, InferResponse, ModelInstance } from '../../src/index.ts';
 import { InferError, tensorFromTyped, typedView } from '../../src/index.ts';
 
 export function input(name: string, dims: number[], extra: Partial<ModelInput> = {}): ModelInput {
@@ -83,7 +83,7 @@ export interface Call {
   readonly signal: AbortSignal;
   /** True once resolved or rejected. */
   done: boolean;
-  resolve(results?: readonly ExecuteResult[]): void;
+  resolve(results?: readonly ExecuteResult[], timings?: ExecuteTimings): void;
   reject(error: unknown): void;
 }
 
@@ -95,16 +95,16 @@ export function manualInstance(): ModelInstance & { calls: Call[]; busy: number 
     busy: 0,
     execute(batch: readonly InferRequest[], signal: AbortSignal) {
       inst.busy++;
-      return new Promise<readonly ExecuteResult[]>((resolve, reject) => {
+      return new Promise<ExecuteOutput>((resolve, reject) => {
         const call: Call = {
           batch,
           signal,
           done: false,
-          resolve: (results) => {
+          resolve: (results, timings) => {
             if (call.done) return;
             call.done = true;
             inst.busy--;
-            resolve(results ?? identity(batch));
+            resolve({ results: results ?? identity(batch), ...(timings ? { timings } : {}) });
           },
           reject: (e) => {
             if (call.done) return;
@@ -137,12 +137,14 @@ export function autoInstance(opts: { poison?: number; onBatch?: (b: readonly Inf
     async execute(batch) {
       opts.onBatch?.(batch);
       await Promise.resolve();
-      return batch.map((r, i) => {
-        if (opts.poison !== undefined && (typedView(r.inputs[0]!) as Float32Array).includes(opts.poison)) {
-          return new InferError('INTERNAL', `poisoned request ${r.id}`);
-        }
-        return identity(batch)[i]!;
-      });
+      return {
+        results: batch.map((r, i) => {
+          if (opts.poison !== undefined && (typedView(r.inputs[0]!) as Float32Array).includes(opts.poison)) {
+            return new InferError('INTERNAL', `poisoned request ${r.id}`);
+          }
+          return identity(batch)[i]!;
+        }),
+      };
     },
     dispose: () => Promise.resolve(),
   };

@@ -101,8 +101,7 @@ describe('instance results and statistics', () => {
       requestSucceeded: (_ns, d) => void seen.push([d.computeInputNs, d.computeInferNs, d.computeOutputNs]),
     };
     const inst: ModelInstance = {
-      lastTimings: { computeInputNs: 10, computeInferNs: 20, computeOutputNs: 30 },
-      execute: (batch) => Promise.resolve(identity(batch)),
+      execute: (batch) => Promise.resolve({ results: identity(batch), timings: { computeInputNs: 10, computeInferNs: 20, computeOutputNs: 30 } }),
       dispose: () => Promise.resolve(),
     };
     await make(config(), [inst], stats).enqueue(req(1, { rows: 3 }));
@@ -121,7 +120,7 @@ describe('instance results and statistics', () => {
     const s = createScheduler(config({ dynamic_batching: dynamicBatching() }), {
       modelName: 'm',
       version: 1,
-      instances: [{ execute: (b) => Promise.resolve(identity(b)), dispose: () => Promise.resolve() }],
+      instances: [{ execute: (b) => Promise.resolve({ results: identity(b) }), dispose: () => Promise.resolve() }],
       stats,
       log: { ...silentLogger, error: (m) => void errors.push(m) },
       infer: () => Promise.reject(new Error('unused')),

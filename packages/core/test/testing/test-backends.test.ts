@@ -38,7 +38,7 @@ describe('@tritium/core/testing backends', () => {
     const { instance, close } = await instanceOf(identityBackend(), config('id', 'identity', ['IN'], ['OUT']));
     try {
       const input: Tensor = tensorFromTyped('IN', 'FP32', [1, 2], new Float32Array([1.5, -2]));
-      const r = only(await instance.execute([{ id: 'r', model: 'id', inputs: [input] }], never));
+      const r = only((await instance.execute([{ id: 'r', model: 'id', inputs: [input] }], never)).results);
       expect(r).toMatchObject({ id: 'r', model: 'id', version: 1 });
       expect(r.outputs[0]).toMatchObject({ name: 'OUT', datatype: 'FP32', shape: [1, 2] });
       expect([...typedView(r.outputs[0]!)]).toEqual([1.5, -2]);
@@ -52,14 +52,14 @@ describe('@tritium/core/testing backends', () => {
     try {
       const i32 = (n: string, v: number[]) => tensorFromTyped(n, 'INT32', [v.length], new Int32Array(v));
       const f32 = (n: string, v: number[]) => tensorFromTyped(n, 'FP32', [v.length], new Float32Array(v));
-      const results = await instance.execute(
+      const results = (await instance.execute(
         [
           { id: 'a', model: 'as', inputs: [i32('INPUT0', [5, 7]), i32('INPUT1', [1, 2])] },
           { id: 'b', model: 'as', inputs: [f32('INPUT0', [0.5]), f32('INPUT1', [0.25])] },
           { id: 'c', model: 'as', inputs: [i32('INPUT0', [1]), f32('INPUT1', [1])] },
         ],
         never,
-      );
+      )).results;
       const [a, b, c] = results as [InferResponse, InferResponse, InferError];
       expect([...typedView(a.outputs[0]!)]).toEqual([6, 9]);
       expect([...typedView(a.outputs[1]!)]).toEqual([4, 5]);
@@ -80,13 +80,13 @@ describe('@tritium/core/testing backends', () => {
     );
     try {
       const input = tensorFromTyped('INPUT0', 'INT32', [1], new Int32Array([1]));
-      const [failed, fine] = await instance.execute(
+      const [failed, fine] = (await instance.execute(
         [
           { id: '1', model: 'f', inputs: [input], parameters: { fault: 'fail' } },
           { id: '2', model: 'f', inputs: [input] },
         ],
         never,
-      );
+      )).results;
       expect(failed).toMatchObject({ code: 'INVALID_ARG', message: "fault backend: request '1' failed on purpose" });
       expect(InferError.is(fine)).toBe(false);
       await expect(instance.execute([{ id: '3', model: 'f', inputs: [input], parameters: { fault: 'exit' } }], never)).rejects.toMatchObject({

@@ -44,19 +44,19 @@ describe('worker host: process isolation', () => {
   });
 
   it('serves requests and may read the folders it was granted', async () => {
-    const [echo, read] = await inst.execute([req('1', 'ok'), req('2', `read:${join(allowed, 'ok.txt')}`)], never);
+    const [echo, read] = (await inst.execute([req('1', 'ok'), req('2', `read:${join(allowed, 'ok.txt')}`)], never)).results;
     expect((echo as InferResponse).outputs[0]!.data).toEqual(new Uint8Array([9]));
     expect(new TextDecoder().decode((read as InferResponse).outputs[0]!.data)).toBe('readable');
   });
 
   it('cannot read outside its folders: that request fails clearly and the instance survives', async () => {
     const secret = join(outside, 'secret.txt');
-    const [denied] = await inst.execute([req('3', `read:${secret}`)], never);
+    const [denied] = (await inst.execute([req('3', `read:${secret}`)], never)).results;
     expect(InferError.is(denied)).toBe(true);
     expect((denied as InferError).message).toContain(`cannot read '${secret}': ERR_ACCESS_DENIED`);
     expect(inst.healthy).toBe(true);
     expect(inst.restarts).toBe(0);
-    const [next] = await inst.execute([req('4', 'ok')], never);
+    const [next] = (await inst.execute([req('4', 'ok')], never)).results;
     expect(InferError.is(next)).toBe(false);
   });
 
@@ -65,7 +65,7 @@ describe('worker host: process isolation', () => {
       code: 'INTERNAL',
       message: "model 'p' instance 'p_0_0' crashed: worker exited with code 3",
     });
-    const [next] = await inst.execute([req('6', 'ok')], never);
+    const [next] = (await inst.execute([req('6', 'ok')], never)).results;
     expect(InferError.is(next)).toBe(false);
     expect(inst.restarts).toBe(1);
   });

@@ -62,14 +62,14 @@ describe('worker host: round trip', () => {
     // A view over part of a pooled Buffer: must be copied, not cloned whole or transferred.
     const pooled = Buffer.from(new Uint8Array(new Int32Array([5]).buffer));
     const c: Tensor = { name: 'A', datatype: 'INT32', shape: [1], data: pooled };
-    const results = await inst.execute(
+    const results = (await inst.execute(
       [
         { id: '1', model: 'm', inputs: [a, b], parameters: { s: 'x', n: 1.5, t: true } },
         // A bigint parameter cannot be packed as JSON: this batch goes by structured clone.
         { id: '2', model: 'm', inputs: [c, b], outputs: [{ name: 'Y' }], parameters: { big: 2n ** 60n } },
       ],
       never,
-    );
+    )).results;
     expect(results).toHaveLength(2);
     const r1 = ok(results[0]);
     expect(r1.outputs.map((o) => o.name)).toEqual(['X', 'Y']);
@@ -85,13 +85,13 @@ describe('worker host: round trip', () => {
 
   it('carries large and small tensors of one batch, untouched for the caller', async () => {
     const big = int32('A', Array.from({ length: 50_000 }, (_, i) => i - 7));
-    const results = await inst.execute(
+    const results = (await inst.execute(
       [
         { id: '1', model: 'm', inputs: [big, int32('B', [1])] },
         { id: '2', model: 'm', inputs: [int32('A', [3]), { ...big, name: 'B' }] },
       ],
       never,
-    );
+    )).results;
     expect(ints(ok(results[0]).outputs[0])).toEqual(ints(big));
     expect(ints(ok(results[1]).outputs[1])).toEqual(ints(big));
     expect(ints(ok(results[1]).outputs[0])).toEqual([3]);
@@ -99,7 +99,7 @@ describe('worker host: round trip', () => {
   });
 
   it('fails one request with its own error and leaves the rest', async () => {
-    const results = await inst.execute([{ id: 'bad', model: 'm', inputs: [] }, { id: 'good', model: 'm', inputs: [int32('A', [1]), int32('B', [2])] }], never);
+    const results = (await inst.execute([{ id: 'bad', model: 'm', inputs: [] }, { id: 'good', model: 'm', inputs: [int32('A', [1]), int32('B', [2])] }], never)).results;
     expect(InferError.is(results[0])).toBe(true);
     expect((results[0] as InferError).code).toBe('INVALID_ARG');
     expect((results[0] as InferError).message).toContain("expected input 'A'");
@@ -115,7 +115,7 @@ describe('worker host: transferInputs', () => {
       const values = Array.from({ length: 20_000 }, (_, i) => i);
       const whole = int32('INPUT0', values);
       const small = int32('INPUT0', [4, 5]);
-      const [r, r2] = await inst.execute([req('1', 'ok', [whole]), req('2', 'ok', [small])], never);
+      const [r, r2] = (await inst.execute([req('1', 'ok', [whole]), req('2', 'ok', [small])], never)).results;
       expect(ints(ok(r).outputs[0])).toEqual(values);
       expect(ints(ok(r2).outputs[0])).toEqual([4, 5]);
       expect(whole.data.byteLength).toBe(0);
@@ -155,9 +155,9 @@ describe('worker host: crashes fail only in-flight requests, then restart', () =
       const crashed = victim.execute([req('victim', fault), req('neighbour')], never);
       await expect(crashed).rejects.toMatchObject({ code: 'INTERNAL', message });
       expect(victim.healthy).toBe(false);
-      expect(ints(ok((await other)[0]).outputs[0])).toEqual([1, 2, 3]);
+      expect(ints(ok((await other).results[0]).outputs[0])).toEqual([1, 2, 3]);
       // Arrives while restarting: waits for the new worker.
-      const after = await victim.execute([req('next')], never);
+      const after = (await victim.execute([req('next')], never)).results;
       expect(ints(ok(after[0]).outputs[0])).toEqual([1, 2, 3]);
       expect(victim.restarts).toBe(restartsBefore + 1);
       expect(victim.healthy).toBe(true);
@@ -167,7 +167,7 @@ describe('worker host: crashes fail only in-flight requests, then restart', () =
   it('a rejecting execute fails its batch without restarting the worker', async () => {
     const restarts = a.restarts;
     await expect(a.execute([req('r', 'reject')], never)).rejects.toMatchObject({ code: 'INTERNAL', message: 'fault backend: execute rejected on purpose' });
-    expect(ok((await a.execute([req('n')], never))[0]).id).toBe('n');
+    expect(ok(((await a.execute([req('n')], never)).results)[0]).id).toBe('n');
     expect(a.restarts).toBe(restarts);
   });
 
@@ -175,7 +175,7 @@ describe('worker host: crashes fail only in-flight requests, then restart', () =
     const controller = new AbortController();
     const pending = a.execute([req('slow', 'delay:20000')], controller.signal);
     setTimeout(() => controller.abort(), 30);
-    const [result] = await pending;
+    const [result] = (await pending).results;
     expect(InferError.is(result)).toBe(true);
     expect((result as InferError).code).toBe('CANCELLED');
     await expect(a.execute([req('x')], controller.signal)).rejects.toMatchObject({ code: 'CANCELLED' });
@@ -238,7 +238,7 @@ describe('worker host: giving up', () => {
       log: { error: () => {}, warn: (m) => warnings.push(m), info: () => {}, verbose: () => {} },
     });
     try {
-      expect(ok((await inst.execute([{ id: '1', model: 'u', inputs: [] }], never))[0]).id).toBe('1');
+      expect(ok(((await inst.execute([{ id: '1', model: 'u', inputs: [] }], never)).results)[0]).id).toBe('1');
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(/^model 'u' instance 'u_0_0': cannot bundle worker entry '.*unbundlable\.ts': .*; loading it through tsx instead$/s);
     } finally {
@@ -268,7 +268,7 @@ describe('worker host: BLS and decoupled', () => {
       },
     });
     try {
-      const [r1, r2] = await inst.execute([req('1', 'bls:double'), req('2', 'bls:missing')], never);
+      const [r1, r2] = (await inst.execute([req('1', 'bls:double'), req('2', 'bls:missing')], never)).results;
       expect(ints(ok(r1).outputs[0])).toEqual([2, 4, 6]);
       expect(r2).toMatchObject({ code: 'NOT_FOUND', message: "Request for unknown model: 'missing' is not found" });
       expect(seen).toEqual(['double:1/bls', 'missing:2/bls']);
@@ -280,7 +280,7 @@ describe('worker host: BLS and decoupled', () => {
   it('fails BLS with UNSUPPORTED when no infer is wired', async () => {
     const inst = await spawn('n_0_0');
     try {
-      const [r] = await inst.execute([req('1', 'bls:x')], never);
+      const [r] = (await inst.execute([req('1', 'bls:x')], never)).results;
       expect(r).toMatchObject({ code: 'UNSUPPORTED' });
     } finally {
       await inst.dispose();

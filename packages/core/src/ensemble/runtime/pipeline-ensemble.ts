@@ -71,7 +71,7 @@ async function runMerged(ctx: EnsembleContext, batch: readonly InferRequest[], s
 /** A virtual instance: one pipeline batch in flight at a time. */
 function pipelineInstance(ctx: EnsembleContext): ModelInstance {
   return {
-    execute: (batch, signal) => runPipelineBatch(ctx, batch, signal),
+    execute: async (batch, signal) => ({ results: await runPipelineBatch(ctx, batch, signal) }),
     dispose: () => Promise.resolve(),
   };
 }

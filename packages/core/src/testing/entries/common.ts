@@ -1,6 +1,7 @@
 /** Shared pieces of the test backends' worker entries (run inside the worker). */
 import { InferError } from '../../errors.ts';
 import type { Tensor } from '../../tensor/tensor.ts';
+import type { ExecuteOutput } from '../../backend/spi.ts';
 import type { InferRequest, InferResponse } from '../../types.ts';
 
 /** What every test backend hands its worker: the tensor names of the config, in order. */
@@ -40,14 +41,14 @@ export function identityOutputs(init: TestModelInit, request: InferRequest): Ten
 export async function perRequest(
   batch: readonly InferRequest[],
   fn: (request: InferRequest) => InferResponse | Promise<InferResponse>,
-): Promise<(InferResponse | InferError)[]> {
-  const out: (InferResponse | InferError)[] = [];
+): Promise<ExecuteOutput> {
+  const results: (InferResponse | InferError)[] = [];
   for (const request of batch) {
     try {
-      out.push(await fn(request));
+      results.push(await fn(request));
     } catch (error) {
-      out.push(InferError.from(error));
+      results.push(InferError.from(error));
     }
   }
-  return out;
+  return { results };
 }
