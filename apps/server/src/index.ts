@@ -10,5 +10,7 @@ export type { BoundPorts } from './tritium-server.ts';
 export { defaultServeOptions, parseServeFlags, FlagError } from './cli/flags.ts';
 export type { ServeOptions, ModelControlMode } from './cli/flags.ts';
 export { defaultBackends } from './cli/serve-command.ts';
+export { runServer } from './cli/run-server.ts';
+export { ListenError } from './listeners.ts';
 export { TritonLog, formatLogLine } from './logging/triton-log.ts';
 export type { TritonLogOptions } from './logging/triton-log.ts';

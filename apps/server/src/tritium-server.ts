@@ -12,6 +12,7 @@ import type { HttpTransport } from './http/http-server.ts';
 import type { GrpcTransport } from './grpc/grpc-server.ts';
 import type { MetricsTransport } from './metrics/metrics-server.ts';
 import type { TransportContext } from './protocol/context.ts';
+import { checkListeners, listenFailure, plannedListeners } from './listeners.ts';
 
 export interface BoundPorts {
   http?: number;
@@ -39,22 +40,26 @@ export class TritiumServer {
     @inject(TOKENS.MetricsTransport) private readonly metrics: MetricsTransport,
   ) {}
 
-  /** Loads models, then binds the enabled transports; logs the bound ports in Triton's words. */
+  /**
+   * Checks that every listener's port can be opened, loads models, then binds the enabled
+   * transports; logs the bound ports in Triton's words. A busy port fails before any model loads
+   * (ListenError, Triton's `failed to start HTTP service: ...` plus the flag that changes it).
+   */
   async start(): Promise<BoundPorts> {
+    const listeners = plannedListeners(this.options);
+    await checkListeners(listeners);
     await (this.api as InferenceServerApi & Startable).start?.();
-    const o = this.options;
+    const transports = { GRPC: this.grpc, HTTP: this.http, Metrics: this.metrics };
+    const names = { GRPC: 'GRPCInferenceService', HTTP: 'HTTPService', Metrics: 'Metrics Service' };
+    const key = { GRPC: 'grpc', HTTP: 'http', Metrics: 'metrics' } as const;
     try {
-      if (o.allowGrpc) {
-        this.ports.grpc = await this.grpc.start();
-        this.log.info(`Started GRPCInferenceService at ${o.grpcAddress}:${this.ports.grpc}`);
-      }
-      if (o.allowHttp) {
-        this.ports.http = await this.http.start();
-        this.log.info(`Started HTTPService at ${o.httpAddress}:${this.ports.http}`);
-      }
-      if (o.allowMetrics) {
-        this.ports.metrics = await this.metrics.start();
-        this.log.info(`Started Metrics Service at ${o.metricsAddress}:${this.ports.metrics}`);
+      for (const l of listeners) {
+        // Someone may still take a port between the check and here (models load for a while).
+        const port = await transports[l.service].start().catch((e: unknown) => {
+          throw listenFailure(l, e);
+        });
+        this.ports[key[l.service]] = port;
+        this.log.info(`Started ${names[l.service]} at ${l.address}:${port}`);
       }
     } catch (e) {
       await this.stop();

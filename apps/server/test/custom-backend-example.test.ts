@@ -59,3 +59,21 @@ it('serves the custom backend over HTTP and gRPC, and exits cleanly', async () =
     grpc.close();
   }
 });
+
+it('a second copy on the same port fails in one line naming the flag, not with an uncaught stack', async () => {
+  const second = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/main.ts', '--model-repository=model_repository', `--http-port=${ports.http}`, '--grpc-port=0', '--allow-metrics=false', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1'],
+    { cwd: EXAMPLE, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  second.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  second.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const code = await new Promise<number | null>((resolve) => second.on('exit', (c) => resolve(c)));
+  expect(code).toBe(1);
+  expect(output.trim().split('\n')).toEqual([
+    expect.stringMatching(
+      new RegExp(`\\] failed to start HTTP service: Unavailable - Socket '127\\.0\\.0\\.1:${ports.http}' already in use; choose another port with --http-port \\(0 picks a free one\\)$`),
+    ),
+  ]);
+});

@@ -1,5 +1,6 @@
 /** `tritium serve` as a user runs it: flags, Triton log lines with the bound ports, SIGTERM exit. */
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -108,5 +109,47 @@ describe('tritium serve process', () => {
       child.kill('SIGKILL');
       rmSync(repo, { recursive: true, force: true });
     }
+  });
+});
+
+describe('tritium serve with a busy port', () => {
+  it('fails before loading any model, in one Triton line that names the flag', async () => {
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', () => resolve()));
+    const port = (busy.address() as net.AddressInfo).port;
+    const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../examples/model_repository');
+    try {
+      const child = spawn(
+        process.execPath,
+        [BIN, 'serve', '--model-repository', repo, '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--metrics-address=127.0.0.1', '--http-port=0', '--metrics-port=0', `--grpc-port=${port}`],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      expect(code).toBe(1);
+      expect(out).toBe('');
+      const lines = err.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^E\\d{4} [\\d:.]+ \\d+ [\\w.-]+:\\d+\\] failed to start GRPC service: Unavailable - Socket '127\\.0\\.0\\.1:${port}' already in use; choose another port with --grpc-port \\(0 picks a free one\\)$`,
+        ),
+      );
+    } finally {
+      busy.close();
+    }
+  });
+
+  it('refuses two services on one port before binding either', async () => {
+    const { checkListeners } = await import('../src/listeners.ts');
+    await expect(
+      checkListeners([
+        { service: 'HTTP', address: '0.0.0.0', port: 18000, flag: '--http-port' },
+        { service: 'Metrics', address: '127.0.0.1', port: 18000, flag: '--metrics-port' },
+      ]),
+    ).rejects.toThrow('failed to start Metrics service: Unavailable - --http-port and --metrics-port are both 18000; give each service its own port');
   });
 });

@@ -3,7 +3,8 @@
  * Message size limits are INT32_MAX as Triton's; `--http-max-input-size` does not apply here, the
  * element limit does.
  */
-import { Server, ServerCredentials, status as GrpcStatus, type UntypedHandleCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { format } from 'node:util';
+import { Server, ServerCredentials, setLogger, status as GrpcStatus, type UntypedHandleCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { TransportContext } from '../protocol/context.ts';
 import { mapError } from '../protocol/status.ts';
 import { DecodeFailure, healthServiceDefinition, inferenceServiceDefinition } from './service-definition.ts';
@@ -57,6 +58,11 @@ export class GrpcTransport {
 
   /** Binds and starts; resolves with the bound port (useful with port 0). */
   async start(): Promise<number> {
+    // grpc-js writes its own errors to the console (a bare `E No address added out of total 1
+    // resolved` beside the bind error it throws); they go to the server's log, at verbose level 1:
+    // what matters reaches us as an exception or a call status.
+    const toLog = (...args: unknown[]): void => this.ctx.log.verbose(1, `grpc-js: ${format(...args)}`);
+    setLogger({ error: toLog, info: toLog, debug: toLog });
     const server = new Server({
       'grpc.max_receive_message_length': MAX_MESSAGE,
       'grpc.max_send_message_length': MAX_MESSAGE,

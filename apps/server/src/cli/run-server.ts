@@ -1,0 +1,57 @@
+/**
+ * Runs a TritiumServer the way `tritium serve` does, for the CLI and for servers built from the
+ * container (examples/custom-backend-server): start (a failure is one log line and exit code 1,
+ * never an uncaught stack), then serve until SIGTERM/SIGINT, stopping gracefully within
+ * `--exit-timeout-secs` (a second signal exits at once).
+ */
+import type { TritiumServer } from '../tritium-server.ts';
+import { ListenError } from '../listeners.ts';
+import type { ServeOptions } from './flags.ts';
+
+/** Resolves with the process exit code once the server has stopped (or failed to start). */
+export async function runServer(server: TritiumServer, options: Pick<ServeOptions, 'exitTimeoutSecs'>): Promise<number> {
+  const log = server.log;
+  try {
+    await server.start();
+  } catch (e) {
+    // A port problem is already a whole line in Triton's words; anything else gets the prefix.
+    log.error(e instanceof ListenError ? e.message : `failed to start the server: ${(e as Error).message}`);
+    await server.stop();
+    return 1;
+  }
+  const code = await new Promise<number>((resolve) => {
+    let signalled = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) {
+        log.warn(`received ${signal} again, exiting now`);
+        resolve(1);
+        return;
+      }
+      signalled = true;
+      log.info(`Received ${signal}: stopping the server (in-flight requests finish within ${options.exitTimeoutSecs} s)`);
+      const hardStop = setTimeout(() => {
+        log.error(`Exit timeout (${options.exitTimeoutSecs} s) expired, exiting immediately`);
+        resolve(1);
+      }, options.exitTimeoutSecs * 1000 + 2000);
+      hardStop.unref();
+      server.stop().then(
+        () => {
+          clearTimeout(hardStop);
+          log.info('Server stopped');
+          process.off('SIGTERM', onSignal);
+          process.off('SIGINT', onSignal);
+          resolve(0);
+        },
+        (e) => {
+          log.error(`error while stopping: ${(e as Error).message}`);
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  // Anything a backend left running (a stuck worker) must not keep the process alive after stop.
+  setTimeout(() => process.exit(code), 1000).unref();
+  return code;
+}
