@@ -39,6 +39,7 @@ import { validateRequest } from './request-validation.ts';
 import type { VersionLoadDeps } from './version-loader.ts';
 import { ModelLifecycle } from './model-lifecycle.ts';
 import type { LoadedVersion } from './loaded-version.ts';
+import { formatTable } from './table-printer.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
@@ -127,6 +128,7 @@ export class InferenceServer implements InferenceServerApi {
       loadDeps: this.loadDeps,
       allowModelFileOverride: options.allowModelFileOverride === true,
       isStopping: () => this.stopping,
+      polling: this.mode === 'poll',
     });
   }
 
@@ -160,6 +162,7 @@ export class InferenceServer implements InferenceServerApi {
       return this.lifecycle.syncWithRepository(true);
     });
     for (const line of failures) this.log.error(line);
+    this.log.info(this.modelTable());
     if (failures.length > 0 && (this.options.exitOnError ?? true)) {
       await this.stop();
       throw new InferError('INTERNAL', failures.join('\n'));
@@ -222,6 +225,23 @@ export class InferenceServer implements InferenceServerApi {
       }
       if (record.overrideDir) await rm(record.overrideDir, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * Triton's model table, logged once the startup models are loaded (server.cc
+   * PrintBackendAndModelSummary): one row per version with its state and reason. A model whose
+   * config could not be read (Triton leaves it out) is listed with version `-` and the reason.
+   */
+  modelTable(): string {
+    const rows: string[][] = [];
+    for (const record of [...this.lifecycle.models.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+      const versions = [...record.slots.entries()].sort(([a], [b]) => a - b);
+      if (versions.length === 0) {
+        rows.push([record.name, '-', record.error ? `UNAVAILABLE: ${record.error}` : 'Not loaded: No model version was found']);
+      }
+      for (const [version, slot] of versions) rows.push([record.name, String(version), slot.reason ? `${slot.state}: ${slot.reason}` : slot.state]);
+    }
+    return formatTable(['Model', 'Version', 'Status'], rows);
   }
 
   // ---------------------------------------------------------------- health and metadata
@@ -306,19 +326,34 @@ export class InferenceServer implements InferenceServerApi {
     return loaded;
   }
 
-  /** Triton's model lookup with its NOT_FOUND / UNAVAILABLE messages (reference §3.3). */
+  /**
+   * Triton's model lookup with its NOT_FOUND / UNAVAILABLE messages (reference §3.3), except for a
+   * model that is known but cannot serve (its config or load failed, an instance gave up, an
+   * ensemble lost a composing model): Triton answers "not found" / "no available versions" there;
+   * Tritium answers UNAVAILABLE with the reason (`model 'm' version 1 is unavailable: <why>`).
+   */
   private route(name: string, version: number | undefined): LoadedVersion {
     const prefix = `Request for unknown model: '${name}'`;
     const record = this.lifecycle.models.get(name);
-    if (!record || (record.slots.size === 0 && !record.resolved)) throw new InferError('NOT_FOUND', `${prefix} is not found`);
+    if (!record || (record.slots.size === 0 && !record.resolved)) {
+      if (record?.error && record.slots.size === 0) throw new InferError('UNAVAILABLE', `model '${name}' is unavailable: ${record.error}`);
+      throw new InferError('NOT_FOUND', `${prefix} is not found`);
+    }
     if (version === undefined || version === -1) {
       const latest = record.latestReady();
-      if (!latest) throw new InferError('NOT_FOUND', `${prefix} has no available versions`);
-      return latest;
+      if (latest) return latest;
+      const failed = record.failedVersion();
+      if (failed) throw new InferError('UNAVAILABLE', `model '${name}' version ${failed.version} is unavailable: ${failed.reason}`);
+      throw new InferError('NOT_FOUND', `${prefix} has no available versions`);
     }
     const slot = record.slots.get(version);
     if (!slot) throw new InferError('NOT_FOUND', `${prefix} version ${version} is not found`);
-    if (slot.state !== 'READY' || !slot.live) throw new InferError('UNAVAILABLE', `${prefix} version ${version} is not at ready state`);
+    if (slot.state !== 'READY' || !slot.live) {
+      if (slot.state === 'UNAVAILABLE' && slot.reason && slot.reason !== 'unloaded') {
+        throw new InferError('UNAVAILABLE', `model '${name}' version ${version} is unavailable: ${slot.reason}`);
+      }
+      throw new InferError('UNAVAILABLE', `${prefix} version ${version} is not at ready state`);
+    }
     return slot.live;
   }
 

@@ -28,6 +28,12 @@ export interface ModelLifecycleDeps {
   readonly loadDeps: VersionLoadDeps;
   readonly allowModelFileOverride: boolean;
   readonly isStopping: () => boolean;
+  /**
+   * Poll mode: a config that cannot be read is logged in Triton's words (`Poll failed for model
+   * directory 'm': ...`); in the other modes nothing polls, so the line says what failed instead
+   * (`failed to read model directory 'm': ...`).
+   */
+  readonly polling?: boolean;
 }
 
 export class ModelLifecycle {
@@ -287,7 +293,7 @@ export class ModelLifecycle {
           resolved.set(source.name, r);
         } catch (err) {
           const message = InferError.from(err).message;
-          failures.push(`Poll failed for model directory '${source.name}': ${message}`);
+          failures.push(`${this.deps.polling ? 'Poll failed for' : 'failed to read'} model directory '${source.name}': ${message}`);
           // A model that is serving keeps serving when its new config is broken (poll reload).
           if (record.readyVersions().length === 0) {
             record.error = message;

@@ -49,6 +49,18 @@ export class ModelRecord {
     return live;
   }
 
+  /**
+   * The highest version that is UNAVAILABLE for a reason other than an unload (its load failed, an
+   * instance gave up, an ensemble lost a composing model), with that reason.
+   */
+  failedVersion(): { version: number; reason: string } | undefined {
+    let found: { version: number; reason: string } | undefined;
+    for (const [version, s] of this.slots) {
+      if (s.state === 'UNAVAILABLE' && s.reason && s.reason !== 'unloaded' && (!found || version > found.version)) found = { version, reason: s.reason };
+    }
+    return found;
+  }
+
   /** The message of the most recent failed version load, if any. */
   loadError(): string | undefined {
     for (const s of this.slots.values()) if (s.state === 'UNAVAILABLE' && s.reason && s.reason !== 'unloaded') return s.reason;

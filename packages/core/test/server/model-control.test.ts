@@ -115,7 +115,7 @@ describe('model control: explicit', () => {
     expect(missing.message).toBe("load failed for model 'nosuch': failed to poll model 'nosuch': model not found in any model repository.\n");
     const broken = await errorOf(server.loadModel('broken'));
     expect(broken.code).toBe('INVALID_ARG');
-    expect(broken.message).toMatch(/^load failed for model 'broken': Poll failed for model directory 'broken': .*max_batch_size/);
+    expect(broken.message).toMatch(/^load failed for model 'broken': failed to read model directory 'broken': .*max_batch_size/);
     expect((await errorOf(server.loadModel('../etc'))).message).toBe(
       "invalid model name '../etc', model name must not contain path traversal characters",
     );
@@ -174,7 +174,8 @@ describe('ensembles whose composing model goes away', () => {
     expect(server.modelReady('ens')).toBe(false);
     expect((await server.repositoryIndex()).find((e) => e.name === 'ens')).toEqual({ name: 'ens', version: '1', state: 'UNAVAILABLE', reason: MISSING });
     expect((await server.repositoryIndex({ readyOnly: true })).map((e) => e.name)).toEqual([]);
-    expect((await errorOf(server.infer(ensRequest()))).message).toBe("Request for unknown model: 'ens' has no available versions");
+    const gone = await errorOf(server.infer(ensRequest()));
+    expect([gone.code, gone.message]).toEqual(['UNAVAILABLE', `model 'ens' version 1 is unavailable: ${MISSING}`]);
     // Nothing loaded is failing: the server stays ready, as after any unload.
     expect(server.isReady()).toBe(true);
 
@@ -274,7 +275,8 @@ describe('instance health', () => {
     }
     expect(entry.state).toBe('UNAVAILABLE');
     expect(entry.reason).not.toBe('');
-    expect((await errorOf(server.infer(request('f', { version: 1 })))).message).toBe("Request for unknown model: 'f' version 1 is not at ready state");
+    const down = await errorOf(server.infer(request('f', { version: 1 })));
+    expect([down.code, down.message]).toEqual(['UNAVAILABLE', `model 'f' version 1 is unavailable: ${entry.reason}`]);
     expect(server.isReady()).toBe(false);
   });
 });

@@ -239,7 +239,8 @@ describe('InferenceServer start with exit-on-error', () => {
         () => undefined,
         (e: unknown) => e as Error,
       );
-      expect(err?.message).toContain("Poll failed for model directory 'one': unable to find backend library 'missing_backend' for model 'one'");
+      // Nothing polls in the default mode, so the line does not say "Poll failed" (Triton's words).
+      expect(err?.message).toContain("failed to read model directory 'one': unable to find backend library 'missing_backend' for model 'one'");
       expect(err?.message).toMatch(/failed to load 'two' version 1: Invalid argument: failed to run warmup sample 'w': /);
       expect(server.isReady()).toBe(false);
       await expect(server.infer({ id: 'x', model: 'two', inputs: [] })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
