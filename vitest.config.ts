@@ -1,8 +1,16 @@
 import { defineConfig } from 'vitest/config';
 
-// One vitest run for the whole workspace. The json reporter feeds .ci/run's `N passed, N failed` line.
+// One vitest run for the whole workspace, on the sources: the `@tritium/source` export condition
+// points every @tritium/* import at src/*.ts (package.json `exports`). Workers and spawned CLIs run
+// the compiled dist/ (vitest.build.ts runs `tsc -b` first). The json reporter feeds .ci/run's
+// `N passed, N failed` line.
+const conditions = ['@tritium/source', 'module', 'node', 'development|production']; // + Vite's server defaults
+
 export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
+    globalSetup: ['./vitest.build.ts'],
     include: ['{packages,apps,tools}/*/test/**/*.test.ts', 'bench/**/*.test.ts'],
     reporters: ['default', ['json', { outputFile: '.test-results/vitest.json' }]],
     testTimeout: 60_000,

@@ -4,7 +4,7 @@
  * Side by side: our JSON reader and the built-in JSON.parse on the same config's Triton JSON, and
  * normalize + validate.
  *
- *   node --import tsx bench/config-parse.bench.ts
+ *   node bench/dist/config-parse.bench.js
  */
 import { cpus, loadavg } from 'node:os';
 import {

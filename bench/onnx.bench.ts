@@ -5,7 +5,7 @@
  * options run in a tight loop at batch 32 inside one worker. Short rounds alternate B/A; prints
  * rows/s per round, the ratio of the totals and the median ratio (target ≥ 0.9).
  *
- * Run: node --import tsx bench/onnx.bench.ts [--seconds=1.5] [--rounds=8] [--concurrency=96] [--instances=1] [--intra=N] [--spin=0|1]
+ * Run: node bench/dist/onnx.bench.js [--seconds=1.5] [--rounds=8] [--concurrency=96] [--instances=1] [--intra=N] [--spin=0|1]
  */
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir, availableParallelism } from 'node:os';

@@ -12,7 +12,7 @@
  *    folder, called with the model's options). Rounds rotate the sides after a warm-up, medians
  *    kept; sentences/s, their ratio (target >= 0.9) and the overhead per execute, with a breakdown
  *    row: an I/O-only model.ts (same inputs and outputs, tokenized once) prices the backend's path.
- * Run: node --import tsx bench/python-like.bench.ts
+ * Run: node bench/dist/python-like.bench.js
  */
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -3,7 +3,7 @@
  * batch 32 (in-thread identity instance, and the real worker-thread identity backend from
  * @tritium/core/testing), and an ensemble of three identity steps against one step.
  *
- *     node --import tsx bench/scheduler.bench.ts
+ *     node bench/dist/scheduler.bench.js
  */
 import {
   DynamicBatcher,

@@ -3,7 +3,7 @@
  * top of the scheduler. Both sides use the same in-thread identity instance and the same
  * scheduler kind (direct and dynamic batcher), measured side by side in one run.
  *
- *     node --import tsx bench/server.bench.ts
+ *     node bench/dist/server.bench.js
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -10,7 +10,7 @@
  *   bare:    grpc-js with pass-through serializers returning a prebuilt ModelInferResponse;
  *            node:http returning a prebuilt binary-extension response.
  *
- * Run: node --import tsx bench/transport.bench.ts   (BENCH_MEASURE_MS per window, default 3000;
+ * Run: node bench/dist/transport.bench.js   (after `npx tsc -b`; BENCH_MEASURE_MS per window, default 3000;
  * BENCH_ROUNDS alternating bare/tritium windows per cell, default 3, median kept)
  */
 import http from 'node:http';
@@ -237,8 +237,19 @@ const fmt = (r: Result) => `${r.rps.toFixed(0).padStart(8)} req/s  p50 ${r.p50us
  * (the minimum is the least disturbed by other load on a shared host).
  */
 async function codecMicro(): Promise<{ grpcUs: number; httpUs: number }> {
-  const { fromWireRequest, toWireResponse } = await import('../apps/server/src/grpc/infer-convert.ts');
-  const { parseInferBody, buildInferReply } = await import('../apps/server/src/http/infer-json.ts');
+  // Server internals, not exported: loaded from the server's compiled files (another project's
+  // sources cannot be imported from here), typed by the calls below.
+  const serverDist = import.meta.resolve('@tritium/server');
+  type Convert = {
+    fromWireRequest(m: unknown, ctx: never, signal?: AbortSignal): { request: InferRequest; outputShm: never };
+    toWireResponse(r: InferResponse, outputShm: never, ctx: never): Parameters<typeof encodeInferResponse>[0];
+  };
+  type Json = {
+    parseInferBody(body: Buffer, headerLength: number, model: string, version: undefined, ctx: never, signal: AbortSignal): { request: InferRequest };
+    buildInferReply(r: InferResponse, parsed: { request: InferRequest }, ctx: never): unknown;
+  };
+  const { fromWireRequest, toWireResponse } = (await import(new URL('./grpc/infer-convert.js', serverDist).href)) as Convert;
+  const { parseInferBody, buildInferReply } = (await import(new URL('./http/infer-json.js', serverDist).href)) as Json;
   const { decodeInferRequest } = await import('@tritium/client/proto');
   const ctx = { api: new EchoApi(), limits: { maxInputBytes: 1 << 26, maxTensorElements: 1 << 28, maxHeaderCount: 100 } } as never;
   const signal = new AbortController().signal;

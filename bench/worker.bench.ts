@@ -1,16 +1,13 @@
 /**
  * Worker round trip per execute: the identity test instance in a worker thread (spawnWorkerInstance)
  * against the same instance code called in-thread, at batch 1 and 32 with small INT32 tensors.
- * Run: node --import tsx bench/worker.bench.ts
+ * Run: node bench/dist/worker.bench.js (after `npx tsc -b`)
  */
-import { spawnWorkerInstance } from '../packages/core/src/worker/worker-host.ts';
-import { createInstance } from '../packages/core/src/testing/entries/identity.ts';
-import { TEST_ENTRIES, type TestModelInit } from '../packages/core/src/testing/index.ts';
-import type { InferRequest } from '../packages/core/src/types.ts';
-import { silentLogger } from '../packages/core/src/logger.ts';
 import { Worker } from 'node:worker_threads';
+import { compiledModule, silentLogger, spawnWorkerInstance, type CreateWorkerInstance, type InferRequest } from '@tritium/core';
+import { TEST_ENTRIES, type TestModelInit } from '@tritium/core/testing';
 
-/** The floor: a bare worker echoing one message of the same shape (no host, no tsx). */
+/** The floor: a bare worker echoing one message of the same shape (no host). */
 async function rawPingPongUs(size: number, iterations: number): Promise<number> {
   const w = new Worker("require('node:worker_threads').parentPort.on('message', (m) => require('node:worker_threads').parentPort.postMessage(m));", { eval: true });
   let resolve: (v: unknown) => void = () => {};
@@ -43,6 +40,7 @@ async function usPerExecute(exec: Exec, size: number, iterations: number): Promi
   return ((performance.now() - t0) * 1000) / iterations;
 }
 
+const { createInstance } = (await import(compiledModule(TEST_ENTRIES.identity).href)) as { createInstance: CreateWorkerInstance<TestModelInit> };
 const local = await createInstance(init, {
   model: 'bench',
   instanceName: 'bench_local',
@@ -74,17 +72,13 @@ const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length))
 for (const r of rows) console.log(r.map((cell, c) => cell.padStart(widths[c]!)).join('  '));
 console.log(`(best of ${ROUNDS} interleaved rounds; identity instance, INT32 [1,16] per request)`);
 
-// Worker start: spawn → ready, per loader (the bundle is built once per process, before timing).
-const starts: string[] = [];
-for (const loader of ['bundle', 'tsx'] as const) {
-  await (await spawnWorkerInstance({ entry: TEST_ENTRIES.identity, init, model: 'bench', instanceName: 'warm', loader })).dispose();
-  let best = Infinity;
-  for (let i = 0; i < 3; i++) {
-    const t0 = performance.now();
-    const inst = await spawnWorkerInstance({ entry: TEST_ENTRIES.identity, init, model: 'bench', instanceName: `s${i}`, loader });
-    best = Math.min(best, performance.now() - t0);
-    await inst.dispose();
-  }
-  starts.push(`${loader} ${best.toFixed(0)} ms`);
+// Worker start: spawn → ready (compiled runtime and entry; the first start warms the file cache).
+await (await spawnWorkerInstance({ entry: TEST_ENTRIES.identity, init, model: 'bench', instanceName: 'warm' })).dispose();
+let best = Infinity;
+for (let i = 0; i < 3; i++) {
+  const t0 = performance.now();
+  const inst = await spawnWorkerInstance({ entry: TEST_ENTRIES.identity, init, model: 'bench', instanceName: `s${i}` });
+  best = Math.min(best, performance.now() - t0);
+  await inst.dispose();
 }
-console.log(`worker start (best of 3): ${starts.join(', ')}`);
+console.log(`worker start (best of 3): ${best.toFixed(0)} ms`);

@@ -3,7 +3,7 @@
  * inference server. Each POST /classify {"text": "..."} is tokenized on its own and sent to
  * Tritium's bert_classifier over gRPC; the logits come back as JSON. Run as a child process:
  *
- *   node --import tsx bench/pipeline/microservice.ts <tokenizer folder> <tritium gRPC host:port>
+ *   node bench/dist/pipeline/microservice.js <tokenizer folder> <tritium gRPC host:port>
  *
  * Prints `listening <port>` once ready.
  */

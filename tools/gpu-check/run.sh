@@ -9,7 +9,7 @@
 #   2. shim       packages/backend-tensorrt/native/build.sh --require builds libtritium_trt.so
 #   3. onnx       @tritium/onnx-gen writes Triton's `simple` add/sub (FP32, [batch,16])
 #   4. engine     trtexec (or build_engine.py with the TensorRT Python API) builds model.plan, batch 1/4/8
-#   5. serve      src/serve-and-infer.ts serves it through Tritium over HTTP and infers (single, batched,
+#   5. serve      src/serve-and-infer.ts (compiled first: `npx tsc -b tools/gpu-check`) serves it through Tritium over HTTP and infers (single, batched,
 #                 out-of-profile), printing each result
 # Env: TENSORRT_HOME, CUDA_HOME (shim build), TRTEXEC (path to trtexec), GPU_CHECK_DIR (work folder; default a temp dir).
 set -uo pipefail
@@ -18,7 +18,6 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="${GPU_CHECK_DIR:-$(mktemp -d -t tritium-gpu-check-XXXXXX)}"
 mkdir -p "$work"
 mode="${1:-real}"
-node_ts=(node --import tsx)
 
 step() { # step <name> <command...>
   local name="$1"; shift
@@ -35,6 +34,8 @@ step() { # step <name> <command...>
 cd "$root"
 echo "gpu-check: work folder $work; $(date -u +%FT%TZ); $(uname -srm); node $(node --version)"
 
+step build npx tsc -b tools/gpu-check   # compiled JavaScript (dist/) for the steps below
+
 if [[ "$mode" == "--double" ]]; then
   echo "gpu-check: DRY RUN with the TEST DOUBLE (host memory): checks this script's plumbing only, NOT TensorRT or a GPU"
   step shim-double cc -shared -fPIC -O1 -o "$work/libtritium_trt.so" packages/backend-tensorrt/test/double/trt_double.c
@@ -42,7 +43,7 @@ if [[ "$mode" == "--double" ]]; then
 else
   step gpu nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   step shim env TRT_SHIM_OUT="$work/libtritium_trt.so" packages/backend-tensorrt/native/build.sh --require
-  step onnx "${node_ts[@]}" tools/gpu-check/src/gen-onnx.ts "$work/model.onnx"
+  step onnx node tools/gpu-check/dist/gen-onnx.js "$work/model.onnx"
   trtexec="${TRTEXEC:-$(command -v trtexec || true)}"
   [[ -z "$trtexec" && -n "${TENSORRT_HOME:-}" && -x "$TENSORRT_HOME/bin/trtexec" ]] && trtexec="$TENSORRT_HOME/bin/trtexec"
   if [[ -n "$trtexec" ]]; then
@@ -54,7 +55,7 @@ else
 fi
 
 echo "gpu-check: step serve (each check below)"
-if TRITIUM_TRT_SHIM="$work/libtritium_trt.so" "${node_ts[@]}" tools/gpu-check/src/serve-and-infer.ts "$work"; then
+if TRITIUM_TRT_SHIM="$work/libtritium_trt.so" node tools/gpu-check/dist/serve-and-infer.js "$work"; then
   echo "gpu-check: ALL PASSED ($mode)"
 else
   echo "gpu-check: FAILED at step 'serve' (work folder $work)"

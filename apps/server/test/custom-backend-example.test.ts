@@ -1,7 +1,8 @@
 /**
  * The platform-team example (examples/custom-backend-server): its own server process, with a
  * custom backend bound into the container, serves the `reverse` model over HTTP and gRPC. Run as
- * a process (as its users run it), so this package does not import the example.
+ * a process (as its users run it, from its compiled dist/main.js), so this package does not import
+ * the example.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -12,7 +13,7 @@ import { GrpcInferenceServerClient, HttpInferenceServerClient, InferInput, Infer
 const EXAMPLE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../examples/custom-backend-server');
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', 'src/main.ts', '--model-repository=model_repository', '--http-port=0', '--grpc-port=0', '--allow-metrics=false', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1'],
+  ['dist/main.js', '--model-repository=model_repository', '--http-port=0', '--grpc-port=0', '--allow-metrics=false', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1'],
   { cwd: EXAMPLE, stdio: ['ignore', 'pipe', 'pipe'] },
 );
 let log = '';

@@ -96,7 +96,7 @@ describe('tritium serve process', () => {
           reject(new Error(`serve exited early:\n${log}`));
         });
       });
-      expect(started).toMatch(/^I\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ tritium-server\.ts:\d+\] Started GRPCInferenceService at 127\.0\.0\.1:\d+$/m);
+      expect(started).toMatch(/^I\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ tritium-server\.js:\d+\] Started GRPCInferenceService at 127\.0\.0\.1:\d+$/m);
       const httpPort = Number(/Started HTTPService at 127\.0\.0\.1:(\d+)/.exec(started)![1]);
       expect(httpPort).toBeGreaterThan(0);
       const client = new HttpInferenceServerClient(`127.0.0.1:${httpPort}`);

@@ -1,6 +1,5 @@
-import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import {
   InferError,
   modelConfigToJson,
@@ -19,29 +18,16 @@ import type { PythonLikeInit } from './worker/init.ts';
 
 const ENTRY_URL = new URL('./worker/instance-entry.ts', import.meta.url);
 
-/** node_modules folders above tsx: the core host grants these to every isolated process already. */
-function runtimeNodeModules(): Set<string> {
-  const out = new Set<string>();
-  let dir = path.dirname(realpathSync(fileURLToPath(import.meta.resolve('tsx/esm/api'))));
-  for (let idx = dir.lastIndexOf(`${path.sep}node_modules`); idx >= 0; idx = dir.lastIndexOf(`${path.sep}node_modules`)) {
-    dir = dir.slice(0, idx);
-    out.add(dir + `${path.sep}node_modules`);
-  }
-  return out;
-}
-
 /**
- * Paths an isolated instance may read beyond the runtime's own: the model's folder, its bundle, and
- * the node_modules folders its packages live in (a package's own dependencies sit there too). No
- * duplicates: Node 20 aborts on a path granted twice.
+ * Paths an isolated instance may read beyond the runtime's own (the host adds those, and drops
+ * duplicates): the model's folder, its bundle, and the node_modules folders its packages live in (a
+ * package's own dependencies sit there too).
  */
 function readAllowlist(modelDir: string, bundle: TranspiledModel): string[] {
-  const granted = runtimeNodeModules();
   const paths = new Set<string>([modelDir, bundle.file]);
   for (const file of bundle.externals) {
     const idx = file.lastIndexOf(`${path.sep}node_modules${path.sep}`);
-    const dir = idx >= 0 ? file.slice(0, idx + `${path.sep}node_modules`.length) : path.dirname(file);
-    if (!granted.has(dir)) paths.add(dir);
+    paths.add(idx >= 0 ? file.slice(0, idx + `${path.sep}node_modules`.length) : path.dirname(file));
   }
   return [...paths];
 }

@@ -6,15 +6,29 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Message, type Plugin } from 'esbuild';
-import { InferError } from '@tritium/core';
+import { compiledModule, InferError } from '@tritium/core';
 
 /** The author API module every model imports; always bundled from this package's own copy. */
 export const MODEL_API_SPECIFIER = '@tritium/backend-python-like/model';
-const MODEL_API_FILE = realpathSync(fileURLToPath(new URL('./model-api/index.ts', import.meta.url)));
-const RUNTIME_FACE_FILE = realpathSync(fileURLToPath(new URL('./model-api/runtime-face.ts', import.meta.url)));
-const MODEL_RUNTIME_FILE = realpathSync(fileURLToPath(new URL('./worker/model-runtime.ts', import.meta.url)));
-/** Where the server's own packages resolve from (the fallback for models outside the workspace). */
-const SERVER_DIR = path.dirname(MODEL_API_FILE);
+
+/** Our compiled modules bundled into every model (found on first use: tests import this file before a build). */
+interface OwnFiles {
+  readonly modelApi: string;
+  readonly runtimeFace: string;
+  readonly modelRuntime: string;
+  /** Where the server's own packages resolve from (the fallback for models outside the workspace). */
+  readonly serverDir: string;
+}
+let ownFiles: OwnFiles | undefined;
+
+function own(): OwnFiles {
+  if (!ownFiles) {
+    const file = (source: string): string => realpathSync(fileURLToPath(compiledModule(new URL(source, import.meta.url))));
+    const modelApi = file('./model-api/index.ts');
+    ownFiles = { modelApi, runtimeFace: file('./model-api/runtime-face.ts'), modelRuntime: file('./worker/model-runtime.ts'), serverDir: path.dirname(modelApi) };
+  }
+  return ownFiles;
+}
 const TS_FILE = /\.[cm]?tsx?$/;
 
 export interface TranspiledModel {
@@ -46,20 +60,20 @@ function isBare(spec: string): boolean {
  * never sees it), runs without a TypeScript loader (process isolation), and still imports exactly
  * what the model would.
  */
-function externalsPlugin(externals: Set<string>): Plugin {
+function externalsPlugin(externals: Set<string>, files: OwnFiles): Plugin {
   return {
     name: 'tritium-externals',
     setup(b) {
       b.onResolve({ filter: /.*/ }, async (args) => {
         if (args.pluginData === SKIP || args.kind === 'entry-point' || !isBare(args.path)) return undefined;
-        if (args.path === MODEL_API_SPECIFIER) return { path: MODEL_API_FILE };
+        if (args.path === MODEL_API_SPECIFIER) return { path: files.modelApi };
         if (args.path.startsWith('node:') || BUILTINS.has(args.path) || BUILTINS.has(args.path.split('/')[0]!)) {
           return { path: args.path, external: true };
         }
         let resolved = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: SKIP });
         if (resolved.errors.length > 0) {
           // A model outside the workspace may still use the server's own packages.
-          const fallback = await b.resolve(args.path, { kind: args.kind, resolveDir: SERVER_DIR, pluginData: SKIP });
+          const fallback = await b.resolve(args.path, { kind: args.kind, resolveDir: files.serverDir, pluginData: SKIP });
           if (fallback.errors.length > 0) return { errors: resolved.errors };
           resolved = fallback;
         }
@@ -94,13 +108,14 @@ export async function transpileModel(modelName: string, modelFile: string, optio
   const fileUrl = pathToFileURL(modelFile).href;
   let contents: Uint8Array;
   try {
+    const files = own();
     const result = await build({
       // One module: the model, the author API's runtime face and the instance runtime (one shared copy).
       stdin: {
         contents: [
           `export * as model from ${JSON.stringify(modelFile)};`,
-          `export * as api from ${JSON.stringify(RUNTIME_FACE_FILE)};`,
-          `export { createModelInstance } from ${JSON.stringify(MODEL_RUNTIME_FILE)};`,
+          `export * as api from ${JSON.stringify(files.runtimeFace)};`,
+          `export { createModelInstance } from ${JSON.stringify(files.modelRuntime)};`,
         ].join('\n'),
         resolveDir: workDir,
         sourcefile: '<tritium-model-entry>',
@@ -123,7 +138,7 @@ export async function transpileModel(modelName: string, modelFile: string, optio
         'import.meta.filename': JSON.stringify(modelFile),
         'import.meta.dirname': JSON.stringify(workDir),
       },
-      plugins: [externalsPlugin(externals)],
+      plugins: [externalsPlugin(externals, files)],
       // Bundled CommonJS reaching for require() gets one.
       banner: {
         js: `import { createRequire as __tritiumCreateRequire } from 'node:module'; const require = __tritiumCreateRequire(${JSON.stringify(modelFile)});`,

@@ -34,8 +34,8 @@ export type { ManualClock } from './scheduler/manual-clock.ts';
 export { EnsembleScheduler } from './ensemble/runtime/ensemble-scheduler.ts';
 export { createPipelineEnsemble, runPipelineBatch, PIPELINE_CONCURRENCY_PARAMETER } from './ensemble/runtime/pipeline-ensemble.ts';
 export { runEnsemble, ensemblePrefix } from './ensemble/runtime/ensemble-run.ts';
-export { spawnWorkerInstance, WORKER_BOOTSTRAP_URL } from './worker/worker-host.ts';
-export { bundleForProcessIsolation } from './worker/process-bundle.ts';
+export { spawnWorkerInstance } from './worker/worker-host.ts';
+export { compiledModule } from './worker/compiled-module.ts';
 export type {
   WorkerInstanceOptions,
   WorkerInstance,

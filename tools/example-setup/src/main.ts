@@ -1,5 +1,5 @@
 /**
- * `node --import tsx tools/example-setup/src/main.ts [--force] [--repository DIR]`: generates the
+ * `node tools/example-setup/dist/main.js [--force] [--repository DIR]`: generates the
  * example pipeline's tokenizer files and bert_classifier/1/model.onnx (run by `npm start`).
  */
 import { setupExample } from './setup.ts';

@@ -2,7 +2,7 @@
  * gpu-check step 3: writes the ONNX model the engine is built from: Triton's `simple` add/sub in
  * FP32 over [batch, 16] (OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 − INPUT1).
  *
- *   node --import tsx tools/gpu-check/src/gen-onnx.ts <out.onnx>
+ *   node tools/gpu-check/dist/gen-onnx.js <out.onnx>
  */
 import { writeFileSync } from 'node:fs';
 import { buildAddSubModel } from '@tritium/onnx-gen';

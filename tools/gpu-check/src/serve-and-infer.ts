@@ -2,7 +2,7 @@
  * gpu-check step 5: serves `<work>/model.plan` through Tritium and runs inferences over HTTP.
  * Prints one line per check; exits 1 at the first failure.
  *
- *   TRITIUM_TRT_SHIM=<libtritium_trt.so> node --import tsx tools/gpu-check/src/serve-and-infer.ts <work>
+ *   TRITIUM_TRT_SHIM=<libtritium_trt.so> node tools/gpu-check/dist/serve-and-infer.js <work>
  *
  * The engine is Triton's `simple` add/sub in FP32 over [batch, 16] with one profile (batch 1..8).
  * The server is Tritium's own container (HTTP only, port 0) with the stock backends plus

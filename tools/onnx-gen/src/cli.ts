@@ -1,5 +1,5 @@
 /**
- * `node --import tsx tools/onnx-gen/src/cli.ts <kind> <out.onnx> [--key=value ...]`
+ * `node tools/onnx-gen/dist/cli.js <kind> <out.onnx> [--key=value ...]`
  *
  * Kinds: add-sub, no-batch, identity, sequence, scalar, bert. Options are the builder's option
  * names (`--dtype=FP32 --vocab-size=30522 --hidden=128 --layers=2 --heads=2 --seed=7`), kebab- or

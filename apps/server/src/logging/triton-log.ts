@@ -4,7 +4,12 @@
  * and backends log through it.
  */
 import fs from 'node:fs';
+import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Logger } from '@tritium/core';
+
+/** This module's file name (`triton-log.js` compiled, `triton-log.ts` in tests): its frames are skipped. */
+const SELF = basename(fileURLToPath(import.meta.url));
 
 export interface TritonLogOptions {
   info: boolean;
@@ -28,11 +33,11 @@ export function formatLogLine(level: 'I' | 'W' | 'E' | 'V', message: string, whe
   return `${level}${stamp} ${process.pid} ${where}] ${message}\n`;
 }
 
-/** `file.ts:line` of the caller outside this module (cheap enough for log lines). */
+/** `file.js:line` of the caller outside this module (cheap enough for log lines). */
 function callerSite(): string {
   const stack = new Error().stack?.split('\n') ?? [];
   for (const line of stack.slice(3)) {
-    if (line.includes('triton-log.ts')) continue;
+    if (line.includes(SELF)) continue;
     const m = /([^/\\(\s]+\.(?:ts|js|mjs)):(\d+)/.exec(line);
     if (m) return `${m[1]}:${m[2]}`;
   }

@@ -42,11 +42,19 @@ export function faultBackend(options?: TestBackendOptions): Backend {
   return workerTestBackend('fault', new URL('./entries/fault.ts', import.meta.url), options);
 }
 
-/** The worker entry modules, for tests that drive `spawnWorkerInstance` directly. */
+/**
+ * The worker entry modules, for tests that drive `spawnWorkerInstance` directly: the three above,
+ * plus `decoupled` (request parameter `count` responses per request, each OUTPUT0 = [k]),
+ * `initFails` (createInstance rejects INVALID_ARG `bad init: <init.reason>`) and `noCreate` (exports
+ * no createInstance).
+ */
 export const TEST_ENTRIES = {
   identity: new URL('./entries/identity.ts', import.meta.url),
   addsub: new URL('./entries/addsub.ts', import.meta.url),
   fault: new URL('./entries/fault.ts', import.meta.url),
+  decoupled: new URL('./entries/decoupled.ts', import.meta.url),
+  initFails: new URL('./entries/init-fails.ts', import.meta.url),
+  noCreate: new URL('./entries/no-create.ts', import.meta.url),
 } as const;
 export { captureLog } from './capture-log.ts';
 export type { CapturedLog } from './capture-log.ts';

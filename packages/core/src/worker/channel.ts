@@ -26,23 +26,21 @@ export interface Channel {
   readonly exited: Promise<void>;
 }
 
-export const BOOTSTRAP_URL = new URL('./bootstrap.mjs', import.meta.url);
-
 function heapCause(detail: string): string {
   return `worker exceeded its heap limit (${detail})`;
 }
 
 export function spawnThread(
   opts: {
-    /** A pre-bundled worker module; default: the tsx bootstrap. */
-    script?: URL;
+    /** The compiled worker runtime. */
+    script: URL;
     resourceLimits?: WorkerResourceLimits;
     env?: Readonly<Record<string, string | undefined>>;
     execArgv?: readonly string[];
   },
   handlers: ChannelHandlers,
 ): Channel {
-  const worker = new Worker(opts.script ?? BOOTSTRAP_URL, {
+  const worker = new Worker(opts.script, {
     resourceLimits: opts.resourceLimits ? { ...opts.resourceLimits } : undefined,
     env: opts.env ? { ...opts.env } : { ...process.env },
     execArgv: [...(opts.execArgv ?? [])],
@@ -89,7 +87,7 @@ export function spawnThread(
 
 export function spawnProcess(
   opts: {
-    /** The bundled worker (process isolation runs without tsx). */
+    /** The compiled worker runtime. */
     script: URL;
     resourceLimits?: WorkerResourceLimits;
     env?: Readonly<Record<string, string | undefined>>;

@@ -1,31 +1,38 @@
 /**
- * What a child process under the permission model must be able to read besides its bundles and its
- * model folder: the node_modules folders its external imports resolve into.
+ * What a child process under the permission model must be able to read to run compiled code: the
+ * package folder of each module it starts from (its compiled files and the package.json that says
+ * they are ES modules), and the node_modules folders Node searches from there for bare imports
+ * (`@tritium/core`, onnxruntime-node, ...). In a workspace those packages are symlinks to folders
+ * outside node_modules, so the real package folder is granted too.
  */
+import { existsSync, realpathSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dirname, sep } from 'node:path';
-import { realpathSync } from 'node:fs';
 
-let cached: string[] | undefined;
-
-/** Folders ending in `node_modules` above `file`, nearest first. */
-function nodeModulesAbove(file: string): string[] {
-  const out: string[] = [];
-  let dir = dirname(file);
-  for (;;) {
-    const idx = dir.lastIndexOf(`${sep}node_modules`);
-    if (idx < 0) break;
-    out.push(dir.slice(0, idx + `${sep}node_modules`.length));
-    dir = dir.slice(0, idx);
+function packageRoot(file: string): string {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return dirname(file);
   }
-  return out;
 }
 
-export function runtimeReadPaths(): string[] {
-  if (cached) return cached;
-  // The bundles import plain-JS packages by absolute path from wherever tsx (and so the workspace's
-  // packages) are installed.
-  const tsxEntry = realpathSync(fileURLToPath(import.meta.resolve('tsx/esm/api')));
-  cached = nodeModulesAbove(tsxEntry);
-  return cached;
+/** Folders a child needs to load `moduleUrl` (a compiled file) and what it imports. */
+export function readPathsFor(moduleUrl: URL): string[] {
+  const file = realpathSync(fileURLToPath(moduleUrl));
+  const searched = createRequire(file).resolve.paths('x') ?? [];
+  return [packageRoot(file), ...searched.filter((dir) => existsSync(dir))];
+}
+
+/**
+ * One list with no duplicates and no folder inside another granted folder: Node 20 aborts on a path
+ * granted twice.
+ */
+export function dedupeReadPaths(paths: Iterable<string>): string[] {
+  const norm = [...new Set([...paths].map((p) => p.replace(/[/\\]+$/, '') || sep))].sort((a, b) => a.length - b.length);
+  const out: string[] = [];
+  for (const p of norm) {
+    if (!out.some((q) => p === q || p.startsWith(q.endsWith(sep) ? q : q + sep))) out.push(p);
+  }
+  return out;
 }

@@ -9,9 +9,6 @@ import type { Tensor } from '../tensor/tensor.ts';
 import type { InferRequest, InferResponse } from '../types.ts';
 import { packBatch, unpackBatch, type PackedBatch } from './batch-codec.ts';
 
-/** Where a bundled worker's entry leaves its module namespace for the runtime (see process-bundle.ts). */
-export const BUNDLED_ENTRY_KEY = '@tritium/core/worker-entry';
-
 /** Brand so a stray message on the same port (e.g. user code's own postMessage) is never mistaken for ours. */
 export const BRAND = 'tritium-worker/1' as const;
 

@@ -30,7 +30,11 @@ export interface WorkerResourceLimits {
 
 /** Options of {@link spawnWorkerInstance}. One options object per instance. */
 export interface WorkerInstanceOptions<Init> {
-  /** Absolute path or file URL of a .ts/.js/.mjs module exporting `createInstance(init, ctx)`. */
+  /**
+   * Absolute path or file URL of the module exporting `createInstance(init, ctx)`: JavaScript, or the
+   * source name of one of our compiled modules (`new URL('./entry.ts', import.meta.url)`), which runs
+   * as its compiled twin (see `compiledModule`).
+   */
   readonly entry: string | URL;
   /** Handed to `createInstance` on every (re)start; must be structured-cloneable. */
   readonly init: Init;
@@ -59,16 +63,6 @@ export interface WorkerInstanceOptions<Init> {
    * processes, no workers, no fs writes), speaking the same protocol over IPC.
    */
   readonly isolation?: 'thread' | 'process';
-  /**
-   * How a thread worker loads TypeScript. `'bundle'` (default): it starts from one esbuild bundle of
-   * the worker runtime + the entry, built once per process and entry (no tsx loader-hook thread per
-   * worker: ~8× faster start); TypeScript the entry imports dynamically at run time is not
-   * transpiled there (import JavaScript), and `import.meta.url` in bundled code names the bundle.
-   * If bundling fails the thread falls back to tsx with a warning. `'tsx'`: the bootstrap registers
-   * tsx in the worker and imports the entry as is. TRITIUM_WORKER_LOADER=tsx flips the default.
-   * Process isolation always bundles.
-   */
-  readonly loader?: 'tsx' | 'bundle';
   readonly processPermissions?: { readonly allowRead?: readonly string[] };
   /** Environment of the worker (default: a copy of process.env). */
   readonly env?: Readonly<Record<string, string | undefined>>;

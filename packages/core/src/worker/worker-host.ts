@@ -17,7 +17,7 @@ import { InferError } from '../errors.ts';
 import type { ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
-import { BOOTSTRAP_URL, spawnProcess, spawnThread, type Channel } from './channel.ts';
+import { spawnProcess, spawnThread, type Channel } from './channel.ts';
 import {
   normalizeTensor,
   packRequests,
@@ -28,8 +28,11 @@ import {
   type FromWorker,
 } from './protocol.ts';
 import type { WorkerInstance, WorkerInstanceOptions } from './types.ts';
-import { runtimeReadPaths } from './process-paths.ts';
-import { entryDir, workerBundle, type WorkerBundle } from './process-bundle.ts';
+import { dedupeReadPaths, readPathsFor } from './process-paths.ts';
+import { compiledModule } from './compiled-module.ts';
+
+/** The module every worker starts from; it imports the entry named in `init`. */
+const RUNTIME_SOURCE = new URL('./worker-runtime.ts', import.meta.url);
 
 interface PendingExecute {
   resolve(output: ExecuteOutput): void;
@@ -51,10 +54,10 @@ type State = 'starting' | 'ready' | 'restarting' | 'unavailable' | 'disposed';
 
 const DEFAULTS = { maxRestarts: 5, windowMs: 60_000, initialBackoffMs: 50, maxBackoffMs: 5_000 };
 
-function entryUrl(entry: string | URL): string {
-  if (entry instanceof URL) return entry.href;
-  if (entry.startsWith('file:')) return entry;
-  return pathToFileURL(isAbsolute(entry) ? entry : resolvePath(entry)).href;
+function entryUrl(entry: string | URL): URL {
+  if (entry instanceof URL) return entry;
+  if (entry.startsWith('file:')) return new URL(entry);
+  return pathToFileURL(isAbsolute(entry) ? entry : resolvePath(entry));
 }
 
 class WorkerHostInstance<Init> implements WorkerInstance {
@@ -66,8 +69,8 @@ class WorkerHostInstance<Init> implements WorkerInstance {
   private lastCause = '';
   private unavailableReason = '';
   private restartTimer: NodeJS.Timeout | undefined;
-  private bundle: WorkerBundle | undefined;
-  private tsxFallback = false;
+  /** The compiled runtime and entry, found on the first start. */
+  private modules: { runtime: URL; entry: URL; readPaths?: string[] } | undefined;
   private waiters = new Set<{ resolve(): void; reject(e: InferError): void }>();
   private readonly log: Logger;
   private readonly label: string;
@@ -86,20 +89,21 @@ class WorkerHostInstance<Init> implements WorkerInstance {
 
   /** Starts a worker; resolves when `createInstance` returned, rejects with its error or the crash cause. */
   async start(): Promise<void> {
-    const isolated = this.o.isolation === 'process';
-    const loader = this.o.loader ?? (process.env['TRITIUM_WORKER_LOADER'] === 'tsx' ? 'tsx' : 'bundle');
-    if ((isolated || loader === 'bundle') && !this.bundle && !this.tsxFallback) {
+    if (!this.modules) {
       try {
-        this.bundle = await workerBundle(entryUrl(this.o.entry));
+        this.modules = { runtime: compiledModule(RUNTIME_SOURCE), entry: compiledModule(entryUrl(this.o.entry)) };
       } catch (error) {
-        const why = `cannot bundle worker entry '${entryUrl(this.o.entry)}': ${InferError.from(error).message}`;
-        if (isolated) throw new InferError('INVALID_ARG', `${this.label}: ${why}`);
-        // A thread can still load the entry through tsx.
-        this.log.warn(`${this.label}: ${why}; loading it through tsx instead`);
-        this.tsxFallback = true;
+        throw new InferError('INVALID_ARG', `${this.label}: worker entry: ${InferError.from(error).message}`);
       }
     }
-    const bundle = this.bundle;
+    const modules = this.modules;
+    if (this.o.isolation === 'process' && !modules.readPaths) {
+      modules.readPaths = dedupeReadPaths([
+        ...readPathsFor(modules.runtime),
+        ...readPathsFor(modules.entry),
+        ...(this.o.processPermissions?.allowRead ?? []),
+      ]);
+    }
     return new Promise<void>((resolve, reject) => {
       const gen: Generation = {
         channel: undefined as unknown as Channel,
@@ -113,19 +117,19 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         this.o.isolation === 'process'
           ? spawnProcess(
               {
-                script: bundle!.script,
+                script: modules.runtime,
                 resourceLimits: this.o.resourceLimits,
                 env: this.o.env,
                 execArgv: this.o.execArgv,
-                allowRead: [bundle!.dir, ...runtimeReadPaths(), entryDir(entryUrl(this.o.entry)), ...(this.o.processPermissions?.allowRead ?? [])],
+                allowRead: modules.readPaths!,
               },
               handlers,
             )
-          : spawnThread({ script: bundle?.script, resourceLimits: this.o.resourceLimits, env: this.o.env, execArgv: this.o.execArgv }, handlers);
+          : spawnThread({ script: modules.runtime, resourceLimits: this.o.resourceLimits, env: this.o.env, execArgv: this.o.execArgv }, handlers);
       this.gen = gen;
       gen.channel.send({
         t: 'init',
-        payload: { entry: entryUrl(this.o.entry), init: this.o.init, model: this.o.model, instanceName: this.o.instanceName },
+        payload: { entry: modules.entry.href, init: this.o.init, model: this.o.model, instanceName: this.o.instanceName },
       });
       const startTimeout = this.o.startTimeoutMs ?? 60_000;
       const timer = setTimeout(() => this.crash(gen, `worker did not start within ${startTimeout} ms`), startTimeout);
@@ -426,6 +430,3 @@ export async function spawnWorkerInstance<Init>(o: WorkerInstanceOptions<Init>):
   instance.markReady();
   return instance;
 }
-
-/** The bootstrap module every worker runs (exposed for tools that pre-warm or inspect workers). */
-export const WORKER_BOOTSTRAP_URL: URL = BOOTSTRAP_URL;

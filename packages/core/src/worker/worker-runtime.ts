@@ -1,5 +1,5 @@
 /**
- * Runs INSIDE a worker thread or child process (loaded by `bootstrap.mjs`): waits for `init`,
+ * Runs INSIDE a worker thread or child process (compiled; the host starts it): waits for `init`,
  * imports the entry, calls its `createInstance(init, ctx)`, then serves execute/abort/dispose and
  * relays BLS calls and log lines to the host. One instance per worker.
  */
@@ -10,7 +10,6 @@ import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import type { ExecuteResult, ExecuteTimings } from '../backend/spi.ts';
 import {
   BRAND,
-  BUNDLED_ENTRY_KEY,
   isProtocolMessage,
   normalizeTensor,
   prepareRequest,
@@ -170,9 +169,7 @@ async function runExecute(msg: Extract<ToWorker, { t: 'execute' }>): Promise<voi
 
 async function initialize(payload: InitPayload): Promise<void> {
   try {
-    // A bundled worker carries its entry already evaluated; otherwise import it (through tsx for .ts).
-    const bundled = (globalThis as Record<symbol, unknown>)[Symbol.for(BUNDLED_ENTRY_KEY)];
-    const mod = (bundled ?? (await import(payload.entry))) as { createInstance?: CreateWorkerInstance<unknown>; default?: unknown };
+    const mod = (await import(payload.entry)) as { createInstance?: CreateWorkerInstance<unknown>; default?: unknown };
     const create = mod.createInstance ?? (mod.default as { createInstance?: CreateWorkerInstance<unknown> } | undefined)?.createInstance;
     if (typeof create !== 'function') {
       throw new InferError('INVALID_ARG', `worker entry '${payload.entry}' does not export createInstance(init, ctx)`);

@@ -50,8 +50,6 @@ describe('worker host: round trip', () => {
       init: { model: 'm', version: 1, inputs: ['A', 'B'], outputs: ['X', 'Y'] },
       model: 'm',
       instanceName: 'm_0_0',
-      // The other tests run bundled workers (the default); this one covers the tsx bootstrap.
-      loader: 'tsx',
     });
   });
   afterAll(() => inst.dispose());
@@ -228,30 +226,12 @@ describe('worker host: giving up', () => {
     expect(await waiting).toMatchObject({ code: 'UNAVAILABLE', message: "model 'm' instance 'd_0_1' is unloaded" });
   });
 
-  it('falls back to tsx, with a warning, for an entry esbuild cannot bundle', async () => {
-    const warnings: string[] = [];
-    const inst = await spawnWorkerInstance({
-      entry: new URL('./fixtures/unbundlable.ts', import.meta.url),
-      init: null,
-      model: 'u',
-      instanceName: 'u_0_0',
-      log: { error: () => {}, warn: (m) => warnings.push(m), info: () => {}, verbose: () => {} },
-    });
-    try {
-      expect(ok(((await inst.execute([{ id: '1', model: 'u', inputs: [] }], never)).results)[0]).id).toBe('1');
-      expect(warnings).toHaveLength(1);
-      expect(warnings[0]).toMatch(/^model 'u' instance 'u_0_0': cannot bundle worker entry '.*unbundlable\.ts': .*; loading it through tsx instead$/s);
-    } finally {
-      await inst.dispose();
-    }
-  });
-
   it('rejects a failing createInstance with its own error', async () => {
     await expect(
-      spawnWorkerInstance({ entry: new URL('./fixtures/init-fails.ts', import.meta.url), init: { reason: 'no weights' }, model: 'm', instanceName: 'm_0_0' }),
+      spawnWorkerInstance({ entry: TEST_ENTRIES.initFails, init: { reason: 'no weights' }, model: 'm', instanceName: 'm_0_0' }),
     ).rejects.toMatchObject({ code: 'INVALID_ARG', message: 'bad init: no weights' });
     await expect(
-      spawnWorkerInstance({ entry: new URL('./fixtures/no-create.ts', import.meta.url), init: null, model: 'm', instanceName: 'm_0_0' }),
+      spawnWorkerInstance({ entry: TEST_ENTRIES.noCreate, init: null, model: 'm', instanceName: 'm_0_0' }),
     ).rejects.toMatchObject({ code: 'INVALID_ARG', message: expect.stringContaining('does not export createInstance') });
   });
 });
@@ -290,7 +270,7 @@ describe('worker host: BLS and decoupled', () => {
   it('streams decoupled responses to each request’s sink', async () => {
     const logs: string[] = [];
     const inst = await spawnWorkerInstance({
-      entry: new URL('./fixtures/decoupled.ts', import.meta.url),
+      entry: TEST_ENTRIES.decoupled,
       init: null,
       model: 'd',
       instanceName: 'd_0_0',
