@@ -6,13 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createScheduler, spawnWorkerInstance, InferError } from '../../src/index.ts';
 import type { InferRequest, InferResponse, Scheduler, StatsRecorder, WorkerInstance } from '../../src/index.ts';
+import { TEST_ENTRIES } from '../../src/testing/index.ts';
 import { config, input } from './helpers.ts';
 
 describe('execute timings', () => {
   let instance: WorkerInstance;
   beforeAll(async () => {
     instance = await spawnWorkerInstance<null>({
-      entry: new URL('../worker/fixtures/decoupled.ts', import.meta.url),
+      entry: TEST_ENTRIES.decoupled,
       init: null,
       model: 'repeat',
       instanceName: 'repeat_0',
