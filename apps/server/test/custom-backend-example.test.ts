@@ -64,7 +64,7 @@ it('serves the custom backend over HTTP and gRPC, and exits cleanly', async () =
 it('a second copy on the same port fails in one line naming the flag, not with an uncaught stack', async () => {
   const second = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/main.ts', '--model-repository=model_repository', `--http-port=${ports.http}`, '--grpc-port=0', '--allow-metrics=false', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1'],
+    ['dist/main.js', '--model-repository=model_repository', `--http-port=${ports.http}`, '--grpc-port=0', '--allow-metrics=false', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1'],
     { cwd: EXAMPLE, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
