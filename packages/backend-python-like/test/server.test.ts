@@ -11,7 +11,7 @@ describe('through InferenceServer', () => {
   let server: InferenceServer;
   beforeAll(async () => {
     repo = mkdtempSync(path.join(os.tmpdir(), 'tritium-pl-repo-'));
-    for (const name of ['upper', 'add_sub', 'bls_caller', 'repeat', 'auto']) cpSync(path.join(FIXTURES, name), path.join(repo, name), { recursive: true });
+    for (const name of ['upper', 'add_sub', 'bls_caller', 'bls_stream', 'repeat', 'auto']) cpSync(path.join(FIXTURES, name), path.join(repo, name), { recursive: true });
     server = new InferenceServer({
       repositories: [repo],
       backends: [pythonLikeBackend({ restart: { initialBackoffMs: 10 } })],
@@ -53,6 +53,14 @@ describe('through InferenceServer', () => {
     );
     expect(done).toBeUndefined();
     expect(got.map((r) => asInt32(r.outputs[0]))).toEqual([[7], [8]]);
+  });
+
+  it('BLS exec({ decoupled: true }) streams 0, 1, 2 or 3 responses of a decoupled model, then its empty final response', async () => {
+    for (const values of [[], [5], [5, 6], [5, 6, 7]]) {
+      const r = await server.infer({ id: `d${values.length}`, model: 'bls_stream', inputs: [int32('IN', values, [values.length])] });
+      const sum = values.reduce((a, b) => a + b, 0);
+      expect(asInt32(r.outputs[0])).toEqual([values.length, sum, values.length + 1]);
+    }
   });
 
   it('serves a model whose config comes from its static autoCompleteConfig', async () => {

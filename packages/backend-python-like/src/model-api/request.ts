@@ -140,7 +140,10 @@ export class InferenceRequest {
 
   /**
    * BLS: runs this request through the server (the callee's own scheduler and batcher). Never
-   * throws for an inference failure: check `response.hasError()` as in Triton.
+   * throws for an inference failure: check `response.hasError()` as in Triton. With
+   * `{ decoupled: true }` it returns an async iterable over every response the callee streams,
+   * ending (as Triton's iterator does when the final flag comes on its own) with an empty response,
+   * or with an error response when the call failed.
    */
   exec(options: ExecOptions & { decoupled: true }): AsyncIterable<InferenceResponse>;
   exec(options?: ExecOptions): Promise<InferenceResponse>;
@@ -185,6 +188,10 @@ export class InferenceRequest {
   }
 
   async *#stream(): AsyncIterable<InferenceResponse> {
+    if (this.#incoming) {
+      yield errorResponse(new TritonError('exec() is for requests built with new InferenceRequest({ modelName, ... })', TritonError.INVALID_ARG));
+      return;
+    }
     const link = runtimeLink();
     if (!link?.inferStream) {
       yield errorResponse(blsUnavailable());
@@ -198,7 +205,9 @@ export class InferenceRequest {
     };
     link.inferStream(this.#toWire(), {
       response: (r) => push({ response: toAuthorResponse(r) }),
-      complete: (error) => push(error ? { response: errorResponse(toTritonError(error)), done: true } : { done: true }),
+      // The stream ends as Triton's iterator does when the final flag comes on its own (Tritium's
+      // sinks always end that way): with an empty response, or with the error that ended it.
+      complete: (error) => push({ response: error ? errorResponse(toTritonError(error)) : new InferenceResponse({ outputTensors: [] }), done: true }),
     });
     for (;;) {
       if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));

@@ -73,6 +73,7 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
       versionDir: rv.dir,
       log: deps.log,
       infer: deps.infer,
+      inferStream: deps.inferStream,
       backendConfig: deps.backendConfig?.[backend.name],
     });
     for (const spec of instanceSpecs(config)) {
