@@ -22,6 +22,12 @@ import { systemClock, type Clock, type Scheduler } from './scheduler.ts';
 import { guardedStats } from './guarded-stats.ts';
 import { nullStatsRecorder, type FailureReason, type StatsRecorder } from './stats-recorder.ts';
 
+/**
+ * Errors of a whole execute that may come from one bad request and are worth bisecting.
+ * UNAVAILABLE, NOT_FOUND, UNSUPPORTED, ALREADY_EXISTS and CANCELLED say nothing about the data.
+ */
+const BISECTABLE: ReadonlySet<string> = new Set(['INTERNAL', 'INVALID_ARG', 'UNKNOWN']);
+
 /** Triton's status for a cancelled request carries no text; we say what happened. */
 export const CANCELLED_MESSAGE = 'request cancelled';
 
@@ -325,59 +331,120 @@ export class DynamicBatcher implements Scheduler {
       this.stats.requestDequeued(e.queueNs);
     }
     slot.busy = true;
-    const startUs = now;
-    let requests: InferRequest[];
-    try {
-      requests = this.opts.padding.size > 0 ? padBatch(entries.map((e) => e.request), this.opts.padding) : entries.map((e) => e.request);
-    } catch (err) {
-      this.failBatch(entries, InferError.from(err, 'INVALID_ARG'), 'OTHER');
-      slot.busy = false;
-      return;
-    }
     const done = (): void => {
       slot.busy = false;
       this.pump();
     };
-    const batchSize = entries.reduce((n, e) => n + e.batchSize, 0);
     if (this.decoupled) {
-      this.runDecoupled(slot, entries, requests, signal, startUs, batchSize)
+      let requests: InferRequest[];
+      try {
+        requests = this.padded(entries);
+      } catch (err) {
+        this.failBatch(entries, InferError.from(err, 'INVALID_ARG'), 'OTHER');
+        done();
+        return;
+      }
+      const batchSize = entries.reduce((n, e) => n + e.batchSize, 0);
+      this.runDecoupled(slot, entries, requests, signal, now, batchSize)
         .catch((err: unknown) => this.internalError(entries, err))
         .finally(done);
       return;
     }
-    let call: Promise<ExecuteOutput>;
-    try {
-      call = slot.instance.execute(requests, signal);
-    } catch (err) {
-      call = Promise.reject(err);
-    }
-    call.then(
-      (output) => {
-        const timings = this.recordExecution(batchSize, startUs, output?.timings);
-        const results = output?.results ?? [];
-        if (results.length !== entries.length) {
-          this.failBatch(
-            entries,
-            new InferError('INTERNAL', `model '${this.opts.modelName}' instance returned ${results.length} results for ${entries.length} requests`),
-            'BACKEND',
-          );
-          return;
-        }
-        const unpad = this.opts.unpadding;
-        results.forEach((r, i) => {
-          const e = entries[i]!;
-          if (InferError.is(r)) this.finish(e, r, 'BACKEND');
-          else if (unpad.size > 0 && requests[i] !== e.request) this.finishUnpadded(e, r, timings);
-          else this.finish(e, r, undefined, timings);
-        });
-      },
-      (err: unknown) => {
-        this.recordExecution(batchSize, startUs);
-        this.failBatch(entries, InferError.from(err), 'BACKEND');
-      },
-    )
+    // Runs synchronously up to the instance's execute call, so batches start in dispatch order.
+    this.runBatch(slot, entries, signal)
       .catch((err: unknown) => this.internalError(entries, err))
       .finally(done);
+  }
+
+  private padded(entries: readonly Entry[]): InferRequest[] {
+    const requests = entries.map((e) => e.request);
+    return this.opts.padding.size > 0 ? padBatch(requests, this.opts.padding) : requests;
+  }
+
+  /** One batch on its instance: executed, and bisected if it fails as a whole. */
+  private async runBatch(slot: Slot, entries: Entry[], signal: AbortSignal): Promise<void> {
+    const error = await this.attempt(slot, entries, signal);
+    if (error) await this.bisect(slot, entries, error, signal, true);
+  }
+
+  /**
+   * Executes the entries not answered yet as one batch and answers each with its result. Returns
+   * the error when the execution failed as a whole (the entries are then left unanswered).
+   */
+  private async attempt(slot: Slot, entries: readonly Entry[], signal: AbortSignal): Promise<InferError | undefined> {
+    const live = entries.filter((e) => e.state !== 'done');
+    if (live.length === 0) return undefined;
+    let requests: InferRequest[];
+    try {
+      requests = this.padded(live);
+    } catch (err) {
+      this.failBatch(live, InferError.from(err, 'INVALID_ARG'), 'OTHER');
+      return undefined;
+    }
+    const batchSize = live.reduce((n, e) => n + e.batchSize, 0);
+    const startUs = this.clock.nowUs();
+    let output: ExecuteOutput;
+    try {
+      output = await slot.instance.execute(requests, signal);
+    } catch (err) {
+      this.recordExecution(batchSize, startUs);
+      return InferError.from(err);
+    }
+    const timings = this.recordExecution(batchSize, startUs, output?.timings);
+    const results = output?.results ?? [];
+    if (results.length !== live.length) {
+      this.failBatch(
+        live,
+        new InferError('INTERNAL', `model '${this.opts.modelName}' instance returned ${results.length} results for ${live.length} requests`),
+        'BACKEND',
+      );
+      return undefined;
+    }
+    const unpad = this.opts.unpadding;
+    results.forEach((r, i) => {
+      const e = live[i]!;
+      if (InferError.is(r)) this.finish(e, r, 'BACKEND');
+      else if (unpad.size > 0 && requests[i] !== e.request) this.finishUnpadded(e, r, timings);
+      else this.finish(e, r, undefined, timings);
+    });
+    return undefined;
+  }
+
+  /**
+   * Poison isolation: `entries` failed together with `error` (an execute that rejected as a whole:
+   * a throw, a crashed worker). Their halves run again, one after the other on the same instance,
+   * until every failure is pinned on the requests that fail alone; each of those gets the error of
+   * its own execution, and its neighbours get their results. When the first half passes, the
+   * second holds the cause and is split without being run whole. Errors that say nothing about
+   * the data (UNAVAILABLE, CANCELLED, ...) fail the whole batch at once. A batch of n requests
+   * with k poisoned costs at most 2·k·⌈log2 n⌉ extra executions. `tested`: `error` came from
+   * running exactly these entries (false: they are only known to hold a cause).
+   */
+  private async bisect(slot: Slot, entries: readonly Entry[], error: InferError, signal: AbortSignal, tested: boolean): Promise<void> {
+    const live = entries.filter((e) => e.state !== 'done');
+    if (live.length === 0) return;
+    if (live.length === 1 && !tested) {
+      // Known to hold a cause but never run alone: its own execution gives its own error.
+      const own = await this.attempt(slot, live, signal);
+      if (own) this.failBatch(live, own, 'BACKEND');
+      return;
+    }
+    if (live.length === 1 || !BISECTABLE.has(error.code) || signal.aborted) {
+      this.failBatch(live, error, 'BACKEND');
+      return;
+    }
+    const mid = Math.ceil(live.length / 2);
+    const first = live.slice(0, mid);
+    const second = live.slice(mid);
+    const firstError = await this.attempt(slot, first, signal);
+    if (firstError) await this.bisect(slot, first, firstError, signal, true);
+    if (!firstError && second.length > 1) {
+      // Failures are taken as deterministic: with the first half passing, the cause is in the second.
+      await this.bisect(slot, second, error, signal, false);
+      return;
+    }
+    const secondError = await this.attempt(slot, second, signal);
+    if (secondError) await this.bisect(slot, second, secondError, signal, true);
   }
 
   private finishUnpadded(entry: Entry, response: InferResponse, timings: Required<ExecuteTimings>): void {

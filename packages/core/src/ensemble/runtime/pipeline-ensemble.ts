@@ -5,9 +5,9 @@
  * (via the server's `infer`, so steps' own batchers may still merge pipeline batches), then the
  * final outputs are split back per request by rows.
  *
- * When a whole batch fails (INTERNAL, INVALID_ARG or UNKNOWN), it is retried by bisection: halves
- * run separately until the failing request is alone, so only the poisoned request fails and its
- * neighbours succeed. A batch of n requests with one poisoned costs at most 2·log2(n)+1 runs.
+ * A batch that fails as a whole is retried by the batcher's bisection (poison isolation, see
+ * DynamicBatcher): halves run one after the other until each failure is pinned on the requests
+ * that fail alone; a step's own batcher isolates what it merged the same way.
  *
  * Concurrency: `parameters { key: "tritium.pipeline.concurrency" value: { string_value: "N" } }`
  * pipeline batches run at once (default 2).
@@ -26,25 +26,12 @@ import { ensembleContext, type EnsembleDeps } from './ensemble-scheduler.ts';
 export const PIPELINE_CONCURRENCY_PARAMETER = 'tritium.pipeline.concurrency';
 
 /**
- * Errors that may come from one bad request and are worth bisecting. UNAVAILABLE, NOT_FOUND,
- * UNSUPPORTED and CANCELLED say nothing about the data, so the whole batch fails with them.
+ * Runs a batch of ensemble requests as ONE pipeline request and splits the final outputs back per
+ * request. A failing step fails the whole batch (the returned promise rejects): the ensemble's
+ * batcher then bisects it like any failing batch (see DynamicBatcher), so only poisoned requests
+ * fail, each with its own error.
  */
-const BISECTABLE: ReadonlySet<string> = new Set(['INTERNAL', 'INVALID_ARG', 'UNKNOWN']);
-
-/** Runs a batch of ensemble requests as one pipeline request; bisects on failure. */
 export async function runPipelineBatch(ctx: EnsembleContext, batch: readonly InferRequest[], signal: AbortSignal): Promise<ExecuteResult[]> {
-  try {
-    return await runMerged(ctx, batch, signal);
-  } catch (err) {
-    const error = InferError.from(err);
-    if (batch.length === 1 || !BISECTABLE.has(error.code) || signal.aborted) return batch.map(() => error);
-    const mid = Math.ceil(batch.length / 2);
-    const [a, b] = await Promise.all([runPipelineBatch(ctx, batch.slice(0, mid), signal), runPipelineBatch(ctx, batch.slice(mid), signal)]);
-    return [...a, ...b];
-  }
-}
-
-async function runMerged(ctx: EnsembleContext, batch: readonly InferRequest[], signal: AbortSignal): Promise<ExecuteResult[]> {
   const first = batch[0]!;
   if (batch.length === 1) {
     return [await runEnsemble(ctx, { ...first, signal, preformed: true })];
