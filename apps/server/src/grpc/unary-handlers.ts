@@ -3,7 +3,7 @@ import { InferError } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
 import { versionArg } from '../protocol/context.ts';
 import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
-import { updateLogSettings } from '../protocol/settings.ts';
+import { LOG_FILE_UPDATE_MESSAGE, updateLogSettings } from '../protocol/settings.ts';
 import { advertisedServerMetadata } from '../protocol/extensions.ts';
 
 /** bigint → decimal string, recursively: protobufjs takes 64-bit values as strings. */
@@ -97,10 +97,11 @@ export const UNARY_HANDLERS: Record<string, Unary> = {
     return { settings: Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, { value: v }])) };
   },
   LogSettings: (req, ctx) => {
+    const settings = (req.settings ?? {}) as Record<string, Record<string, unknown>>;
+    // Triton refuses the key itself, whatever value (or none) it carries.
+    if ('log_file' in settings) throw new InferError('UNSUPPORTED', LOG_FILE_UPDATE_MESSAGE);
     const changes: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries((req.settings ?? {}) as Record<string, Record<string, unknown>>)) {
-      changes[k] = oneofValue(v);
-    }
+    for (const [k, v] of Object.entries(settings)) changes[k] = oneofValue(v);
     const s = updateLogSettings(ctx.log, changes);
     const out: Record<string, object> = {};
     for (const [k, v] of Object.entries(s)) {

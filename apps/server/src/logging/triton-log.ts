@@ -47,17 +47,12 @@ function callerSite(): string {
 export class TritonLog implements Logger {
   private fd: number | undefined;
 
+  /** `options.file` (`--log-file`) is opened here once: nothing changes it afterwards (see LOG_FILE_UPDATE_MESSAGE). */
   constructor(
     readonly options: TritonLogOptions,
     private readonly stream: NodeJS.WritableStream = process.stderr,
   ) {
-    if (options.file) this.setFile(options.file);
-  }
-
-  setFile(file: string | undefined): void {
-    if (this.fd !== undefined) fs.closeSync(this.fd);
-    this.fd = file ? fs.openSync(file, 'a') : undefined;
-    this.options.file = file;
+    if (options.file) this.fd = fs.openSync(options.file, 'a');
   }
 
   private write(level: 'I' | 'W' | 'E' | 'V', message: string): void {
@@ -83,6 +78,7 @@ export class TritonLog implements Logger {
   }
 
   close(): void {
-    this.setFile(undefined);
+    if (this.fd !== undefined) fs.closeSync(this.fd);
+    this.fd = undefined;
   }
 }
