@@ -16,9 +16,13 @@ import {
   type WireInferResponse,
   type WireStreamResponse,
 } from '@tritium/client/proto';
+import { capErrorMessage } from '../protocol/status.ts';
 
 export class DecodeFailure {
-  constructor(readonly message: string) {}
+  readonly message: string;
+  constructor(message: string) {
+    this.message = capErrorMessage(message);
+  }
 }
 
 function safe<T>(decode: (buf: Buffer) => T, what: string): (buf: Buffer) => T | DecodeFailure {

@@ -39,19 +39,49 @@ export class TransportError extends Error {
   }
 }
 
+/**
+ * The longest error message either transport sends. An error may echo client input (a model name, a
+ * shape): sent whole, a 200 KB message overflowed the grpc-message trailer past what HTTP/2 clients
+ * accept (grpc-js and gRPC C-core start refusing metadata at 8 KB), so the call never got its status
+ * and the channel's other calls hung. Counted as percent-encoded bytes (how grpc-message travels), so
+ * the trailer stays under 8 KB whatever the characters.
+ */
+export const MAX_ERROR_MESSAGE_BYTES = 4096;
+
+/** A message within MAX_ERROR_MESSAGE_BYTES, its cut marked as `... [error message cut: N of M bytes shown]`. */
+export function capErrorMessage(message: string): string {
+  if (message.length <= MAX_ERROR_MESSAGE_BYTES / 3) return message;
+  let cost = 0;
+  let end = 0;
+  for (const ch of message) {
+    const code = ch.codePointAt(0)!;
+    // grpc-js percent-encodes every byte outside printable ASCII, and '%' itself.
+    const c = code >= 0x20 && code <= 0x7e && code !== 0x25 ? 1 : 3 * Buffer.byteLength(ch);
+    if (cost + c > MAX_ERROR_MESSAGE_BYTES - 64) break;
+    cost += c;
+    end += ch.length;
+  }
+  if (end === message.length) return message;
+  const shown = Buffer.byteLength(message.slice(0, end));
+  return `${message.slice(0, end)}... [error message cut: ${shown} of ${Buffer.byteLength(message)} bytes shown]`;
+}
+
 export interface MappedError {
   readonly httpStatus: number;
   readonly grpcStatus: GrpcStatus;
   readonly message: string;
 }
 
-/** Maps anything thrown to a status pair and message; unknown throwables are INTERNAL. */
+/**
+ * Maps anything thrown to a status pair and message (capped, see capErrorMessage); unknown
+ * throwables are INTERNAL. Both transports send every error through here.
+ */
 export function mapError(error: unknown): MappedError {
   if (error instanceof TransportError) {
-    return { httpStatus: error.httpStatus, grpcStatus: error.grpcStatus, message: error.message };
+    return { httpStatus: error.httpStatus, grpcStatus: error.grpcStatus, message: capErrorMessage(error.message) };
   }
   const e = InferError.from(error);
-  return { httpStatus: HTTP_STATUS[e.code] ?? 400, grpcStatus: GRPC_STATUS[e.code] ?? GrpcStatus.UNKNOWN, message: e.message };
+  return { httpStatus: HTTP_STATUS[e.code] ?? 400, grpcStatus: GRPC_STATUS[e.code] ?? GrpcStatus.UNKNOWN, message: capErrorMessage(e.message) };
 }
 
 export function invalidArg(message: string): InferError {
