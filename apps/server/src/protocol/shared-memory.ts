@@ -2,6 +2,12 @@
  * System shared memory regions registered by clients (Triton's system_shared_memory extension).
  * A region is a POSIX shm object, i.e. the file `/dev/shm/<key>`; inputs are read from it and
  * outputs written into it at `offset + tensor offset`. Registering requires `--allow-client-shm`.
+ *
+ * The key comes from the network, so it is held to what shm_open(3) accepts and no more: one name
+ * (an optional leading '/', then no '/', not '.' or '..', no NUL, at most NAME_MAX bytes), opened with
+ * O_NOFOLLOW (a symlink planted at /dev/shm/<key> is refused, never followed), and only a regular file
+ * on the shm filesystem itself is accepted. Bounds are checked against the file's real size (fstat) at
+ * registration and again at every read and write, since the client may shrink the file afterwards.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,14 +30,60 @@ export const SHM_DISABLED_MESSAGE =
 export const CUDA_SHM_UNSUPPORTED_MESSAGE =
   'CUDA shared memory is not supported by this server (no CUDA IPC in Tritium); use system shared memory or send tensors in the request';
 
+/** NAME_MAX on Linux: the longest file name, hence the longest shm object name. */
+const MAX_KEY_BYTES = 255;
+
 export class SharedMemoryRegistry {
   private readonly regions = new Map<string, Region>();
+  /** The shm folder with its own links resolved (the server's choice, trusted), once. */
+  private realShmDir: { path: string; dev: number } | undefined;
 
   constructor(
     readonly allowed: boolean,
     /** Folder holding POSIX shm objects. */
     private readonly shmDir = '/dev/shm',
   ) {}
+
+  private shmFolder(): { path: string; dev: number } {
+    if (!this.realShmDir) {
+      const real = fs.realpathSync(this.shmDir);
+      this.realShmDir = { path: real, dev: fs.statSync(real).dev };
+    }
+    return this.realShmDir;
+  }
+
+  /**
+   * Opens `/dev/shm/<key>` read-write without following a link, and returns the fd of a regular file
+   * on the shm filesystem with its size; anything else is INVALID_ARG naming the region and key.
+   */
+  private openKey(name: string, key: string): { fd: number; size: number } {
+    const base = key.startsWith('/') ? key.slice(1) : key;
+    if (!base || base === '.' || base === '..' || base.includes('/') || base.includes('\0') || Buffer.byteLength(base) > MAX_KEY_BYTES) {
+      throw new InferError(
+        'INVALID_ARG',
+        `cannot register shared memory region '${name}' - invalid shm key '${key}' (expected '/<name>': one name of at most ${MAX_KEY_BYTES} bytes, no other '/', not '.' or '..')`,
+      );
+    }
+    const folder = this.shmFolder();
+    let fd: number;
+    try {
+      // O_NONBLOCK: a FIFO or device planted under the name must not stall the event loop on open.
+      fd = fs.openSync(path.join(folder.path, base), fs.constants.O_RDWR | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      const why = code === 'ELOOP' ? ': it is a symbolic link (links are not followed)' : code === 'ENOENT' ? ': no such shared memory object' : code ? ` (${code})` : '';
+      throw new InferError('INVALID_ARG', `Unable to open shared memory region: '${key}'${why}`);
+    }
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || st.dev !== folder.dev) {
+      fs.closeSync(fd);
+      throw new InferError(
+        'INVALID_ARG',
+        `Unable to open shared memory region: '${key}': not a regular file in ${folder.path}`,
+      );
+    }
+    return { fd, size: st.size };
+  }
 
   private requireAllowed(): void {
     if (!this.allowed) throw new InferError('UNAVAILABLE', SHM_DISABLED_MESSAGE);
@@ -43,17 +95,7 @@ export class SharedMemoryRegistry {
     if (this.regions.has(name)) {
       throw new InferError('ALREADY_EXISTS', `shared memory region '${name}' already in manager`);
     }
-    const base = key.replace(/^\/+/, '');
-    if (!base || base.includes('/') || base === '..' || base === '.') {
-      throw new InferError('INVALID_ARG', `Unable to open shared memory region: '${key}'`);
-    }
-    let fd: number;
-    try {
-      fd = fs.openSync(path.join(this.shmDir, base), 'r+');
-    } catch {
-      throw new InferError('INVALID_ARG', `Unable to open shared memory region: '${key}'`);
-    }
-    const size = fs.fstatSync(fd).size;
+    const { fd, size } = this.openKey(name, key);
     if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(byteSize) || offset < 0 || byteSize < 0 || offset + byteSize > size) {
       fs.closeSync(fd);
       throw new InferError(
@@ -95,6 +137,14 @@ export class SharedMemoryRegistry {
         `Invalid offset + byte size for shared memory region: '${name}' (tensor '${tensor}': offset ${offset}, byte size ${byteSize}, region size ${r.byte_size})`,
       );
     }
+    // The client owns the file and may have truncated it since registration.
+    const size = fs.fstatSync(r.fd).size;
+    if (r.offset + offset + byteSize > size) {
+      throw new InferError(
+        'INVALID_ARG',
+        `shared memory region '${name}' (key '${r.key}') is now ${size} bytes, too small for tensor '${tensor}' at offset ${r.offset + offset} with byte size ${byteSize}`,
+      );
+    }
     return r;
   }
 
@@ -105,7 +155,7 @@ export class SharedMemoryRegistry {
     let done = 0;
     while (done < byteSize) {
       const n = fs.readSync(r.fd, out, done, byteSize - done, r.offset + offset + done);
-      if (n === 0) throw new InferError('INTERNAL', `shared memory region '${name}' is shorter than registered`);
+      if (n === 0) throw new InferError('INVALID_ARG', `shared memory region '${name}' is shorter than registered (truncated while in use)`);
       done += n;
     }
     return out;
