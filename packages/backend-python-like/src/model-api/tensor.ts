@@ -60,7 +60,7 @@ function convert(name: string, values: ArrayLike<unknown>, datatype: DataType): 
   if (datatype === 'FP16' || datatype === 'BF16') {
     throw new TritonError(
       `tensor '${name}': ${datatype} data must be given as a Uint16Array of raw bits`,
-      TritonError.INVALID_ARG,
+      TritonError.INTERNAL,
     );
   }
   const out = new CTOR[datatype](values.length);
@@ -70,7 +70,7 @@ function convert(name: string, values: ArrayLike<unknown>, datatype: DataType): 
     if (typeof v !== 'number' && typeof v !== 'bigint' && typeof v !== 'boolean') {
       throw new TritonError(
         `tensor '${name}': element ${i} is ${typeof v}, expected a number for ${datatype}`,
-        TritonError.INVALID_ARG,
+        TritonError.INTERNAL,
       );
     }
     if (big) {
@@ -102,6 +102,11 @@ let adopting: WireTensor | undefined;
  * new Tensor('TEXT', ['hello'], [1, 1]);
  * new Tensor('SCORES', [0.5, 0.25], [2], 'FP32');
  * ```
+ *
+ * Model code builds tensors, so a bad argument (a shape like `[NaN, -1]`, a wrong element count) is
+ * the model's fault: these errors are INTERNAL (HTTP 500), as Triton's python backend answers for
+ * anything `execute` raises, never INVALID_ARG, which would blame the client. Only decoding a
+ * client's BYTES input (invalid UTF-8) is INVALID_ARG.
  */
 export class Tensor {
   readonly name: string;
@@ -129,10 +134,10 @@ export class Tensor {
       return;
     }
     if (typeof name !== 'string' || name === '') {
-      throw new TritonError('Tensor name must be a non-empty string', TritonError.INVALID_ARG);
+      throw new TritonError('Tensor name must be a non-empty string', TritonError.INTERNAL);
     }
     if (datatype !== undefined && !isDataType(datatype)) {
-      throw new TritonError(`tensor '${name}': unknown datatype '${String(datatype)}'`, TritonError.INVALID_ARG);
+      throw new TritonError(`tensor '${name}': unknown datatype '${String(datatype)}'`, TritonError.INTERNAL);
     }
     this.name = name;
     const type = datatype ?? inferDatatype(data);
@@ -148,7 +153,7 @@ export class Tensor {
       } else {
         throw new TritonError(
           `tensor '${name}': BYTES data must be strings or Uint8Arrays (or serialized BYTES in one Uint8Array)`,
-          TritonError.INVALID_ARG,
+          TritonError.INTERNAL,
         );
       }
     } else {
@@ -167,12 +172,12 @@ export class Tensor {
     }
     const finalShape = shape ? [...shape] : [count];
     if (!finalShape.every((d) => Number.isInteger(d) && d >= 0)) {
-      throw new TritonError(`tensor '${name}': invalid shape [${finalShape.join(',')}]`, TritonError.INVALID_ARG);
+      throw new TritonError(`tensor '${name}': invalid shape [${finalShape.join(',')}]`, TritonError.INTERNAL);
     }
     if (elementCount(finalShape) !== count) {
       throw new TritonError(
         `tensor '${name}': shape [${finalShape.join(',')}] holds ${elementCount(finalShape)} elements but ${count} were given`,
-        TritonError.INVALID_ARG,
+        TritonError.INTERNAL,
       );
     }
     this.shape = finalShape;
@@ -265,7 +270,7 @@ export class Tensor {
     if (this.datatype !== 'BYTES') {
       throw new TritonError(
         `tensor '${this.name}' is ${this.datatype}; ${method}() is for BYTES tensors (use .data)`,
-        TritonError.INVALID_ARG,
+        TritonError.INTERNAL,
       );
     }
   }
