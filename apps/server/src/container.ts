@@ -78,10 +78,27 @@ export function createContainer(init: CreateContainerOptions): Container {
     )
     .inSingletonScope();
   c.bind(TOKENS.HttpTransport)
-    .toDynamicValue((ctx) => new HttpTransport(ctx.get(TOKENS.TransportContext), { address: options.httpAddress, port: options.httpPort }))
+    .toDynamicValue(
+      (ctx) =>
+        new HttpTransport(ctx.get(TOKENS.TransportContext), {
+          address: options.httpAddress,
+          port: options.httpPort,
+          restricted: options.httpRestrictedApi,
+          tls: options.httpSsl,
+          connections: options.httpConnections,
+        }),
+    )
     .inSingletonScope();
   c.bind(TOKENS.GrpcTransport)
-    .toDynamicValue((ctx) => new GrpcTransport(ctx.get(TOKENS.TransportContext), { address: options.grpcAddress, port: options.grpcPort }))
+    .toDynamicValue(
+      (ctx) =>
+        new GrpcTransport(ctx.get(TOKENS.TransportContext), {
+          address: options.grpcAddress,
+          port: options.grpcPort,
+          restricted: options.grpcRestrictedProtocol,
+          tls: options.grpcSsl,
+        }),
+    )
     .inSingletonScope();
   c.bind(TOKENS.MetricsTransport)
     .toDynamicValue(

@@ -18,6 +18,18 @@ import { InferenceServerException } from './errors.ts';
 import type { InferInput, InferRequestedOutput } from './infer-input.ts';
 import { InferResult } from './infer-result.ts';
 import type { Datatype } from './tensor-data.ts';
+import { pemBytes, type ClientTlsOptions } from './tls-options.ts';
+
+/** As tritonclient.grpc.InferenceServerClient's `ssl`, `root_certificates`, `private_key`, `certificate_chain`. */
+export interface GrpcClientOptions extends ClientTlsOptions {
+  /** Connect over TLS (also implied by any certificate option). */
+  readonly ssl?: boolean;
+  /**
+   * Metadata sent with every call, e.g. `{ 'triton-grpc-protocol-admin': 'secret' }` for a server started
+   * with `--grpc-restricted-protocol=model-repository:admin=secret`.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
+}
 
 const SERVICE = '/inference.GRPCInferenceService/';
 const MAX = 2147483647;
@@ -88,12 +100,26 @@ export class GrpcInferenceServerClient {
   /** Settles when the open stream has finished (status received or failed). */
   private streamDone: Promise<void> | undefined;
 
+  private readonly headers: Readonly<Record<string, string>>;
+
   /** `url` is `host:port`, e.g. `127.0.0.1:8001`. */
-  constructor(url: string) {
-    this.client = new Client(url, credentials.createInsecure(), {
+  constructor(url: string, options: GrpcClientOptions = {}) {
+    const ssl = options.ssl || options.rootCertificates !== undefined || options.privateKey !== undefined || options.certificateChain !== undefined;
+    const creds = ssl
+      ? credentials.createSsl(pemBytes(options.rootCertificates) ?? null, pemBytes(options.privateKey) ?? null, pemBytes(options.certificateChain) ?? null)
+      : credentials.createInsecure();
+    this.client = new Client(url, creds, {
       'grpc.max_receive_message_length': MAX,
       'grpc.max_send_message_length': MAX,
     });
+    this.headers = options.headers ?? {};
+  }
+
+  /** A fresh Metadata carrying the client's headers. */
+  private metadata(): Metadata {
+    const md = new Metadata();
+    for (const [k, v] of Object.entries(this.headers)) md.set(k, v);
+    return md;
   }
 
   close(): void {
@@ -106,7 +132,7 @@ export class GrpcInferenceServerClient {
     const req = plainCodec(`inference.${method}Request`);
     const res = plainCodec(`inference.${method}Response`, { ...TO_OBJECT_OPTIONS, oneofs: options.oneofs ?? false });
     return new Promise((resolve, reject) =>
-      this.client.makeUnaryRequest(SERVICE + method, req.encode, res.decode, request, (err: ServiceError | null, value?: T) =>
+      this.client.makeUnaryRequest(SERVICE + method, req.encode, res.decode, request, this.metadata(), (err: ServiceError | null, value?: T) =>
         err ? reject(toException(err)) : resolve(value as T),
       ),
     );
@@ -198,7 +224,7 @@ export class GrpcInferenceServerClient {
         encodeInferRequest,
         decodeInferResponse,
         request,
-        new Metadata(),
+        this.metadata(),
         opts,
         (err: ServiceError | null, value?: WireInferResponse) => (err ? reject(toException(err)) : resolve(value!)),
       ),
@@ -211,7 +237,7 @@ export class GrpcInferenceServerClient {
    */
   startStream(callback: StreamCallback, options: { grpcErrors?: boolean } = {}): void {
     if (this.stream) throw new InferenceServerException('cannot start another stream with one already running');
-    const md = new Metadata();
+    const md = this.metadata();
     if (options.grpcErrors) md.set('triton_grpc_error', 'true');
     const stream = this.client.makeBidiStreamRequest(SERVICE + 'ModelStreamInfer', encodeInferRequest, decodeStreamResponse, md);
     stream.on('data', (m: WireStreamResponse) => {

@@ -3,11 +3,28 @@
  * default, optional request/response compression, Triton's error JSON as InferenceServerException.
  */
 import http from 'node:http';
+import https from 'node:https';
 import zlib from 'node:zlib';
 import { InferenceServerException } from './errors.ts';
 import type { InferInput, InferRequestedOutput } from './infer-input.ts';
 import { InferResult, type OutputTensor } from './infer-result.ts';
 import type { Datatype } from './tensor-data.ts';
+import { pemBytes, type ClientTlsOptions } from './tls-options.ts';
+
+/** As tritonclient.http.InferenceServerClient's `concurrency`, `ssl`, `ssl_options`, `insecure`. */
+export interface HttpClientOptions extends ClientTlsOptions {
+  /** Connections kept open at most (default 16). */
+  readonly concurrency?: number;
+  /** HTTPS (also implied by an `https://` URL). */
+  readonly ssl?: boolean;
+  /** Skip verifying the server's certificate (tritonclient's `insecure`); for tests only. */
+  readonly insecure?: boolean;
+  /**
+   * Headers sent with every request, e.g. `{ admin: 'secret' }` for a server started with
+   * `--http-restricted-api=model-repository:admin=secret`.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
+}
 
 export interface HttpInferOptions {
   outputs?: readonly InferRequestedOutput[];
@@ -34,13 +51,27 @@ export class HttpInferenceServerClient {
   private readonly agent: http.Agent;
   private readonly host: string;
   private readonly port: number;
+  private readonly transport: typeof http | typeof https;
+  private readonly headers: Readonly<Record<string, string>>;
 
-  /** `url` is `host:port` (as tritonclient), e.g. `127.0.0.1:8000`. */
-  constructor(url: string, options: { concurrency?: number } = {}) {
+  /** `url` is `host:port` (as tritonclient), e.g. `127.0.0.1:8000`, or `https://host:port`. */
+  constructor(url: string, options: HttpClientOptions = {}) {
     const u = new URL(url.includes('://') ? url : `http://${url}`);
+    const ssl = options.ssl === true || u.protocol === 'https:';
     this.host = u.hostname;
-    this.port = Number(u.port || 80);
-    this.agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency ?? 16 });
+    this.port = Number(u.port || (ssl ? 443 : 80));
+    const agentOptions = { keepAlive: true, maxSockets: options.concurrency ?? 16 };
+    this.transport = ssl ? https : http;
+    this.agent = ssl
+      ? new https.Agent({
+          ...agentOptions,
+          ca: pemBytes(options.rootCertificates),
+          key: pemBytes(options.privateKey),
+          cert: pemBytes(options.certificateChain),
+          rejectUnauthorized: options.insecure !== true,
+        })
+      : new http.Agent(agentOptions);
+    this.headers = options.headers ?? {};
   }
 
   close(): void {
@@ -50,8 +81,15 @@ export class HttpInferenceServerClient {
   /** A raw request (exposed for tests and tools); never throws on HTTP status. */
   request(method: string, path: string, body?: Uint8Array | string, headers: Record<string, string | number> = {}): Promise<HttpResponse> {
     return new Promise((resolve, reject) => {
-      const req = http.request(
-        { host: this.host, port: this.port, method, path, agent: this.agent, headers: { ...headers, ...(body !== undefined ? { 'content-length': Buffer.byteLength(body) } : {}) } },
+      const req = this.transport.request(
+        {
+          host: this.host,
+          port: this.port,
+          method,
+          path,
+          agent: this.agent,
+          headers: { ...this.headers, ...headers, ...(body !== undefined ? { 'content-length': Buffer.byteLength(body) } : {}) },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));

@@ -7,9 +7,10 @@ import { HttpInferenceServerClient } from './http-client.ts';
 import { GrpcInferenceServerClient } from './grpc-client.ts';
 
 export { HttpInferenceServerClient } from './http-client.ts';
-export type { HttpInferOptions, HttpResponse } from './http-client.ts';
+export type { HttpClientOptions, HttpInferOptions, HttpResponse } from './http-client.ts';
 export { GrpcInferenceServerClient } from './grpc-client.ts';
-export type { GrpcInferOptions, StreamCallback } from './grpc-client.ts';
+export type { GrpcClientOptions, GrpcInferOptions, StreamCallback } from './grpc-client.ts';
+export type { ClientTlsOptions, PemSource } from './tls-options.ts';
 export { InferInput, InferRequestedOutput } from './infer-input.ts';
 export type { InputData } from './infer-input.ts';
 export { InferResult } from './infer-result.ts';

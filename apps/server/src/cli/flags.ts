@@ -3,7 +3,9 @@
  * `--flag=value` and `--flag value` work; booleans also accept a bare `--flag` (= true).
  */
 
-import { DEFAULT_LIMITS } from '../protocol/limits.ts';
+import { DEFAULT_HTTP_CONNECTION_LIMITS, DEFAULT_LIMITS, type HttpConnectionLimits } from '../protocol/limits.ts';
+import { addRestriction, type Restrictions } from '../protocol/restricted.ts';
+import type { TlsOptions } from '../protocol/tls.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
@@ -40,7 +42,18 @@ export interface ServeOptions {
   logFile?: string;
   /** `--backend-config=<backend>,<key>=<value>` collected per backend. */
   backendConfig: Record<string, Record<string, string>>;
+  /** `--http-restricted-api`: categories gated behind a header (Triton's). */
+  httpRestrictedApi: Restrictions;
+  /** `--grpc-restricted-protocol`: categories gated behind `triton-grpc-protocol-<key>` metadata. */
+  grpcRestrictedProtocol: Restrictions;
+  /** `--grpc-use-ssl` / `--grpc-use-ssl-mutual` and PEM files (Triton's flags). */
+  grpcSsl: TlsOptions;
+  /** `--http-use-ssl` / `--http-use-ssl-mutual` and PEM files: HTTPS (beyond Triton). */
+  httpSsl: TlsOptions;
+  /** `--http-headers-timeout-secs`, `--http-request-timeout-secs`, `--http-max-connections`. */
+  httpConnections: HttpConnectionLimits;
 }
+
 
 export function defaultServeOptions(): ServeOptions {
   return {
@@ -73,6 +86,11 @@ export function defaultServeOptions(): ServeOptions {
     logError: true,
     logFormat: 'default',
     backendConfig: {},
+    httpRestrictedApi: {},
+    grpcRestrictedProtocol: {},
+    grpcSsl: { useSsl: false, useMutualAuth: false },
+    httpSsl: { useSsl: false, useMutualAuth: false },
+    httpConnections: { ...DEFAULT_HTTP_CONNECTION_LIMITS },
   };
 }
 
@@ -113,7 +131,26 @@ const BOOL_FLAGS: Record<string, (o: ServeOptions, v: boolean) => void> = {
   'log-info': (o, v) => (o.logInfo = v),
   'log-warning': (o, v) => (o.logWarning = v),
   'log-error': (o, v) => (o.logError = v),
+  'grpc-use-ssl': (o, v) => (o.grpcSsl.useSsl = v),
+  // As Triton: mutual preempts plain SSL and turns it on.
+  'grpc-use-ssl-mutual': (o, v) => {
+    o.grpcSsl.useMutualAuth = v;
+    if (v) o.grpcSsl.useSsl = true;
+  },
+  'http-use-ssl': (o, v) => (o.httpSsl.useSsl = v),
+  'http-use-ssl-mutual': (o, v) => {
+    o.httpSsl.useMutualAuth = v;
+    if (v) o.httpSsl.useSsl = true;
+  },
 };
+
+function restricted(flag: 'http-restricted-api' | 'grpc-restricted-protocol', into: Restrictions, v: string): void {
+  try {
+    addRestriction(into, flag, v);
+  } catch (e) {
+    throw new FlagError((e as Error).message);
+  }
+}
 
 const VALUE_FLAGS: Record<string, Setter> = {
   'model-repository': (o, v) => o.modelRepositories.push(v),
@@ -137,12 +174,23 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'http-max-input-size': (o, v) => (o.httpMaxInputSize = int('http-max-input-size', v, 1)),
   'max-tensor-elements': (o, v) => (o.maxTensorElements = int('max-tensor-elements', v, 1)),
   'http-max-header-count': (o, v) => (o.httpMaxHeaderCount = int('http-max-header-count', v, 1)),
+  'http-headers-timeout-secs': (o, v) => (o.httpConnections = { ...o.httpConnections, headersTimeoutMs: int('http-headers-timeout-secs', v, 1) * 1000 }),
+  'http-request-timeout-secs': (o, v) => (o.httpConnections = { ...o.httpConnections, requestTimeoutMs: int('http-request-timeout-secs', v, 1) * 1000 }),
+  'http-max-connections': (o, v) => (o.httpConnections = { ...o.httpConnections, maxConnections: int('http-max-connections', v, 1) }),
   'log-verbose': (o, v) => (o.logVerbose = int('log-verbose', v)),
   'log-format': (o, v) => {
     if (v !== 'default' && v !== 'ISO8601') throw new FlagError(`invalid value for --log-format: '${v}' (expected default or ISO8601)`);
     o.logFormat = v;
   },
   'log-file': (o, v) => (o.logFile = v),
+  'http-restricted-api': (o, v) => restricted('http-restricted-api', o.httpRestrictedApi, v),
+  'grpc-restricted-protocol': (o, v) => restricted('grpc-restricted-protocol', o.grpcRestrictedProtocol, v),
+  'grpc-server-cert': (o, v) => (o.grpcSsl.serverCert = v),
+  'grpc-server-key': (o, v) => (o.grpcSsl.serverKey = v),
+  'grpc-root-cert': (o, v) => (o.grpcSsl.rootCert = v),
+  'http-server-cert': (o, v) => (o.httpSsl.serverCert = v),
+  'http-server-key': (o, v) => (o.httpSsl.serverKey = v),
+  'http-root-cert': (o, v) => (o.httpSsl.rootCert = v),
   'backend-config': (o, v) => {
     const comma = v.indexOf(',');
     const pair = comma < 0 ? v : v.slice(comma + 1);
@@ -166,10 +214,27 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --allow-http/--allow-grpc/--allow-metrics <bool> (true)
   --http-address/--grpc-address/--metrics-address <addr> (0.0.0.0)
   --http-max-input-size <bytes> (64 MB)  --max-tensor-elements <n>  --http-max-header-count <n>
+  --http-headers-timeout-secs <n> (60)  --http-request-timeout-secs <n> (60)  --http-max-connections <n> (10000)
   --allow-client-shm <bool> (false)  --allow-model-file-load <bool> (false)
   --log-verbose <n>  --log-info/--log-warning/--log-error <bool>  --log-format default|ISO8601  --log-file <path>
   --backend-config <backend>,<key>=<value>
+  --http-restricted-api <apis>:<header>=<value>   gate categories behind a header (repeatable)
+  --grpc-restricted-protocol <protocols>:<key>=<value>   same over gRPC (metadata triton-grpc-protocol-<key>)
+      categories: health, metadata, inference, shared-memory, model-config, model-repository, statistics, trace, logging
+  --grpc-use-ssl <bool>  --grpc-use-ssl-mutual <bool>  --grpc-server-cert/--grpc-server-key/--grpc-root-cert <pem file>
+  --http-use-ssl <bool>  --http-use-ssl-mutual <bool>  --http-server-cert/--http-server-key/--http-root-cert <pem file>
 `;
+
+/** SSL needs a certificate and key, mutual TLS also the CA that client certificates chain to. */
+function checkTls(prefix: 'grpc' | 'http', t: TlsOptions): void {
+  if (!t.useSsl) return;
+  if (!t.serverCert || !t.serverKey) {
+    throw new FlagError(`--${prefix}-use-ssl needs --${prefix}-server-cert and --${prefix}-server-key (PEM files)`);
+  }
+  if (t.useMutualAuth && !t.rootCert) {
+    throw new FlagError(`--${prefix}-use-ssl-mutual needs --${prefix}-root-cert (PEM file of the CA that signs client certificates)`);
+  }
+}
 
 /** Parses argv (after `serve`). Throws FlagError with a message naming the flag. */
 export function parseServeFlags(argv: readonly string[]): ServeOptions {
@@ -197,5 +262,7 @@ export function parseServeFlags(argv: readonly string[]): ServeOptions {
   if (o.loadModels.length && o.modelControlMode !== 'explicit') {
     throw new FlagError('--load-model can only be used with --model-control-mode=explicit');
   }
+  checkTls('grpc', o.grpcSsl);
+  checkTls('http', o.httpSsl);
   return o;
 }

@@ -4,9 +4,19 @@
  * element limit does.
  */
 import { format } from 'node:util';
-import { Server, ServerCredentials, setLogger, status as GrpcStatus, type UntypedHandleCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  setLogger,
+  status as GrpcStatus,
+  type Metadata,
+  type UntypedHandleCall,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
 import type { TransportContext } from '../protocol/context.ts';
 import { mapError } from '../protocol/status.ts';
+import { failedRestriction, grpcRestrictedMessage, GRPC_METHOD_CATEGORY, type Restrictions } from '../protocol/restricted.ts';
+import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';
 import { DecodeFailure, healthServiceDefinition, inferenceServiceDefinition } from './service-definition.ts';
 import { modelInferHandler, modelStreamInferHandler } from './infer-handlers.ts';
 import { UNARY_HANDLERS } from './unary-handlers.ts';
@@ -14,7 +24,14 @@ import { UNARY_HANDLERS } from './unary-handlers.ts';
 export interface GrpcTransportOptions {
   readonly address: string;
   readonly port: number;
+  /** `--grpc-restricted-protocol`: categories gated behind `triton-grpc-protocol-<key>` metadata. */
+  readonly restricted?: Restrictions;
+  /** `--grpc-use-ssl` / `--grpc-use-ssl-mutual` (PEM files read at start); insecure when off. */
+  readonly tls?: TlsOptions;
 }
+
+type AnyCall = { metadata: Metadata; emit(event: 'error', e: unknown): boolean };
+type AnyHandler = (call: AnyCall, callback?: (err: unknown, value?: unknown) => void) => void;
 
 const MAX_MESSAGE = 2147483647;
 
@@ -31,27 +48,49 @@ export class GrpcTransport {
     return this.boundPort;
   }
 
+  /**
+   * Wraps a handler with Triton's restriction check for its method's category: a call without the
+   * metadata gets UNAVAILABLE before the handler runs (a stream ends with that status).
+   */
+  private gate(method: string, handler: AnyHandler): UntypedHandleCall {
+    const restrictions = this.options.restricted;
+    const category = GRPC_METHOD_CATEGORY[method];
+    if (!restrictions || !category || !restrictions[category]) return handler as UntypedHandleCall;
+    return ((call: AnyCall, callback?: (err: unknown, value?: unknown) => void) => {
+      const failed = failedRestriction(restrictions, category, (name) => {
+        const values = call.metadata.get(name);
+        return values.length === 1 ? String(values[0]) : undefined;
+      });
+      if (!failed) return handler(call, callback);
+      const status = { code: GrpcStatus.UNAVAILABLE, details: grpcRestrictedMessage(failed) };
+      if (callback) callback(status);
+      else call.emit('error', status);
+    }) as UntypedHandleCall;
+  }
+
   private implementation(): UntypedServiceImplementation {
     const impl: UntypedServiceImplementation = {
-      ModelInfer: modelInferHandler(this.ctx),
-      ModelStreamInfer: modelStreamInferHandler(this.ctx),
+      ModelInfer: this.gate('ModelInfer', modelInferHandler(this.ctx) as unknown as AnyHandler),
+      ModelStreamInfer: this.gate('ModelStreamInfer', modelStreamInferHandler(this.ctx) as unknown as AnyHandler),
     };
     for (const [name, handler] of Object.entries(UNARY_HANDLERS)) {
-      impl[name] = ((call: { request: unknown }, callback: (err: unknown, value?: unknown) => void) => {
-        if (call.request instanceof DecodeFailure) {
-          callback({ code: GrpcStatus.INVALID_ARGUMENT, details: call.request.message });
+      impl[name] = this.gate(name, (call, callback) => {
+        const respond = callback!;
+        const request = (call as unknown as { request: unknown }).request;
+        if (request instanceof DecodeFailure) {
+          respond({ code: GrpcStatus.INVALID_ARGUMENT, details: request.message });
           return;
         }
         Promise.resolve()
-          .then(() => handler(call.request, this.ctx))
+          .then(() => handler(request, this.ctx))
           .then(
-            (value) => callback(null, value),
+            (value) => respond(null, value),
             (e) => {
               const m = mapError(e);
-              callback({ code: m.grpcStatus, details: m.message });
+              respond({ code: m.grpcStatus, details: m.message });
             },
           );
-      }) as UntypedHandleCall;
+      });
     }
     return impl;
   }
@@ -69,13 +108,19 @@ export class GrpcTransport {
     });
     server.addService(inferenceServiceDefinition(), this.implementation());
     server.addService(healthServiceDefinition(), {
-      Check: ((_call: unknown, callback: (err: unknown, value?: unknown) => void) => {
-        callback(null, { status: this.ctx.api.isReady() ? 'SERVING' : 'NOT_SERVING' });
-      }) as UntypedHandleCall,
+      Check: this.gate('Check', (_call, callback) => {
+        callback!(null, { status: this.ctx.api.isReady() ? 'SERVING' : 'NOT_SERVING' });
+      }),
     });
     const host = this.options.address.includes(':') ? `[${this.options.address}]` : this.options.address;
+    const tls = this.options.tls && loadTlsMaterial('grpc', this.options.tls);
+    // Triton's SslServerCredentials: the server's key pair; with mutual TLS the root certificate
+    // verifies clients, and a client without a valid certificate fails the handshake.
+    const credentials = tls
+      ? ServerCredentials.createSsl(tls.mutual ? (tls.ca ?? null) : null, [{ cert_chain: tls.cert, private_key: tls.key }], tls.mutual)
+      : ServerCredentials.createInsecure();
     this.boundPort = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`${host}:${this.options.port}`, ServerCredentials.createInsecure(), (err, port) =>
+      server.bindAsync(`${host}:${this.options.port}`, credentials, (err, port) =>
         err ? reject(err) : resolve(port),
       ),
     );

@@ -8,6 +8,7 @@
  * reply (tritonclient.http.aio over aiohttp) keep working.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TransportContext } from '../protocol/context.ts';
 import { mapError, TransportError } from '../protocol/status.ts';
@@ -17,10 +18,19 @@ import { buildInferReply, checkNotDecoupled, parseInferBody } from './infer-json
 import { matchRoute, type Reply } from './routes.ts';
 import { generateOnce, generateStream, parseGenerateBody } from './generate.ts';
 import { exactJson } from '../protocol/tensors.ts';
+import { failedRestriction, httpRestrictedMessage, type Restrictions } from '../protocol/restricted.ts';
+import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';
+import { DEFAULT_HTTP_CONNECTION_LIMITS, type HttpConnectionLimits } from '../protocol/limits.ts';
 
 export interface HttpTransportOptions {
   readonly address: string;
   readonly port: number;
+  /** `--http-restricted-api`: categories gated behind a header. */
+  readonly restricted?: Restrictions;
+  /** HTTPS (`--http-use-ssl`, `--http-use-ssl-mutual`, PEM files read at start); plain HTTP when off. */
+  readonly tls?: TlsOptions;
+  /** `--http-headers-timeout-secs`, `--http-request-timeout-secs`, `--http-max-connections`. */
+  readonly connections?: HttpConnectionLimits;
 }
 
 export class HttpTransport {
@@ -37,9 +47,33 @@ export class HttpTransport {
   }
 
   async start(): Promise<number> {
-    const server = http.createServer({ keepAlive: true, maxHeaderSize: 64 * 1024 }, (req, res) => {
+    const limits = this.options.connections ?? DEFAULT_HTTP_CONNECTION_LIMITS;
+    const serverOptions: http.ServerOptions = {
+      keepAlive: true,
+      maxHeaderSize: 64 * 1024,
+      // A headers timeout above the request timeout is an error in Node; the smaller one wins anyway.
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      requestTimeout: limits.requestTimeoutMs,
+      // Node checks both timeouts on this interval (30 s by default, which would add up to 30 s to each).
+      connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs, limits.requestTimeoutMs),
+    };
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       this.handle(req, res).catch((e) => this.sendError(req, res, e));
-    });
+    };
+    const tls = this.options.tls && loadTlsMaterial('http', this.options.tls);
+    const server: http.Server = tls
+      ? https.createServer(
+          {
+            ...serverOptions,
+            cert: tls.cert,
+            key: tls.key,
+            // Mutual TLS: a client without a certificate signed by `ca` fails the handshake.
+            ...(tls.mutual ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
+          },
+          handler,
+        )
+      : http.createServer(serverOptions, handler);
+    server.maxConnections = limits.maxConnections;
     // Node drops headers past maxHeadersCount silently; keep its default (2000) as the hard bound and
     // answer 431 ourselves above the configured limit.
     server.keepAliveTimeout = 65_000;
@@ -83,7 +117,17 @@ export class HttpTransport {
     const path = q < 0 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
     if (this.ctx.log.options.verbose >= 1) this.ctx.log.verbose(1, `HTTP request: ${method} ${path}`);
-    const { matched, pathKnown } = matchRoute(method, path);
+    const { matched, pathKnown, category } = matchRoute(method, path);
+    // Before the method check, as Triton's handlers do.
+    const restriction = this.options.restricted && failedRestriction(this.options.restricted, category, (name) => {
+      const v = req.headers[name];
+      return typeof v === 'string' ? v : undefined;
+    });
+    if (restriction) {
+      req.resume();
+      this.sendJson(req, res, 403, { error: httpRestrictedMessage(restriction) });
+      return;
+    }
     if (!matched) {
       req.resume();
       this.sendJson(res, pathKnown ? 405 : 404, { error: pathKnown ? 'Method Not Allowed' : 'Not Found' });

@@ -10,6 +10,7 @@ import { logSettingsOf, updateLogSettings } from '../protocol/settings.ts';
 import { advertisedServerMetadata } from '../protocol/extensions.ts';
 import { invalidArg } from '../protocol/status.ts';
 import { parseJsonBody } from './infer-json.ts';
+import type { RestrictedCategory } from '../protocol/restricted.ts';
 
 /** What a handler returns: a status with an optional JSON body (undefined = empty body). */
 export interface Reply {
@@ -29,6 +30,8 @@ export interface RouteInput {
 
 export interface Route {
   readonly pattern: RegExp;
+  /** Triton's restricted-API category (`--http-restricted-api`). */
+  readonly category: RestrictedCategory;
   readonly methods: readonly string[];
   /** `infer` is handled by the transport itself (binary body and reply). */
   readonly handle: ((input: RouteInput) => Promise<Reply> | Reply) | 'infer' | 'generate' | 'generate_stream';
@@ -64,22 +67,25 @@ async function traceSetting(input: RouteInput): Promise<Reply> {
 }
 
 export const ROUTES: readonly Route[] = [
-  { pattern: /^\/v2\/health\/live$/, methods: ['GET'], handle: ({ ctx }) => ({ status: ctx.api.isLive() ? 200 : 400 }) },
-  { pattern: /^\/v2\/health\/ready$/, methods: ['GET'], handle: ({ ctx }) => ({ status: ctx.api.isReady() ? 200 : 400 }) },
-  { pattern: /^\/v2\/?$/, methods: ['GET'], handle: ({ ctx }) => ok(advertisedServerMetadata(ctx)) },
+  { pattern: /^\/v2\/health\/live$/, category: 'health', methods: ['GET'], handle: ({ ctx }) => ({ status: ctx.api.isLive() ? 200 : 400 }) },
+  { pattern: /^\/v2\/health\/ready$/, category: 'health', methods: ['GET'], handle: ({ ctx }) => ({ status: ctx.api.isReady() ? 200 : 400 }) },
+  { pattern: /^\/v2\/?$/, category: 'metadata', methods: ['GET'], handle: ({ ctx }) => ok(advertisedServerMetadata(ctx)) },
   {
     pattern: /^\/v2\/models\/stats$/,
+    category: 'statistics',
     methods: ['GET'],
     handle: ({ ctx }) => ok({ model_stats: numbersOnly(ctx.api.statistics()) }),
   },
   {
     pattern: new RegExp(`^/v2/models/${M}${V}/ready$`),
+    category: 'health',
     methods: ['GET'],
     handle: ({ ctx, params }) =>
       ctx.api.modelReady(params['model']!, versionArg(params['version'])) ? { status: 200 } : { status: 400, json: { error: 'Model version not ready' } },
   },
   {
     pattern: new RegExp(`^/v2/models/${M}${V}/config$`),
+    category: 'model-config',
     methods: ['GET'],
     handle: ({ ctx, params }) => ({
       status: 200,
@@ -88,26 +94,30 @@ export const ROUTES: readonly Route[] = [
   },
   {
     pattern: new RegExp(`^/v2/models/${M}${V}/stats$`),
+    category: 'statistics',
     methods: ['GET'],
     handle: ({ ctx, params }) => ok({ model_stats: numbersOnly(ctx.api.statistics(params['model']!, versionArg(params['version']))) }),
   },
-  { pattern: new RegExp(`^/v2/models/${M}${V}/infer$`), methods: ['POST'], handle: 'infer' },
-  { pattern: new RegExp(`^/v2/models/${M}${V}/generate$`), methods: ['POST'], handle: 'generate' },
-  { pattern: new RegExp(`^/v2/models/${M}${V}/generate_stream$`), methods: ['POST'], handle: 'generate_stream' },
-  { pattern: new RegExp(`^/v2/models/${M}/trace/setting$`), methods: ['GET', 'POST'], handle: traceSetting },
+  { pattern: new RegExp(`^/v2/models/${M}${V}/infer$`), category: 'inference', methods: ['POST'], handle: 'infer' },
+  { pattern: new RegExp(`^/v2/models/${M}${V}/generate$`), category: 'inference', methods: ['POST'], handle: 'generate' },
+  { pattern: new RegExp(`^/v2/models/${M}${V}/generate_stream$`), category: 'inference', methods: ['POST'], handle: 'generate_stream' },
+  { pattern: new RegExp(`^/v2/models/${M}/trace/setting$`), category: 'trace', methods: ['GET', 'POST'], handle: traceSetting },
   {
     pattern: new RegExp(`^/v2/models/${M}${V}$`),
+    category: 'metadata',
     methods: ['GET'],
     handle: ({ ctx, params }) => ok(ctx.api.modelMetadata(params['model']!, versionArg(params['version']))),
   },
-  { pattern: /^\/v2\/trace\/setting$/, methods: ['GET', 'POST'], handle: traceSetting },
+  { pattern: /^\/v2\/trace\/setting$/, category: 'trace', methods: ['GET', 'POST'], handle: traceSetting },
   {
     pattern: /^\/v2\/logging$/,
+    category: 'logging',
     methods: ['GET', 'POST'],
     handle: async (input) => ok(input.method === 'GET' ? logSettingsOf(input.ctx.log) : updateLogSettings(input.ctx.log, await jsonBody(input))),
   },
   {
     pattern: /^\/v2\/repository(?:\/(?<repo>[^/]+))?\/index$/,
+    category: 'model-repository',
     methods: ['POST'],
     handle: async (input) => {
       const body = await jsonBody(input);
@@ -117,6 +127,7 @@ export const ROUTES: readonly Route[] = [
   },
   {
     pattern: new RegExp(`^/v2/repository(?:/(?<repo>[^/]+))?/models/${M}/load$`),
+    category: 'model-repository',
     methods: ['POST'],
     handle: async (input) => {
       const body = await jsonBody(input);
@@ -147,6 +158,7 @@ export const ROUTES: readonly Route[] = [
   },
   {
     pattern: new RegExp(`^/v2/repository(?:/(?<repo>[^/]+))?/models/${M}/unload$`),
+    category: 'model-repository',
     methods: ['POST'],
     handle: async (input) => {
       const body = await jsonBody(input);
@@ -160,11 +172,13 @@ export const ROUTES: readonly Route[] = [
   },
   {
     pattern: /^\/v2\/systemsharedmemory(?:\/region\/(?<region>[^/]+))?\/status$/,
+    category: 'shared-memory',
     methods: ['GET'],
     handle: ({ ctx, params }) => ok(ctx.shm.status(params['region'])),
   },
   {
     pattern: /^\/v2\/systemsharedmemory\/region\/(?<region>[^/]+)\/register$/,
+    category: 'shared-memory',
     methods: ['POST'],
     handle: async (input) => {
       const body = await jsonBody(input);
@@ -177,15 +191,16 @@ export const ROUTES: readonly Route[] = [
   },
   {
     pattern: /^\/v2\/systemsharedmemory(?:\/region\/(?<region>[^/]+))?\/unregister$/,
+    category: 'shared-memory',
     methods: ['POST'],
     handle: ({ ctx, params }) => {
       ctx.shm.unregister(params['region']);
       return ok();
     },
   },
-  { pattern: /^\/v2\/cudasharedmemory(?:\/region\/[^/]+)?\/status$/, methods: ['GET'], handle: cudaUnsupported },
-  { pattern: /^\/v2\/cudasharedmemory\/region\/[^/]+\/register$/, methods: ['POST'], handle: cudaUnsupported },
-  { pattern: /^\/v2\/cudasharedmemory(?:\/region\/[^/]+)?\/unregister$/, methods: ['POST'], handle: cudaUnsupported },
+  { pattern: /^\/v2\/cudasharedmemory(?:\/region\/[^/]+)?\/status$/, category: 'shared-memory', methods: ['GET'], handle: cudaUnsupported },
+  { pattern: /^\/v2\/cudasharedmemory\/region\/[^/]+\/register$/, category: 'shared-memory', methods: ['POST'], handle: cudaUnsupported },
+  { pattern: /^\/v2\/cudasharedmemory(?:\/region\/[^/]+)?\/unregister$/, category: 'shared-memory', methods: ['POST'], handle: cudaUnsupported },
 ];
 
 /** JSON has no bigint: 64-bit values beyond 2^53 are written as numbers (Triton prints them unquoted). */
@@ -201,20 +216,22 @@ export interface Matched {
 /** Finds the route for a path; `methodAllowed` false when the path exists but not for this method. */
 const INFER_ROUTE = ROUTES.find((r) => r.handle === 'infer')!;
 
-export function matchRoute(method: string, path: string): { matched?: Matched; pathKnown: boolean } {
+export function matchRoute(method: string, path: string): { matched?: Matched; pathKnown: boolean; category?: RestrictedCategory } {
   let pathKnown = false;
+  let category: RestrictedCategory | undefined;
   // The hot path first: `.../infer` is most of the traffic.
   const routes = path.endsWith('/infer') ? [INFER_ROUTE, ...ROUTES] : ROUTES;
   for (const route of routes) {
     const m = route.pattern.exec(path);
     if (!m) continue;
     pathKnown = true;
+    category ??= route.category;
     if (!route.methods.includes(method)) continue;
     const params: Record<string, string | undefined> = {};
     for (const [k, v] of Object.entries(m.groups ?? {})) params[k] = v === undefined ? undefined : safeDecode(v);
-    return { matched: { route, params }, pathKnown };
+    return { matched: { route, params }, pathKnown, category: route.category };
   }
-  return { pathKnown };
+  return { pathKnown, category };
 }
 
 function safeDecode(s: string): string {

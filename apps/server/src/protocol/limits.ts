@@ -13,3 +13,26 @@ export const DEFAULT_LIMITS: TransportLimits = {
   maxTensorElements: 1 << 28,
   maxHeaderCount: 100,
 };
+
+/**
+ * How long a client may take to send a request, and how many connections it may hold. Without
+ * these, Node keeps a connection that trickles its body for 300 s and accepts any number of them.
+ */
+export interface HttpConnectionLimits {
+  /** Time to receive the request headers (nginx's client_header_timeout default: 60 s). */
+  readonly headersTimeoutMs: number;
+  /**
+   * Time to receive the whole request, headers and body; waiting for the response does not count
+   * (Node's requestTimeout). 60 s: nginx allows 60 s between two body reads (client_body_timeout);
+   * a total bound also stops a body that trickles a byte a minute.
+   */
+  readonly requestTimeoutMs: number;
+  /** Open connections at most; more are closed at once (Envoy's edge listener example: 10000). */
+  readonly maxConnections: number;
+}
+
+export const DEFAULT_HTTP_CONNECTION_LIMITS: HttpConnectionLimits = {
+  headersTimeoutMs: 60_000,
+  requestTimeoutMs: 60_000,
+  maxConnections: 10_000,
+};
