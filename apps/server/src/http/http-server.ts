@@ -125,7 +125,7 @@ export class HttpTransport {
     });
     if (restriction) {
       req.resume();
-      this.sendJson(req, res, 403, { error: httpRestrictedMessage(restriction) });
+      this.sendJson(res, 403, { error: httpRestrictedMessage(restriction) });
       return;
     }
     if (!matched) {
