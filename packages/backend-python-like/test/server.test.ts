@@ -11,7 +11,7 @@ describe('through InferenceServer', () => {
   let server: InferenceServer;
   beforeAll(async () => {
     repo = mkdtempSync(path.join(os.tmpdir(), 'tritium-pl-repo-'));
-    for (const name of ['upper', 'add_sub', 'bls_caller', 'bls_stream', 'repeat', 'auto']) cpSync(path.join(FIXTURES, name), path.join(repo, name), { recursive: true });
+    for (const name of ['upper', 'add_sub', 'bls_caller', 'bls_stream', 'repeat', 'auto', 'echo_params', 'params_pipeline']) cpSync(path.join(FIXTURES, name), path.join(repo, name), { recursive: true });
     server = new InferenceServer({
       repositories: [repo],
       backends: [pythonLikeBackend({ restart: { initialBackoffMs: 10 } })],
@@ -61,6 +61,24 @@ describe('through InferenceServer', () => {
       const sum = values.reduce((a, b) => a + b, 0);
       expect(asInt32(r.outputs[0])).toEqual([values.length, sum, values.length + 1]);
     }
+  });
+
+  it('a pipeline batch keeps every request its own parameters and timeout: model.ts sees them per request', async () => {
+    const send = (id: string, extra: { parameters?: Record<string, string>; timeoutUs?: number }) =>
+      server.infer({ id, model: 'params_pipeline', inputs: [tensorFromStrings('TEXT', [1, 1], [id])], ...extra }).then((r) => decodeStrings(r.outputs[0]!.data)[0]);
+    // Sent together: the two requests that agree share one pipeline batch, the others run apart.
+    const seen = await Promise.all([
+      send('a', { parameters: { lang: 'en' } }),
+      send('b', { parameters: { lang: 'fr' } }),
+      send('c', { parameters: { lang: 'en' } }),
+      send('d', { parameters: { lang: 'en' }, timeoutUs: 7_000_000 }),
+    ]);
+    expect(seen).toEqual([
+      '{"lang":"en"}|timeout=0|rows=2',
+      '{"lang":"fr"}|timeout=0|rows=1',
+      '{"lang":"en"}|timeout=0|rows=2',
+      '{"lang":"en"}|timeout=7000000|rows=1',
+    ]);
   });
 
   it('serves a model whose config comes from its static autoCompleteConfig', async () => {

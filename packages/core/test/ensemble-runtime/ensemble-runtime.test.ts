@@ -267,6 +267,51 @@ describe('pipeline-batching ensembles', () => {
     expect(f32(results[3]!.value!.outputs.find((o) => o.name === 'DIFF')!)).toEqual([3, 3]);
   });
 
+  it('each request keeps its own parameters, priority and timeout: only requests that agree on them merge', async () => {
+    const router = new Router();
+    const seen: InferRequest[] = [];
+    router.add(config({ name: 'add_sub', input: [input('INPUT0', [2]), input('INPUT1', [2])], output: [out('OUTPUT0', [2]), out('OUTPUT1', [2])] }), [
+      instance(addSubFn, (b) => seen.push(...b)),
+    ]);
+    router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [instance(identityFn('identity'))]);
+    const e = router.add(
+      ensemble(
+        'E',
+        [step('add_sub', { INPUT0: 'A', INPUT1: 'B' }, { OUTPUT0: 'sum', OUTPUT1: 'DIFF' }), step('identity', { INPUT0: 'sum' }, { OUTPUT0: 'SUM' })],
+        ['A', 'B'],
+        ['SUM', 'DIFF'],
+        { dynamic_batching: dynamicBatching({ preferred_batch_size: [6], max_queue_delay_microseconds: 1000 }) },
+      ),
+    );
+    const semantics: Partial<InferRequest>[] = [
+      { parameters: { lang: 'en' } },
+      { parameters: { lang: 'fr' } },
+      { parameters: { lang: 'en' } },
+      { parameters: { lang: 'en' }, priority: 1 },
+      { parameters: { lang: 'en' }, timeoutUs: 5000 },
+      {},
+    ];
+    const results = semantics.map((extra, i) => settle(e.enqueue({ ...pair(`s${i}`, [i, i], [1, 1]), ...extra })));
+    for (let k = 0; k < 5 && results.some((r) => !r.done); k++) {
+      router.clock.advance(1000);
+      await flush(10);
+    }
+    expect(results.map((r) => r.error?.message ?? 'ok')).toEqual(new Array(6).fill('ok'));
+    // One step request per group of requests that agree; each carries the group's own semantics.
+    const groups = seen.map((r) => ({ rows: r.inputs[0]!.shape[0], parameters: r.parameters, priority: r.priority, timeoutUs: r.timeoutUs }));
+    expect(groups).toHaveLength(5);
+    expect(groups).toEqual(
+      expect.arrayContaining([
+        { rows: 2, parameters: { lang: 'en' }, priority: undefined, timeoutUs: undefined },
+        { rows: 1, parameters: { lang: 'fr' }, priority: undefined, timeoutUs: undefined },
+        { rows: 1, parameters: { lang: 'en' }, priority: 1, timeoutUs: undefined },
+        { rows: 1, parameters: { lang: 'en' }, priority: undefined, timeoutUs: 5000 },
+        { rows: 1, parameters: undefined, priority: undefined, timeoutUs: undefined },
+      ]),
+    );
+    expect(f32(results[2]!.value!.outputs.find((o) => o.name === 'SUM')!)).toEqual([3, 3]);
+  });
+
   it('waits for the ensemble max_queue_delay before sending a partial batch', async () => {
     const router = new Router();
     const stepBatches: number[][] = [];

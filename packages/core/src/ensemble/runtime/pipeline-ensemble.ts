@@ -9,6 +9,9 @@
  * DynamicBatcher): halves run one after the other until each failure is pinned on the requests
  * that fail alone; a step's own batcher isolates what it merged the same way.
  *
+ * Requests merge only when their parameters, priority and timeout agree (merge-key.ts), so the
+ * merged request carries each one's own.
+ *
  * Concurrency: `parameters { key: "tritium.pipeline.concurrency" value: { string_value: "N" } }`
  * pipeline batches run at once (default 2).
  */
@@ -22,6 +25,7 @@ import { DynamicBatcher } from '../../scheduler/dynamic-batcher.ts';
 import type { Scheduler } from '../../scheduler/scheduler.ts';
 import { runEnsemble, type EnsembleContext } from './ensemble-run.ts';
 import { ensembleContext, type EnsembleDeps } from './ensemble-scheduler.ts';
+import { requestSemanticsKey } from './merge-key.ts';
 
 export const PIPELINE_CONCURRENCY_PARAMETER = 'tritium.pipeline.concurrency';
 
@@ -45,8 +49,10 @@ export async function runPipelineBatch(ctx: EnsembleContext, batch: readonly Inf
     ...(first.version !== undefined ? { version: first.version } : {}),
     inputs,
     ...(outputNames.length > 0 ? { outputs: outputNames.map((name) => ({ name })) } : {}),
+    // Equal across the batch (merge-key.ts): every request's own parameters, priority and timeout.
     ...(first.parameters ? { parameters: first.parameters } : {}),
     ...(first.priority !== undefined ? { priority: first.priority } : {}),
+    ...(first.timeoutUs !== undefined ? { timeoutUs: first.timeoutUs } : {}),
     signal,
     // The ensemble's batcher already waited for this batch: steps' batchers must not wait again.
     preformed: true,
@@ -72,5 +78,9 @@ export function createPipelineEnsemble(config: ModelConfig, deps: EnsembleDeps):
     throw new InferError('INVALID_ARG', `parameter '${PIPELINE_CONCURRENCY_PARAMETER}' must be a positive integer for '${config.name}', got '${raw}'`);
   }
   const instances = Array.from({ length: concurrency }, () => pipelineInstance(ctx));
-  return new DynamicBatcher(batcherOptionsFromConfig(config, deps.version), { instances, clock: deps.clock, stats: deps.stats, log: deps.log });
+  const options = batcherOptionsFromConfig(config, deps.version);
+  const shapeKey = options.shapeKey;
+  // Only requests whose parameters, priority and timeout agree share a pipeline batch.
+  const pipelineOptions = { ...options, shapeKey: (r: InferRequest) => shapeKey(r) + requestSemanticsKey(r) };
+  return new DynamicBatcher(pipelineOptions, { instances, clock: deps.clock, stats: deps.stats, log: deps.log });
 }
