@@ -9,15 +9,18 @@ import {
   InferError,
   concatInputs,
   splitOutputs,
+  requestSpecOf,
+  validateRequest,
   type ExecuteResult,
   type ExecuteOutput,
   type InferRequest,
   type InferResponse,
+  type RequestSpec,
   type Tensor,
 } from '@tritium/core';
 import type { WorkerContext, WorkerExecuteContext, WorkerModelInstance } from '@tritium/core';
 import { fromOrtTensor, toOrtTensor } from './ort-convert.ts';
-import { batchKey, checkRequest } from './request-check.ts';
+import { batchKey } from './batch-key.ts';
 import { computeBatchInput, concatRagged } from './ragged.ts';
 import type { OnnxInstanceInit, TensorPlan } from './plan.ts';
 
@@ -28,6 +31,7 @@ function now(): bigint {
 class OnnxWorkerInstance implements WorkerModelInstance {
   private readonly inputPlans: Map<string, TensorPlan>;
   private readonly outputPlans: Map<string, TensorPlan>;
+  private readonly requestSpec: RequestSpec;
 
   constructor(
     private readonly init: OnnxInstanceInit,
@@ -35,6 +39,7 @@ class OnnxWorkerInstance implements WorkerModelInstance {
   ) {
     this.inputPlans = new Map(init.inputs.map((p) => [p.name, p]));
     this.outputPlans = new Map(init.outputs.map((p) => [p.name, p]));
+    this.requestSpec = requestSpecOf(init.modelName, init.maxBatchSize, init.inputs, init.outputs);
   }
 
   async execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<ExecuteOutput> {
@@ -44,7 +49,7 @@ class OnnxWorkerInstance implements WorkerModelInstance {
     const t0 = now();
     batch.forEach((request, index) => {
       try {
-        const rows = checkRequest(this.init, request);
+        const rows = validateRequest(this.requestSpec, request);
         // A model that cannot batch runs each request alone.
         const key = this.init.maxBatchSize > 0 ? batchKey(this.init, request) : `#${index}`;
         const group = groups.get(key) ?? [];

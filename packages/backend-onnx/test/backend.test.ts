@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   InferError,
   createScheduler,
+  requestTag,
   tensorFromTyped,
   typedView,
   type ExecuteResult,
@@ -12,6 +13,9 @@ import {
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { buildAddSubModel, buildBertModel, buildNoBatchModel, buildScalarModel, buildSequenceModel } from '@tritium/onnx-gen';
 import { captureLog, loadModel, request, signal, TempRepo, type Loaded } from './helpers.ts';
+
+const BATCH_NOTE =
+  ' NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.';
 
 function ok(result: ExecuteResult | undefined): InferResponse {
   if (result === undefined || InferError.is(result)) throw new Error(`expected a response, got ${String((result as InferError)?.message)}`);
@@ -86,12 +90,13 @@ describe('add/sub (auto-completed, batched across requests)', () => {
     const results = (await m.instance.execute([good, badType, badShape, badBytes, tooBig, missing], signal())).results;
     expect(values(out(ok(results[0]), 'OUTPUT0'))).toEqual(range(16).map((v) => 2 * v));
     const messages = results.slice(1).map((r) => (InferError.is(r) ? `${r.code}: ${r.message}` : 'response'));
+    // Core's request rules and messages, exactly as the server answers them.
     expect(messages).toEqual([
-      "INVALID_ARG: inference input 'INPUT0' data-type is 'FP32', but model 'simple' expects 'INT32'",
-      "INVALID_ARG: unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15]",
-      "INVALID_ARG: input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 64, got 60",
-      "INVALID_ARG: inference request batch-size must be <= 4 for 'simple'",
-      "INVALID_ARG: expected 2 inputs but got 1 inputs for model 'simple'. Got input(s) ['INPUT0'], but missing required input(s) ['INPUT1']. Please provide all required input(s).",
+      `INVALID_ARG: ${requestTag(badType)}inference input 'INPUT0' data-type is 'FP32', but model 'simple' expects 'INT32'`,
+      `INVALID_ARG: ${requestTag(badShape)}unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15].${BATCH_NOTE}`,
+      `INVALID_ARG: ${requestTag(badBytes)}input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 64, got 60`,
+      `INVALID_ARG: ${requestTag(tooBig)}inference request batch-size must be <= 4 for 'simple'`,
+      `INVALID_ARG: ${requestTag(missing)}expected 2 inputs but got 1 inputs for model 'simple'. Got input(s) ['INPUT0'], but missing required input(s) ['INPUT1']. Please provide all required input(s).`,
     ]);
   });
 });

@@ -51,7 +51,14 @@ const ENTRY = new URL('./instance-entry.ts', import.meta.url);
 function plan(io: ModelInput | ModelOutput, model: string): TensorPlan {
   const datatype: DataType | undefined = configToWireDataType(io.data_type);
   if (!datatype || datatype === 'BYTES') throw new InferError('INVALID_ARG', `model '${model}': tensor '${io.name}' has unsupported data type ${io.data_type}`);
-  return { name: io.name, datatype, dims: [...io.dims], ...(io.reshape ? { reshape: [...io.reshape.shape] } : {}) };
+  return {
+    name: io.name,
+    datatype,
+    dims: [...io.dims],
+    ...(io.reshape ? { reshape: [...io.reshape.shape] } : {}),
+    ...('optional' in io && io.optional ? { optional: true } : {}),
+    ...(io.is_shape_tensor ? { isShapeTensor: true } : {}),
+  };
 }
 
 /** The profile an instance group's contexts use: its first listed profile, else 0. */

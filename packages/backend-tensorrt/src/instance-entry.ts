@@ -11,11 +11,13 @@ import {
   DATA_TYPE_SIZE,
   InferError,
   concatInputs,
+  requestSpecOf,
   splitOutputs,
   type ExecuteResult,
   type ExecuteOutput,
   type InferRequest,
   type InferResponse,
+  type RequestSpec,
   type Tensor,
 } from '@tritium/core';
 import type { WorkerContext, WorkerExecuteContext, WorkerModelInstance } from '@tritium/core';
@@ -35,6 +37,7 @@ class TrtWorkerInstance implements WorkerModelInstance {
   private readonly inputPlans: Map<string, TensorPlan>;
   /** Most rows one run may carry (the profile's smallest max dim 0 over the inputs). */
   private readonly maxRows: number;
+  private readonly requestSpec: RequestSpec;
 
   constructor(
     private readonly init: TrtInstanceInit,
@@ -45,6 +48,7 @@ class TrtWorkerInstance implements WorkerModelInstance {
     this.inputPlans = new Map(init.inputs.map((p) => [p.name, p]));
     const limits = init.inputs.map((p) => p.max?.[0] ?? Number.MAX_SAFE_INTEGER);
     this.maxRows = init.maxBatchSize > 0 ? Math.min(init.maxBatchSize, ...limits) : 1;
+    this.requestSpec = requestSpecOf(init.modelName, init.maxBatchSize, init.inputs, init.outputs);
   }
 
   async execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<ExecuteOutput> {
@@ -54,7 +58,7 @@ class TrtWorkerInstance implements WorkerModelInstance {
     const t0 = now();
     batch.forEach((request, index) => {
       try {
-        const rows = checkRequest(this.init, this.instanceName, request);
+        const rows = checkRequest(this.init, this.requestSpec, this.instanceName, request);
         const key = this.init.maxBatchSize > 0 ? batchKey(request) : `#${index}`;
         const group = groups.get(key) ?? [];
         group.push({ request, index, rows });

@@ -12,6 +12,10 @@ export interface TensorPlan {
   readonly dims: readonly number[];
   /** The engine's own shape for this tensor when the config reshapes it (without the batch dim). */
   readonly reshape?: readonly number[];
+  /** Inputs: the config lets a request omit it (the engine still needs it bound: refused per request). */
+  readonly optional?: boolean;
+  /** Inputs: a shape tensor (no batch dim in the request). */
+  readonly isShapeTensor?: boolean;
   /** Inputs: the profile's min and max of the full engine shape (batch dim included when batching). */
   readonly min?: readonly number[];
   readonly max?: readonly number[];

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InferError, tensorFromTyped, typedView, type ExecuteOutput, type ExecuteResult, type InferResponse, type Tensor } from '@tritium/core';
+import { InferError, requestTag, tensorFromTyped, typedView, type ExecuteOutput, type ExecuteResult, type InferResponse, type Tensor } from '@tritium/core';
 import { TempDir, buildDouble, doubleEngine, loadModel, request, signal, type Loaded } from './helpers.ts';
+
+const BATCH_NOTE =
+  ' NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.';
 
 function ok(result: ExecuteResult | undefined): InferResponse {
   if (result === undefined || InferError.is(result)) throw new Error(`expected a response, got ${String((result as InferError)?.message)}`);
@@ -80,14 +83,34 @@ describe('add engine with dynamic batch and length (thread isolation)', () => {
     expect(results.slice(1).map(message)).toEqual([
       "INVALID_ARG: request specifies invalid shape for input 'X' for add_0. Error details: model expected the shape of dimension 1 to be between 2 and 8 but received 9",
       "INVALID_ARG: request specifies invalid shape for input 'X' for add_0. Error details: model expected the shape of dimension 1 to be between 2 and 8 but received 1",
-      "INVALID_ARG: inference input 'X' data-type is 'INT32', but model 'add' expects 'FP32'",
-      "INVALID_ARG: unexpected shape for input 'X' for model 'add'. Expected [-1,-1], got [1,2,1]",
-      "INVALID_ARG: inference request batch-size must be <= 4 for 'add'",
+      `INVALID_ARG: ${requestTag(badType)}inference input 'X' data-type is 'INT32', but model 'add' expects 'FP32'`,
+      `INVALID_ARG: ${requestTag(badRank)}unexpected shape for input 'X' for model 'add'. Expected [-1,-1], got [1,2,1].${BATCH_NOTE}`,
+      `INVALID_ARG: ${requestTag(tooBig)}inference request batch-size must be <= 4 for 'add'`,
     ]);
   });
 });
 
 describe('engine ops and failures', () => {
+  it('applies core request rules, optional inputs included, and refuses to leave an engine input unbound', async () => {
+    const config = `max_batch_size: 4
+input [ { name: "X" data_type: TYPE_FP32 dims: [ -1 ] }, { name: "Y" data_type: TYPE_FP32 dims: [ -1 ] optional: true } ]
+output [ { name: "Z" data_type: TYPE_FP32 dims: [ -1 ] } ]`;
+    const m = await loadModel(dir.root, 'opt', ADD, config, { shimPath, isolation: 'thread' });
+    try {
+      const noY = request('opt', [fp32('X', [1, 2], [1, 2])]);
+      const noX = request('opt', [fp32('Y', [1, 2], [1, 2])]);
+      const both = request('opt', [fp32('X', [1, 2], [1, 2]), fp32('Y', [1, 2], [3, 4])]);
+      const { results } = await m.instance.execute([noY, noX, both], signal());
+      expect(results.slice(0, 2).map(message)).toEqual([
+        `INVALID_ARG: ${requestTag(noY)}input 'Y' is optional for model 'opt', but its TensorRT engine needs every input bound; send it`,
+        `INVALID_ARG: ${requestTag(noX)}expected number of inputs between 1 and 2 but got 1 inputs for model 'opt'. Got input(s) ['Y'], but missing required input(s) ['X']. Please provide all required input(s).`,
+      ]);
+      expect(values(out(ok(results[2]), 'Z'))).toEqual([4, 6]);
+    } finally {
+      await m.dispose();
+    }
+  });
+
   it('serves a non-batching engine (fixed first dim) with max_batch_size 0', async () => {
     const engine = doubleEngine({ inputs: [{ name: 'IN', type: 3, dims: [3] }], outputs: [{ name: 'OUT', type: 3, dims: [3] }], op: 'identity' });
     const m = await loadModel(dir.root, 'fixed', engine, '', { shimPath, isolation: 'thread' });

@@ -5,11 +5,27 @@
  * All INVALID_ARG, prefixed `[request id: <id>] ` as Triton's request log tag.
  */
 import { InferError } from '../errors.ts';
-import type { ModelConfig, ModelInput } from '../config/model-config.ts';
-import { configToWireDataType } from '../tensor/data-type.ts';
+import type { ModelInput } from '../config/model-config.ts';
+import { configToWireDataType, wireToConfigDataType, type DataType } from '../tensor/data-type.ts';
 import { decodeBytesElements, elementCount, expectedByteSize } from '../tensor/tensor.ts';
+import { batchSizeOf } from '../tensor/batch.ts';
 import type { InferRequest } from '../types.ts';
 import { shapeToString } from '../backend/compare-dims.ts';
+
+/** What request validation reads of an input's config (a ModelInput is one). */
+export type RequestInputSpec = Pick<ModelInput, 'name' | 'data_type' | 'dims'> &
+  Partial<Pick<ModelInput, 'optional' | 'allow_ragged_batch' | 'is_shape_tensor'>>;
+
+/**
+ * What request validation reads of a model's config: a ModelConfig is one, and a backend's worker
+ * builds one from the tensors it was planned with, so server and backends apply the same rules.
+ */
+export interface RequestSpec {
+  readonly name: string;
+  readonly max_batch_size: number;
+  readonly input: readonly RequestInputSpec[];
+  readonly output: readonly { readonly name: string }[];
+}
 
 const BATCH_NOTE =
   ' NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size.';
@@ -29,10 +45,37 @@ function shapeMatches(expected: readonly number[], actual: readonly number[]): b
   return expected.length === actual.length && expected.every((d, i) => d === -1 || d === actual[i]);
 }
 
-/** Input specs by name, built once per (immutable) loaded config. */
-const inputIndex = new WeakMap<ModelConfig, ReadonlyMap<string, ModelInput>>();
+/** An input as backend workers are planned with it: wire datatype, config dims, flags. */
+export interface PlannedInput {
+  readonly name: string;
+  readonly datatype: DataType;
+  readonly dims: readonly number[];
+  readonly optional?: boolean;
+  readonly ragged?: boolean;
+  readonly isShapeTensor?: boolean;
+}
 
-function inputsOf(config: ModelConfig): ReadonlyMap<string, ModelInput> {
+/** The RequestSpec of a model whose tensors a backend worker holds in planned (wire) form. */
+export function requestSpecOf(model: string, maxBatchSize: number, inputs: readonly PlannedInput[], outputs: readonly { readonly name: string }[]): RequestSpec {
+  return {
+    name: model,
+    max_batch_size: maxBatchSize,
+    input: inputs.map((p) => ({
+      name: p.name,
+      data_type: wireToConfigDataType(p.datatype),
+      dims: [...p.dims],
+      optional: p.optional === true,
+      allow_ragged_batch: p.ragged === true,
+      is_shape_tensor: p.isShapeTensor === true,
+    })),
+    output: outputs.map((o) => ({ name: o.name })),
+  };
+}
+
+/** Input specs by name, built once per (immutable) loaded config or spec. */
+const inputIndex = new WeakMap<RequestSpec, ReadonlyMap<string, RequestInputSpec>>();
+
+function inputsOf(config: RequestSpec): ReadonlyMap<string, RequestInputSpec> {
   let index = inputIndex.get(config);
   if (!index) {
     index = new Map(config.input.map((i) => [i.name, i]));
@@ -42,10 +85,11 @@ function inputsOf(config: ModelConfig): ReadonlyMap<string, ModelInput> {
 }
 
 /**
- * Throws INVALID_ARG when the request does not fit the model's config. Runs synchronously on the
- * calling thread before enqueue, so a bad request never occupies a queue slot.
+ * Throws INVALID_ARG when the request does not fit the model's config; returns its batch size (1
+ * for a model that does not batch). The server runs it synchronously before enqueue, so a bad
+ * request never occupies a queue slot; backends run it again on what reaches them directly.
  */
-export function validateRequest(config: ModelConfig, request: InferRequest): void {
+export function validateRequest(config: RequestSpec, request: InferRequest): number {
   const model = config.name;
   const inputs = inputsOf(config);
   const seen = new Set<string>();
@@ -77,23 +121,11 @@ export function validateRequest(config: ModelConfig, request: InferRequest): voi
   }
 
   const batching = config.max_batch_size > 0;
-  if (batching) {
-    let batchSize: number | undefined;
-    for (const tensor of request.inputs) {
-      if (tensor.shape.length === 0) {
-        throw invalid(request, `input '${tensor.name}' has no shape but model requires batch dimension for '${model}'`);
-      }
-      const spec = inputs.get(tensor.name)!;
-      // Shape tensors (TensorRT) carry no batch dimension; ragged inputs may differ per request.
-      if (spec.allow_ragged_batch || spec.is_shape_tensor) continue;
-      if (batchSize === undefined) batchSize = tensor.shape[0]!;
-      else if (tensor.shape[0] !== batchSize) {
-        throw invalid(request, `input '${tensor.name}' batch size does not match other inputs for '${model}'`);
-      }
-    }
-    if (batchSize !== undefined && batchSize > config.max_batch_size) {
-      throw invalid(request, `inference request batch-size must be <= ${config.max_batch_size} for '${model}'`);
-    }
+  let batchSize: number;
+  try {
+    batchSize = batchSizeOf(request, config);
+  } catch (err) {
+    throw invalid(request, InferError.from(err).message);
   }
 
   for (const tensor of request.inputs) {
@@ -147,4 +179,5 @@ export function validateRequest(config: ModelConfig, request: InferRequest): voi
       throw invalid(request, `unexpected inference output '${requested.name}' for model '${model}'`);
     }
   }
+  return batchSize;
 }

@@ -17,7 +17,10 @@ import { elementCount, type Tensor } from './tensor.ts';
  * (`max_batch_size > 0`), otherwise 1. Throws Triton's INVALID_ARG errors when inputs disagree,
  * lack a batch dim, or exceed `max_batch_size`.
  */
-export function batchSizeOf(request: InferRequest, config: Pick<ModelConfig, 'name' | 'max_batch_size' | 'input'>): number {
+export function batchSizeOf(
+  request: InferRequest,
+  config: Pick<ModelConfig, 'name' | 'max_batch_size'> & { readonly input: readonly { readonly name: string; readonly is_shape_tensor?: boolean }[] },
+): number {
   if (config.max_batch_size <= 0) return 1;
   let size: number | undefined;
   for (const t of request.inputs) {
