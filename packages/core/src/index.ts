@@ -51,6 +51,7 @@ export { InferenceServer } from './server/inference-server.ts';
 export type { InferenceServerOptions, ModelControlMode } from './server/inference-server.ts';
 export { ModelStats, EnsembleStats } from './server/model-stats.ts';
 export { validateRequest, requestTag, requestSpecOf } from './server/request-validation.ts';
+export { parseModelVersion } from './server/model-version.ts';
 export type { RequestSpec, RequestInputSpec, PlannedInput } from './server/request-validation.ts';
 export { serverMetadata, modelMetadata, SERVER_EXTENSIONS, CORE_EXTENSION_GAPS, TRITON_COMPATIBLE_VERSION } from './server/server-metadata.ts';
 export type { ServerExtension } from './server/server-metadata.ts';
@@ -61,7 +62,6 @@ export type { ConfigCodec, NormalizeContext } from './repository/config-codec.ts
 export { selectVersions, parseVersionDirName } from './repository/version-policy.ts';
 export { assertSafeModelName } from './repository/model-name.ts';
 export { findBackend, backendNameOf } from './repository/backend-resolution.ts';
-export { validateEnsembleScheduling } from './ensemble/validate/ensemble-scheduling.ts';
 export { validateEnsembleModels } from './ensemble/validate/ensemble-models.ts';
 export type { EnsembleValidation } from './ensemble/validate/ensemble-models.ts';
 export { composingModels, findCircularDependency } from './ensemble/validate/ensemble-dependencies.ts';

@@ -2,10 +2,9 @@
  * ModelInferRequest (as decoded by the hand-written codec) → InferRequest, and InferResponse →
  * ModelInferResponse. Raw input bytes are passed on as the views the codec produced (no copy).
  */
-import type { InferRequest, InferResponse, RequestedOutput, Tensor } from '@tritium/core';
+import { parseModelVersion, type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
 import type { WireInferRequest, WireInferResponse, WireParams, WireTensor } from '@tritium/client/proto';
 import type { TransportContext } from '../protocol/context.ts';
-import { parseVersion } from '../protocol/context.ts';
 import { liftParameters, type LiftedParams } from '../protocol/params.ts';
 import { shmRefOf, type ShmRef } from '../protocol/shared-memory.ts';
 import { checkDataType, checkShape, contentsToBytes } from '../protocol/tensors.ts';
@@ -20,7 +19,7 @@ export interface ConvertedRequest {
 
 export function fromWireRequest(m: WireInferRequest, ctx: TransportContext, signal?: AbortSignal): ConvertedRequest {
   const model = m.model_name;
-  const version = parseVersion(m.model_version);
+  const version = parseModelVersion(m.model_version);
   const lifted = liftParameters(m.parameters);
   const usesRaw = m.raw_input_contents.length > 0;
   let rawIndex = 0;

@@ -1,7 +1,6 @@
 /** Handlers of every unary RPC except ModelInfer: plain objects in (protobufjs), plain objects out. */
 import { InferError } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
-import { versionArg } from '../protocol/context.ts';
 import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
 import { LOG_FILE_UPDATE_MESSAGE, updateLogSettings } from '../protocol/settings.ts';
 import { advertisedServerMetadata } from '../protocol/extensions.ts';
@@ -29,12 +28,12 @@ function oneofValue(p: Record<string, unknown> | undefined): unknown {
 export const UNARY_HANDLERS: Record<string, Unary> = {
   ServerLive: (_req, ctx) => ({ live: ctx.api.isLive() }),
   ServerReady: (_req, ctx) => ({ ready: ctx.api.isReady() }),
-  ModelReady: (req, ctx) => ({ ready: ctx.api.modelReady(req.name, versionArg(req.version)) }),
+  ModelReady: (req, ctx) => ({ ready: ctx.api.modelReady(req.name, req.version) }),
   ServerMetadata: (_req, ctx) => advertisedServerMetadata(ctx),
-  ModelMetadata: (req, ctx) => ctx.api.modelMetadata(req.name, versionArg(req.version)),
-  ModelConfig: (req, ctx) => ({ config: protoSafe(ctx.api.modelConfig(req.name, versionArg(req.version))) }),
+  ModelMetadata: (req, ctx) => ctx.api.modelMetadata(req.name, req.version),
+  ModelConfig: (req, ctx) => ({ config: protoSafe(ctx.api.modelConfig(req.name, req.version)) }),
   ModelStatistics: (req, ctx) => ({
-    model_stats: protoSafe(ctx.api.statistics(req.name || undefined, versionArg(req.version))),
+    model_stats: protoSafe(ctx.api.statistics(req.name || undefined, req.version)),
   }),
   RepositoryIndex: async (req, ctx) => ({
     models: await ctx.api.repositoryIndex({ readyOnly: req.ready, repository: req.repository_name || undefined }),

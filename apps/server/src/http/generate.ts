@@ -6,9 +6,8 @@
  * are the output names; one-element outputs become scalars. Works for decoupled models too.
  */
 import type { ServerResponse } from 'node:http';
-import { InferError, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
+import { InferError, parseModelVersion, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
-import { parseVersion } from '../protocol/context.ts';
 import { liftParameters } from '../protocol/params.ts';
 import { checkShape, exactJson, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
 import { invalidArg } from '../protocol/status.ts';
@@ -45,7 +44,7 @@ export function parseGenerateBody(body: Buffer, model: string, version: string |
   return {
     id: id ?? '',
     model,
-    version: parseVersion(version),
+    version: parseModelVersion(version),
     inputs,
     parameters: lifted.parameters,
     priority: lifted.priority,

@@ -2,9 +2,8 @@
  * KServe v2 HTTP inference: the JSON header plus the binary tensor extension, in and out. Binary
  * inputs are sliced from the body (views, no copy); binary outputs are appended as they are.
  */
-import { InferError, type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import { InferError, parseModelVersion, type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
-import { parseVersion } from '../protocol/context.ts';
 import { liftParameters } from '../protocol/params.ts';
 import { shmRefOf, type ShmRef } from '../protocol/shared-memory.ts';
 import { checkDataType, checkShape, exactJson, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
@@ -45,7 +44,7 @@ export function parseInferBody(
   ctx: TransportContext,
   signal: AbortSignal,
 ): ParsedHttpInfer {
-  const version = parseVersion(versionText);
+  const version = parseModelVersion(versionText);
   if (headerLength === 0) return rawBinaryRequest(body, model, versionText, version, ctx, signal);
   const jsonLength = headerLength ?? body.length;
   if (jsonLength > body.length) {

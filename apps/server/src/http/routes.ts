@@ -4,7 +4,6 @@
  */
 import { InferError, modelConfigToJson } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
-import { versionArg } from '../protocol/context.ts';
 import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
 import { logSettingsOf, updateLogSettings } from '../protocol/settings.ts';
 import { advertisedServerMetadata } from '../protocol/extensions.ts';
@@ -81,7 +80,7 @@ export const ROUTES: readonly Route[] = [
     category: 'health',
     methods: ['GET'],
     handle: ({ ctx, params }) =>
-      ctx.api.modelReady(params['model']!, versionArg(params['version'])) ? { status: 200 } : { status: 400, json: { error: 'Model version not ready' } },
+      ctx.api.modelReady(params['model']!, params['version']) ? { status: 200 } : { status: 400, json: { error: 'Model version not ready' } },
   },
   {
     pattern: new RegExp(`^/v2/models/${M}${V}/config$`),
@@ -89,14 +88,14 @@ export const ROUTES: readonly Route[] = [
     methods: ['GET'],
     handle: ({ ctx, params }) => ({
       status: 200,
-      rawJson: modelConfigToJson(ctx.api.modelConfig(params['model']!, versionArg(params['version']))),
+      rawJson: modelConfigToJson(ctx.api.modelConfig(params['model']!, params['version'])),
     }),
   },
   {
     pattern: new RegExp(`^/v2/models/${M}${V}/stats$`),
     category: 'statistics',
     methods: ['GET'],
-    handle: ({ ctx, params }) => ok({ model_stats: numbersOnly(ctx.api.statistics(params['model']!, versionArg(params['version']))) }),
+    handle: ({ ctx, params }) => ok({ model_stats: numbersOnly(ctx.api.statistics(params['model']!, params['version'])) }),
   },
   { pattern: new RegExp(`^/v2/models/${M}${V}/infer$`), category: 'inference', methods: ['POST'], handle: 'infer' },
   { pattern: new RegExp(`^/v2/models/${M}${V}/generate$`), category: 'inference', methods: ['POST'], handle: 'generate' },
@@ -106,7 +105,7 @@ export const ROUTES: readonly Route[] = [
     pattern: new RegExp(`^/v2/models/${M}${V}$`),
     category: 'metadata',
     methods: ['GET'],
-    handle: ({ ctx, params }) => ok(ctx.api.modelMetadata(params['model']!, versionArg(params['version']))),
+    handle: ({ ctx, params }) => ok(ctx.api.modelMetadata(params['model']!, params['version'])),
   },
   { pattern: /^\/v2\/trace\/setting$/, category: 'trace', methods: ['GET', 'POST'], handle: traceSetting },
   {

@@ -10,7 +10,6 @@ import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { Backend } from '../backend/spi.ts';
 import { silentLogger, type Logger } from '../logger.ts';
-import { validateEnsembleScheduling } from '../ensemble/validate/ensemble-scheduling.ts';
 import { findBackend, isEnsembleConfig } from './backend-resolution.ts';
 import { defaultConfigCodec, type ConfigCodec } from './config-codec.ts';
 import { folderStamp, textStamp } from './fingerprint.ts';
@@ -236,8 +235,8 @@ export class ModelRepository {
     config = this.codec.normalize(config, context);
     const backend = isEnsembleConfig(config) ? undefined : findBackendOrUndefined(config, this.options.backends);
     const completes = autoComplete && backend?.autoComplete !== undefined;
+    // The ensemble's own rules (steps, data flow) are part of the config validation.
     this.codec.validate(completes ? withoutIO(config) : config, source.name);
-    validateEnsembleScheduling(config);
 
     // No backend matched: Triton's "unable to find backend library", after the config checks.
     if (!isEnsembleConfig(config) && !backend) findBackend(config, this.options.backends);

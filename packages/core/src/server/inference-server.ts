@@ -36,6 +36,7 @@ import type {
 } from './server-api.ts';
 import { modelMetadata, serverMetadata } from './server-metadata.ts';
 import { validateRequest } from './request-validation.ts';
+import { parseModelVersion } from './model-version.ts';
 import type { VersionLoadDeps } from './version-loader.ts';
 import { ModelLifecycle } from './model-lifecycle.ts';
 import type { LoadedVersion } from './loaded-version.ts';
@@ -270,20 +271,20 @@ export class InferenceServer implements InferenceServerApi {
   }
 
   modelReady(name: string, version?: string): boolean {
-    return this.tryRoute(name, parseVersion(version)) !== undefined;
+    return this.tryRoute(name, parseModelVersion(version)) !== undefined;
   }
 
   modelMetadata(name: string, version?: string): ModelMetadata {
-    const loaded = this.route(name, parseVersion(version));
+    const loaded = this.route(name, parseModelVersion(version));
     return modelMetadata(loaded.config, this.lifecycle.models.get(name)!.readyVersions());
   }
 
   modelConfig(name: string, version?: string): ModelConfig {
-    return this.route(name, parseVersion(version)).config;
+    return this.route(name, parseModelVersion(version)).config;
   }
 
   isDecoupled(name: string, version?: string): boolean {
-    return this.route(name, parseVersion(version)).config.model_transaction_policy?.decoupled === true;
+    return this.route(name, parseModelVersion(version)).config.model_transaction_policy?.decoupled === true;
   }
 
   // ---------------------------------------------------------------- inference
@@ -368,7 +369,7 @@ export class InferenceServer implements InferenceServerApi {
   // ---------------------------------------------------------------- statistics
 
   statistics(name?: string, version?: string): ModelStatistics[] {
-    const v = parseVersion(version);
+    const v = parseModelVersion(version);
     if (name) {
       // Same lookup errors as inference (Triton resolves the model first).
       if (v !== undefined) this.route(name, v);
@@ -494,10 +495,4 @@ export class InferenceServer implements InferenceServerApi {
     return run;
   }
 
-}
-
-function parseVersion(version: string | undefined): number | undefined {
-  if (version === undefined || version === '') return undefined;
-  if (!/^-?[0-9]+$/.test(version)) throw new InferError('INVALID_ARG', `failed to parse model version '${version}'`);
-  return Number(version);
 }

@@ -109,6 +109,10 @@ export interface LoadOptions {
   readonly files?: Readonly<Record<string, Uint8Array>>;
 }
 
+/**
+ * What transports call. `version` arguments are the client's text as sent ('' or undefined = the
+ * version the policy serves); implementations read them with `parseModelVersion`, the one grammar.
+ */
 export interface InferenceServerApi {
   isLive(): boolean;
   isReady(): boolean;

@@ -4,7 +4,6 @@ import { parseModelConfigText } from '../../src/config/pbtxt-parser.ts';
 import { normalizeModelConfig } from '../../src/config/normalize.ts';
 import { validateModelConfig } from '../../src/config/validate.ts';
 import type { ModelConfig } from '../../src/config/model-config.ts';
-import { validateEnsembleScheduling } from '../../src/ensemble/validate/ensemble-scheduling.ts';
 import { validateEnsembleModels } from '../../src/ensemble/validate/ensemble-models.ts';
 import { composingModels, findCircularDependency } from '../../src/ensemble/validate/ensemble-dependencies.ts';
 
@@ -34,7 +33,6 @@ describe('ensemble validation', () => {
   it('accepts a pipeline-batching ensemble (dynamic_batching on the ensemble)', () => {
     const pipe = config(pipeline);
     expect(() => validateModelConfig(pipe)).not.toThrow();
-    expect(() => validateEnsembleScheduling(pipe)).not.toThrow();
     // [-1] from the tokenizer meets [16] of the classifier: -1 is a wildcard.
     expect(validateEnsembleModels(pipe, (m) => models.get(m)!)).toEqual({ decoupled: false });
   });

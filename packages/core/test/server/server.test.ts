@@ -173,6 +173,16 @@ describe('InferenceServer', () => {
     expect(server.isDecoupled('m')).toBe(false);
   });
 
+  it('reads client version strings with one grammar: a non-negative integer or empty', () => {
+    expect(server.modelMetadata('m', '').versions).toEqual(['1', '2']);
+    expect(server.modelConfig('m', '2').name).toBe('m');
+    for (const bad of ['-1', '1.0', 'x', '99999999999999999999', ' 1']) {
+      for (const call of [() => server.modelMetadata('m', bad), () => server.modelReady('m', bad), () => server.statistics('m', bad)]) {
+        expect(call).toThrow(new InferError('INVALID_ARG', `failed to parse model version '${bad}': expected a non-negative integer`));
+      }
+    }
+  });
+
   it('lists the repository with states and reasons, and filters ready ones', async () => {
     const index = await server.repositoryIndex();
     expect(index.filter((e) => e.name === 'm')).toEqual([
