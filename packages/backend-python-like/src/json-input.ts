@@ -1,5 +1,6 @@
 import {
   InferError,
+  TYPED_ARRAY_CONSTRUCTORS,
   configToWireDataType,
   encodeBytesElements,
   elementCount,
@@ -55,17 +56,9 @@ function typed(datatype: DataType, values: unknown[], name: string): TypedArray 
     case 'BF16':
       throw new InferError('INVALID_ARG', `input '${name}': ${datatype} inputs are not supported from JSON`);
     default: {
-      const Ctor = {
-        UINT8: Uint8Array,
-        UINT16: Uint16Array,
-        UINT32: Uint32Array,
-        INT8: Int8Array,
-        INT16: Int16Array,
-        INT32: Int32Array,
-        FP32: Float32Array,
-        FP64: Float64Array,
-      }[datatype as 'FP32'];
-      return Ctor.from(values, (v, i) => (typeof v === 'number' ? v : bad(i)));
+      const out = new TYPED_ARRAY_CONSTRUCTORS[datatype](values.length);
+      values.forEach((v, i) => (out[i] = typeof v === 'number' ? v : bad(i)));
+      return out;
     }
   }
 }

@@ -16,8 +16,8 @@ export type { InputData } from './infer-input.ts';
 export { InferResult } from './infer-result.ts';
 export type { OutputTensor, InferResponseInfo } from './infer-result.ts';
 export { InferenceServerException } from './errors.ts';
-export type { Datatype, TypedArrayFor } from './tensor-data.ts';
-export { serializeBytes, deserializeBytes } from './tensor-data.ts';
+export type { Datatype, TypedArrayFor, TypedArrayClass } from './tensor-data.ts';
+export { serializeBytes, deserializeBytes, ELEMENT_SIZE, TYPED_ARRAYS } from './tensor-data.ts';
 
 /** `http.InferenceServerClient`, as `tritonclient.http`. */
 export const http = { InferenceServerClient: HttpInferenceServerClient } as const;

@@ -38,7 +38,8 @@ export type TypedArrayFor = {
 
 export type AnyTypedArray = TypedArrayFor[Datatype];
 
-export const ELEMENT_SIZE: Record<Datatype, number> = {
+/** Bytes per element; 0 for BYTES (variable, length-prefixed). */
+export const ELEMENT_SIZE: Readonly<Record<Datatype, number>> = {
   BOOL: 1,
   UINT8: 1,
   UINT16: 2,
@@ -55,7 +56,18 @@ export const ELEMENT_SIZE: Record<Datatype, number> = {
   BYTES: 0,
 };
 
-const CTORS: { [K in Datatype]: new (b: ArrayBufferLike, o: number, n: number) => TypedArrayFor[K] } = {
+/** A typed array class: `new C(length)` or a view `new C(buffer, byteOffset, length)`. */
+export interface TypedArrayClass<T> {
+  new (length: number): T;
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): T;
+}
+
+/**
+ * The typed array class each datatype is held in (FP16/BF16 as raw Uint16 bits, BOOL and BYTES as
+ * Uint8). The same table as core's TYPED_ARRAY_CONSTRUCTORS, kept here because the client imports
+ * no internal package; a server test checks the two agree.
+ */
+export const TYPED_ARRAYS: { readonly [K in Datatype]: TypedArrayClass<TypedArrayFor[K]> } = {
   BOOL: Uint8Array,
   UINT8: Uint8Array,
   UINT16: Uint16Array,
@@ -78,7 +90,7 @@ export function viewAs<T extends Datatype>(datatype: T, bytes: Uint8Array): Type
   if (bytes.byteLength % size !== 0) throw new Error(`${bytes.byteLength} bytes is not a whole number of ${datatype} elements`);
   let b = bytes;
   if (b.byteOffset % size !== 0) b = new Uint8Array(b);
-  return new CTORS[datatype](b.buffer, b.byteOffset, b.byteLength / size);
+  return new TYPED_ARRAYS[datatype](b.buffer, b.byteOffset, b.byteLength / size);
 }
 
 const utf8 = new TextEncoder();

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { TYPED_ARRAYS, type Datatype } from '@tritium/client';
 import type { ModelMetadata, RequestInput } from './perf-client.ts';
 import type { PerfOptions } from './options.ts';
 import { UsageError } from './args.ts';
@@ -10,21 +11,10 @@ import { UsageError } from './args.ts';
  * used round-robin) or `--string-data`. Returns the distinct requests to cycle through.
  */
 
-const TYPED: Record<string, new (n: number) => ArrayBufferView & ArrayLike<number | bigint>> = {
-  BOOL: Uint8Array,
-  UINT8: Uint8Array,
-  UINT16: Uint16Array,
-  UINT32: Uint32Array,
-  UINT64: BigUint64Array,
-  INT8: Int8Array,
-  INT16: Int16Array,
-  INT32: Int32Array,
-  INT64: BigInt64Array,
-  FP16: Uint16Array,
-  BF16: Uint16Array,
-  FP32: Float32Array,
-  FP64: Float64Array,
-};
+/** The client's typed array class for a datatype name, if it is one. */
+function typedArrayOf(datatype: string): (new (n: number) => ArrayBufferView & ArrayLike<number | bigint>) | undefined {
+  return Object.hasOwn(TYPED_ARRAYS, datatype) ? (TYPED_ARRAYS[datatype as Datatype] as new (n: number) => ArrayBufferView & ArrayLike<number | bigint>) : undefined;
+}
 
 interface InputSpec {
   readonly name: string;
@@ -85,7 +75,7 @@ function syntheticElement(spec: InputSpec, mode: 'zero' | 'random', options: Per
       options.stringData ?? (mode === 'zero' ? '' : randomString(options.stringLength, rng)),
     );
   }
-  const Ctor = TYPED[spec.datatype];
+  const Ctor = typedArrayOf(spec.datatype);
   if (!Ctor) throw new UsageError(`input ${spec.name}: unsupported datatype ${spec.datatype}`);
   const out = new Ctor(n);
   if (mode === 'random') {
@@ -118,7 +108,7 @@ function jsonElement(spec: InputSpec, value: unknown, file: string): { data: Arr
         }
         return { data: strings, dims };
       }
-      const Ctor = TYPED[spec.datatype]!;
+      const Ctor = typedArrayOf(spec.datatype)!;
       const copy = new Uint8Array(bytes);
       return { data: new (Ctor as any)(copy.buffer, 0, copy.byteLength / (new Ctor(0) as any).BYTES_PER_ELEMENT), dims };
     }
@@ -138,7 +128,7 @@ function jsonElement(spec: InputSpec, value: unknown, file: string): { data: Arr
     throw new UsageError(`${file}: input ${spec.name} has ${flat.length} values, its shape [${dims.join(',')}] needs ${count(dims)}`);
   }
   if (spec.datatype === 'BYTES') return { data: flat.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))), dims };
-  const Ctor = TYPED[spec.datatype];
+  const Ctor = typedArrayOf(spec.datatype);
   if (!Ctor) throw new UsageError(`input ${spec.name}: unsupported datatype ${spec.datatype}`);
   const out = new Ctor(flat.length) as unknown as { [i: number]: number | bigint };
   const big = spec.datatype === 'INT64' || spec.datatype === 'UINT64';
@@ -161,7 +151,7 @@ function stack(spec: InputSpec, elements: Array<{ data: ArrayBufferView | string
     total.set(b, o);
     o += b.byteLength;
   }
-  const Ctor = TYPED[spec.datatype]! as any;
+  const Ctor = typedArrayOf(spec.datatype)! as any;
   return { name: spec.name, datatype: spec.datatype, shape, data: new Ctor(total.buffer, 0, total.byteLength / Ctor.BYTES_PER_ELEMENT) };
 }
 

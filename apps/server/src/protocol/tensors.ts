@@ -4,6 +4,7 @@
  */
 import {
   DATA_TYPE_SIZE,
+  TYPED_ARRAY_CONSTRUCTORS,
   decodeBytesElements,
   encodeBytesElements,
   isDataType,
@@ -64,67 +65,24 @@ function fillTyped(datatype: DataType, values: readonly unknown[], tensorName: s
     return bad(v);
   };
   const num = (v: unknown): number => (typeof v === 'number' ? v : bad(v));
-  switch (datatype) {
-    case 'BOOL': {
-      const a = new Uint8Array(buf);
-      for (let i = 0; i < n; i++) {
-        const v = values[i];
-        a[i] = typeof v === 'boolean' ? (v ? 1 : 0) : bad(v);
-      }
-      break;
+  if (datatype === 'FP16' || datatype === 'BF16' || datatype === 'BYTES') {
+    throw invalidArg(`conversion of ${datatype} data for input '${tensorName}' from a non-binary form is not supported; send it as binary/raw data`);
+  }
+  // Core's datatype → typed array table; one loop per kind of element conversion.
+  const a = new TYPED_ARRAY_CONSTRUCTORS[datatype](buf, 0, n);
+  if (datatype === 'BOOL') {
+    for (let i = 0; i < n; i++) {
+      const v = values[i];
+      a[i] = typeof v === 'boolean' ? (v ? 1 : 0) : bad(v);
     }
-    case 'UINT8': {
-      const a = new Uint8Array(buf);
-      for (let i = 0; i < n; i++) a[i] = int(values[i]);
-      break;
-    }
-    case 'UINT16': {
-      const a = new Uint16Array(buf);
-      for (let i = 0; i < n; i++) a[i] = int(values[i]);
-      break;
-    }
-    case 'UINT32': {
-      const a = new Uint32Array(buf);
-      for (let i = 0; i < n; i++) a[i] = int(values[i]);
-      break;
-    }
-    case 'INT8': {
-      const a = new Int8Array(buf);
-      for (let i = 0; i < n; i++) a[i] = int(values[i]);
-      break;
-    }
-    case 'INT16': {
-      const a = new Int16Array(buf);
-      for (let i = 0; i < n; i++) a[i] = int(values[i]);
-      break;
-    }
-    case 'INT32': {
-      const a = new Int32Array(buf);
-      for (let i = 0; i < n; i++) a[i] = int(values[i]);
-      break;
-    }
-    case 'INT64': {
-      const a = new BigInt64Array(buf);
-      for (let i = 0; i < n; i++) a[i] = BigInt.asIntN(64, big(values[i]));
-      break;
-    }
-    case 'UINT64': {
-      const a = new BigUint64Array(buf);
-      for (let i = 0; i < n; i++) a[i] = BigInt.asUintN(64, big(values[i]));
-      break;
-    }
-    case 'FP32': {
-      const a = new Float32Array(buf);
-      for (let i = 0; i < n; i++) a[i] = num(values[i]);
-      break;
-    }
-    case 'FP64': {
-      const a = new Float64Array(buf);
-      for (let i = 0; i < n; i++) a[i] = num(values[i]);
-      break;
-    }
-    default:
-      throw invalidArg(`conversion of ${datatype} data for input '${tensorName}' from a non-binary form is not supported; send it as binary/raw data`);
+  } else if (datatype === 'INT64' || datatype === 'UINT64') {
+    const wide = a as BigInt64Array | BigUint64Array;
+    const wrap = datatype === 'INT64' ? (x: bigint) => BigInt.asIntN(64, x) : (x: bigint) => BigInt.asUintN(64, x);
+    for (let i = 0; i < n; i++) wide[i] = wrap(big(values[i]));
+  } else if (datatype === 'FP32' || datatype === 'FP64') {
+    for (let i = 0; i < n; i++) a[i] = num(values[i]);
+  } else {
+    for (let i = 0; i < n; i++) a[i] = int(values[i]);
   }
   return new Uint8Array(buf);
 }
