@@ -1,7 +1,7 @@
 /**
  * Whether onnxruntime-node can use a GPU here: it needs the CUDA (or TensorRT) execution-provider
  * library next to its native binding (npm's onnxruntime-node only ships it when its install script
- * downloaded CUDA, which the repo's `.npmrc` skips) and an NVIDIA driver with a device.
+ * downloaded CUDA, which the repo's `.npmrc` does not run) and an NVIDIA driver with a device.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
