@@ -96,6 +96,7 @@ const cases = loadCorpusCases().filter((c) => c.runner === 'onnx-backend' || c.g
 
 describe('Triton L0_model_config ONNX corpus', () => {
   if (unavailable) {
+    console.warn(`skipped: ${unavailable}`);
     it.skip(`skipped: ${unavailable}`, () => {});
     return;
   }
@@ -129,6 +130,7 @@ describe('Triton L0_model_config ONNX corpus', () => {
 /** The same cases through core's InferenceServer (repository, autofill, load, instances), as `tritonserver --strict-model-config=false`. */
 describe('Triton L0_model_config ONNX corpus through InferenceServer', () => {
   if (unavailable) {
+    console.warn(`skipped: ${unavailable}`);
     it.skip(`skipped: ${unavailable}`, () => {});
     return;
   }

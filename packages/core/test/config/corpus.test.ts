@@ -55,6 +55,7 @@ const cases = loadCorpusCases();
 
 describe('Triton L0_model_config corpus', () => {
   if (unavailable) {
+    console.warn(`skipped: ${unavailable}`);
     it.skip(`skipped: ${unavailable}`, () => {});
     return;
   }
@@ -96,6 +97,7 @@ describe('Triton L0_model_config corpus', () => {
 describe('Triton L0_model_config corpus: normalization of served custom-backend configs', () => {
   const custom = cases.filter((c) => c.group === 'autofill_noplatform_success/custom');
   if (unavailable || custom.length === 0) {
+    console.warn(`skipped: ${unavailable ?? 'no autofill_noplatform_success/custom cases'}`);
     it.skip(`skipped: ${unavailable ?? 'no autofill_noplatform_success/custom cases'}`, () => {});
     return;
   }

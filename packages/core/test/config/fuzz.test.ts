@@ -32,7 +32,7 @@ function corpusTexts(): string[] {
   const reshape = path.join(L0_ROOT, 'noautofill_platform/reshape_variable1/config.pbtxt');
   if (existsSync(reshape)) texts.push(readFileSync(reshape, 'utf8'));
   // Always have something to mutate, even without the shared corpus.
-  texts.push('name: "m"\nmax_batch_size: 8\ninput [ { name: "x" data_type: TYPE_FP32 dims: [ -1, 16 ] } ]\n' +
+  texts.push('name: "m"\nbackend: "onnxruntime"\nmax_batch_size: 8\ninput [ { name: "x" data_type: TYPE_FP32 dims: [ -1, 16 ] } ]\n' +
     'dynamic_batching { preferred_batch_size: [ 4, 8 ] priority_queue_policy { key: 1 value { max_queue_size: 3 } } }\n');
   return texts;
 }
@@ -167,6 +167,8 @@ describe('config parser fuzzing', () => {
         return [];
       }
     });
+    // The built-in config above normalizes, so this never runs on an empty list (a fresh clone has no corpus).
+    expect(jsons.length).toBeGreaterThan(0);
     fc.assert(
       fc.property(fc.nat(jsons.length - 1), fc.array(mutationArb, { minLength: 1, maxLength: 3 }), (i, muts) => {
         try {

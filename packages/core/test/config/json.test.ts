@@ -34,6 +34,7 @@ const configs = realConfigs();
 
 describe('real configs (triton-examples, seed): parse, JSON form, round trips', () => {
   if (configs.length === 0) {
+    console.warn(`skipped: corpus not found at ${EXAMPLES_ROOT} (shared/ is cloned beside the repo in CI)`);
     it.skip(`skipped: corpus not found at ${EXAMPLES_ROOT}`, () => {});
     return;
   }

@@ -49,6 +49,7 @@ async function startFailure(c: CorpusCase): Promise<string | undefined> {
 }
 
 const unavailable = corpusUnavailableReason();
+if (unavailable) console.warn(`skipped: ${unavailable}`);
 const cases = loadCorpusCases().filter((c) => c.group === 'autofill_noplatform/ensemble');
 const successCases = loadCorpusCases().filter((c) => c.group === 'autofill_noplatform_success/ensemble');
 
