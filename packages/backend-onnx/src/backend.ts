@@ -120,6 +120,8 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
   return {
     name: 'onnxruntime',
     apiVersion: BACKEND_API_VERSION,
+    // Each instance owns its session in its own worker: they can start side by side.
+    parallelInstanceLoading: true,
     platforms: ['onnxruntime_onnx'],
     defaultModelFilename: DEFAULT_MODEL_FILENAME,
 

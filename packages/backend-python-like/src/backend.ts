@@ -27,6 +27,8 @@ export function pythonLikeBackend(options: PythonLikeBackendOptions = {}): Backe
     name: 'python',
     apiVersion: BACKEND_API_VERSION,
     platforms: [],
+    // Each instance is its own worker (Triton's python backend also loads instances in parallel).
+    parallelInstanceLoading: true,
     autoComplete: (spec) => autoCompleteFromModel(spec, options.cacheDir),
     async loadModel(spec: LoadSpec): Promise<BackendModel> {
       const params = sandboxParameters(spec.config, options.defaultIsolation ? { isolation: options.defaultIsolation } : {});

@@ -1,78 +1,186 @@
 /**
- * `tritium config <model folder | config.pbtxt>`: parse, normalize and validate one config the way
- * the server would load it, and print it as Triton's JSON (what `GET /v2/models/<m>/config`
- * returns). On any problem print `file:line:column: message` and exit 1. No server, no backends.
+ * `tritium config <path> [<path> ...]`: checks models exactly as `tritium serve` loads them, without
+ * serving — core's InferenceServer in check-only mode reads each config, auto-completes it from
+ * the model file, resolves the backend, runs the backend's load checks and checks ensembles
+ * against their composing models; no instance starts. Prints the completed configs as Triton's
+ * JSON (what `GET /v2/models/<m>/config` returns) and each problem as `file:line:column: message`.
  */
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  ConfigError,
-  InferError,
-  configSourcePosition,
-  modelConfigToJson,
-  normalizeModelConfig,
-  parseModelConfigText,
-  validateModelConfig,
-} from '@tritium/core';
-import type { ModelConfig, VersionDirEntry } from '@tritium/core';
+import { InferenceServer, configSourcePosition, modelConfigToJson, parseModelConfigText, type InferError, type Logger, type ModelConfig } from '@tritium/core';
+import { defaultBackends } from './serve-command.ts';
+import { FlagError, parseSomeServeFlags, type ServeOptions } from './flags.ts';
+import { ModelPathError, resolveModelPath, type ModelTarget } from './model-paths.ts';
 
 export interface ConfigCommandIo {
   stdout: { write(text: string): unknown };
   stderr: { write(text: string): unknown };
 }
 
-const USAGE = `usage: tritium config <model folder | config.pbtxt>
+const USAGE = `usage: tritium config <path> [<path> ...] [options]
 
-Prints the config normalized with Triton's defaults, as Triton's JSON, or
-file:line:column: message (exit 1). For a model folder, its name is the model name.
+Checks models as \`tritium serve\` loads them, without serving: the config as written, auto-complete
+from the model file, the backend and its load checks (model.ts compiles, model.onnx matches the
+config), ensembles against their composing models. No instance starts.
+
+<path> is a model folder, its config.pbtxt (or configs/<name>.pbtxt), or a model repository (every
+model in it). A model folder is read as part of its repository (its parent folder), so an
+ensemble's composing models are found as when served.
+
+Prints the completed config as Triton's JSON (an array when several models are checked), and each
+problem as file:line:column: message; exit status 1 if any model fails.
+
+options:
+  -q, --quiet                              print problems only
+  --model-config-name <name>               use <model>/configs/<name>.pbtxt when present
+  --disable-auto-complete-config           (and the deprecated --strict-model-config)
+  --backend-config <backend>,<key>=<value> handed to the backend, as for serve
 `;
 
-/** Entries of the lowest numeric version folder, for backend auto-complete (model.onnx, model.ts, ...). */
-function firstVersionEntries(modelDir: string): VersionDirEntry[] | undefined {
-  const versions = readdirSync(modelDir)
-    .filter((f) => /^[1-9][0-9]*$/.test(f) && statSync(path.join(modelDir, f)).isDirectory())
-    .sort((a, b) => Number(a) - Number(b));
-  if (versions.length === 0) return undefined;
-  const dir = path.join(modelDir, versions[0]!);
-  return readdirSync(dir).map((name) => ({ name, isDirectory: statSync(path.join(dir, name)).isDirectory() }));
+const SERVE_FLAGS = ['model-config-name', 'disable-auto-complete-config', 'strict-model-config', 'backend-config'];
+
+interface Failure {
+  readonly model: string;
+  readonly error: InferError;
+  /** Set when a version failed to load (the backend's checks), unset when the config failed. */
+  readonly version?: number;
 }
 
-function located(file: string, parsed: ModelConfig | undefined, error: InferError): string {
-  const fieldPath = (error as { fieldPath?: unknown }).fieldPath;
-  const at = parsed && typeof fieldPath === 'string' ? configSourcePosition(parsed, fieldPath) : undefined;
+/** The config file a model is read from (undefined when it has none: auto-complete only). */
+function configFileOf(repository: string, model: string, configName: string | undefined): string | undefined {
+  const dir = path.join(repository, model);
+  const custom = configName ? path.join(dir, 'configs', `${configName}.pbtxt`) : undefined;
+  if (custom && existsSync(custom)) return custom;
+  const file = path.join(dir, 'config.pbtxt');
+  return existsSync(file) ? file : undefined;
+}
+
+/**
+ * `file:line:column: message`: parse errors carry their position already; a validation error's
+ * field is looked up in the file; other config problems name the file; a version that failed the
+ * backend's load checks names its version folder (an ensemble's problems are its config's).
+ */
+function located(failure: Failure, repository: string, configName: string | undefined): string {
+  const { error } = failure;
+  const e = error as InferError & { line?: number; column?: number; file?: string; fieldPath?: unknown };
+  if (typeof e.line === 'number' && typeof e.file === 'string') return error.message;
+  const modelDir = path.join(repository, failure.model);
+  // A message that already points into the model's files (a model.ts compile error) stands alone.
+  if (error.message.includes(`${modelDir}${path.sep}`) && /:\d+:\d+/.test(error.message)) return error.message;
+  const file = configFileOf(repository, failure.model, configName);
+  let parsed: ModelConfig | undefined;
+  try {
+    parsed = file ? parseModelConfigText(readFileSync(file, 'utf8'), { file }) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (failure.version !== undefined && parsed?.platform !== 'ensemble') return `${path.join(modelDir, String(failure.version))}: ${error.message}`;
+  if (!file) return `${modelDir}: ${error.message}`;
+  if (typeof e.fieldPath !== 'string') return `${file}: ${error.message}`;
+  const at = parsed ? configSourcePosition(parsed, e.fieldPath) : undefined;
   return `${file}:${at?.line ?? 1}:${at?.column ?? 1}: ${error.message}`;
 }
 
-export async function configCommand(args: string[], io: ConfigCommandIo = process): Promise<number> {
-  if (args.length !== 1 || args[0] === '--help' || args[0] === '-h') {
-    (args[0] === '--help' || args[0] === '-h' ? io.stdout : io.stderr).write(USAGE);
-    return args.length === 1 ? 0 : 1;
-  }
-  const target = args[0]!;
-  if (!existsSync(target)) {
-    io.stderr.write(`${target}:1:1: no such file or folder\n`);
-    return 1;
-  }
-  const isModelDir = statSync(target).isDirectory();
-  const file = isModelDir ? path.join(target, 'config.pbtxt') : target;
-  const modelName = isModelDir ? path.basename(path.resolve(target)) : undefined;
+/** The server's warnings (fallbacks, fields with no effect) reach the user; its info lines do not. */
+function cliLog(io: ConfigCommandIo): Logger {
+  return { error() {}, info() {}, verbose() {}, warn: (m) => io.stderr.write(`warning: ${m}\n`) };
+}
 
-  let parsed: ModelConfig | undefined;
+/** Checks one repository's targets with the server's own load path; returns configs and problems. */
+async function checkRepository(
+  repository: string,
+  targets: readonly ModelTarget[],
+  options: ServeOptions,
+  io: ConfigCommandIo,
+): Promise<{ configs: ModelConfig[]; problems: string[] }> {
+  const wholeRepository = targets.some((t) => t.model === undefined);
+  const named = [...new Set(targets.flatMap((t) => (t.model ? [t.model] : [])))];
+  const configName = targets.find((t) => t.configName)?.configName ?? options.modelConfigName;
+  const failures: Failure[] = [];
+  const server = new InferenceServer({
+    repositories: [repository],
+    backends: defaultBackends(),
+    modelControlMode: 'explicit',
+    startupModels: wholeRepository ? ['*'] : named,
+    checkOnly: true,
+    exitOnError: false,
+    disableAutoCompleteConfig: options.disableAutoCompleteConfig,
+    strictModelConfig: options.strictModelConfig,
+    ...(configName ? { modelConfigName: configName } : {}),
+    backendConfig: options.backendConfig,
+    log: cliLog(io),
+    onModelFailure: (model, error, version) => failures.push({ model, error, ...(version !== undefined ? { version } : {}) }),
+  });
+  const problems: string[] = [];
+  const configs: ModelConfig[] = [];
   try {
-    // Triton lets a model folder omit config.pbtxt when its backend can complete the config.
-    const text = existsSync(file) || !isModelDir ? readFileSync(file, 'utf8') : '';
-    parsed = parseModelConfigText(text, { file });
-    const normalized = normalizeModelConfig(parsed, {
-      modelName,
-      firstVersionEntries: isModelDir ? firstVersionEntries(target) : undefined,
-    });
-    validateModelConfig(normalized, { directoryName: modelName });
-    io.stdout.write(`${modelConfigToJson(normalized, { indent: 2 })}\n`);
-    return 0;
+    await server.start();
+    const models = wholeRepository ? (await server.repositoryIndex()).map((e) => e.name) : named;
+    for (const model of [...new Set(models)]) {
+      const own = failures.filter((f) => f.model === model);
+      if (own.length === 0) configs.push(server.modelConfig(model));
+    }
+    // Every failure, those of composing models included: they explain an ensemble's.
+    const seen = new Set<string>();
+    for (const f of failures) {
+      const line = located(f, repository, configName);
+      if (!seen.has(line)) problems.push(line);
+      seen.add(line);
+    }
   } catch (e) {
-    if (e instanceof ConfigError) io.stderr.write(`${e.message}\n`);
-    else if (InferError.is(e)) io.stderr.write(`${located(file, parsed, e)}\n`);
-    else io.stderr.write(`${file}:1:1: ${e instanceof Error ? e.message : String(e)}\n`);
+    problems.push(`${repository}: ${(e as Error).message}`);
+  } finally {
+    await server.stop();
+  }
+  return { configs, problems };
+}
+
+export async function configCommand(args: string[], io: ConfigCommandIo = process): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  let options: ServeOptions;
+  let rest: string[];
+  try {
+    ({ options, rest } = parseSomeServeFlags(args, SERVE_FLAGS));
+  } catch (e) {
+    if (!(e instanceof FlagError)) throw e;
+    io.stderr.write(`tritium config: ${e.message}\n${USAGE}`);
     return 1;
   }
+  const quiet = rest.includes('-q') || rest.includes('--quiet');
+  const paths = rest.filter((a) => a !== '-q' && a !== '--quiet');
+  const unknown = paths.find((a) => a.startsWith('-'));
+  if (unknown || paths.length === 0) {
+    io.stderr.write(`${unknown ? `tritium config: unknown option '${unknown}'\n` : ''}${USAGE}`);
+    return 1;
+  }
+
+  const problems: string[] = [];
+  const byRepository = new Map<string, ModelTarget[]>();
+  for (const p of paths) {
+    try {
+      const target = resolveModelPath(p);
+      byRepository.set(target.repository, [...(byRepository.get(target.repository) ?? []), target]);
+    } catch (e) {
+      if (!(e instanceof ModelPathError)) throw e;
+      problems.push(e.message);
+    }
+  }
+  const configs: ModelConfig[] = [];
+  for (const [repository, targets] of byRepository) {
+    const result = await checkRepository(repository, targets, options, io);
+    configs.push(...result.configs);
+    problems.push(...result.problems);
+  }
+  for (const line of problems) io.stderr.write(`${line}\n`);
+  if (!quiet && configs.length > 0) {
+    const json = configs.map((c) => modelConfigToJson(c, { indent: 2 }));
+    io.stdout.write(json.length === 1 ? `${json[0]}\n` : `[\n${json.join(',\n')}\n]\n`);
+  }
+  if (paths.length > 1 || byRepository.size > 0 && [...byRepository.values()].some((t) => t.some((x) => !x.model))) {
+    io.stderr.write(`tritium config: ${configs.length} model(s) passed, ${problems.length} problem(s)\n`);
+  }
+  return problems.length > 0 ? 1 : 0;
 }

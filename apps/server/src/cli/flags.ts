@@ -236,14 +236,22 @@ function checkTls(prefix: 'grpc' | 'http', t: TlsOptions): void {
   }
 }
 
-/** Parses argv (after `serve`). Throws FlagError with a message naming the flag. */
-export function parseServeFlags(argv: readonly string[]): ServeOptions {
+/**
+ * Parses the serve flags named in `accepted` (without `--`) into options; every other argument is
+ * returned in `rest`, in order, for the command to handle (its own flags and positional paths).
+ * For commands that share some of serve's flags (`tritium config`, `tritium model run`).
+ */
+export function parseSomeServeFlags(argv: readonly string[], accepted: readonly string[]): { options: ServeOptions; rest: string[] } {
   const o = defaultServeOptions();
+  const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (!arg.startsWith('--')) throw new FlagError(`unexpected argument '${arg}'`);
     const eq = arg.indexOf('=');
-    const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+    const name = arg.startsWith('--') ? (eq < 0 ? arg.slice(2) : arg.slice(2, eq)) : '';
+    if (!accepted.includes(name)) {
+      rest.push(arg);
+      continue;
+    }
     const inline = eq < 0 ? undefined : arg.slice(eq + 1);
     const boolSetter = BOOL_FLAGS[name];
     if (boolSetter) {
@@ -252,11 +260,19 @@ export function parseServeFlags(argv: readonly string[]): ServeOptions {
       else boolSetter(o, true);
       continue;
     }
-    const setter = VALUE_FLAGS[name];
-    if (!setter) throw new FlagError(`unrecognized flag '--${name}'`);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new FlagError(`--${name} needs a value`);
-    setter(o, value);
+    VALUE_FLAGS[name]!(o, value);
+  }
+  return { options: o, rest };
+}
+
+/** Parses argv (after `serve`). Throws FlagError with a message naming the flag. */
+export function parseServeFlags(argv: readonly string[]): ServeOptions {
+  const { options: o, rest } = parseSomeServeFlags(argv, [...Object.keys(BOOL_FLAGS), ...Object.keys(VALUE_FLAGS)]);
+  const extra = rest[0];
+  if (extra !== undefined) {
+    throw new FlagError(extra.startsWith('--') ? `unrecognized flag '${extra.split('=')[0]}'` : `unexpected argument '${extra}'`);
   }
   if (o.modelRepositories.length === 0) throw new FlagError('--model-repository must be specified');
   if (o.loadModels.length && o.modelControlMode !== 'explicit') {

@@ -62,6 +62,12 @@ export interface Backend {
   readonly defaultModelFilename?: string;
   /** Fill inputs/outputs/max_batch_size from the model file (Triton auto-complete). */
   autoComplete?(spec: AutoCompleteSpec): Promise<ModelConfig>;
+  /**
+   * True when `createInstance` may run for several instances of one model at once (Triton's
+   * TRITONBACKEND_BackendAttributeSetParallelModelInstanceLoading): core then starts a model's
+   * instances concurrently instead of one after another. Default false.
+   */
+  readonly parallelInstanceLoading?: boolean;
   /** Validate parameters and load weights. Throwing (an InferError) keeps this version from loading. */
   loadModel(spec: LoadSpec): Promise<BackendModel>;
   dispose?(): Promise<void>;

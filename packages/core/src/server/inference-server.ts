@@ -74,6 +74,17 @@ export interface InferenceServerOptions {
   readonly clock?: Clock;
   /** The config reader (defaults to core's parser); for embedders and tests. */
   readonly configCodec?: ConfigCodec;
+  /**
+   * Check only (`tritium config`): `start()` reads, completes and validates the models, checks
+   * ensembles against their composing models and runs each backend's `loadModel` exactly as
+   * serving would, but starts no instance; every request is refused.
+   */
+  readonly checkOnly?: boolean;
+  /**
+   * Called with each model failure as it happens (the error keeps its code and `fieldPath`), with
+   * the version when a version failed to load (none when the model's config failed).
+   */
+  readonly onModelFailure?: (model: string, error: InferError, version?: number) => void;
 }
 
 const POLL_MODE_ERROR = 'explicit model load / unload is not allowed if polling is enabled';
@@ -113,6 +124,7 @@ export class InferenceServer implements InferenceServerApi {
       clock: options.clock,
       log: this.log,
       retries: Math.max(0, options.modelLoadRetryCount ?? 0),
+      checkOnly: options.checkOnly === true,
       onUnavailable: (model, version, reason) => {
         const slot = this.lifecycle.models.get(model)?.slots.get(version);
         if (slot?.state === 'READY') {
@@ -130,6 +142,7 @@ export class InferenceServer implements InferenceServerApi {
       allowModelFileOverride: options.allowModelFileOverride === true,
       isStopping: () => this.stopping,
       polling: this.mode === 'poll',
+      ...(options.onModelFailure ? { onFailure: options.onModelFailure } : {}),
     });
   }
 

@@ -34,6 +34,11 @@ export interface ModelLifecycleDeps {
    * (`failed to read model directory 'm': ...`).
    */
   readonly polling?: boolean;
+  /**
+   * Each failure as it happens, with its error (the failure lines carry only the message) and, when
+   * a version failed to load, that version (none when the model's config failed).
+   */
+  readonly onFailure?: (model: string, error: InferError, version?: number) => void;
 }
 
 export class ModelLifecycle {
@@ -180,6 +185,7 @@ export class ModelLifecycle {
     const failures: string[] = [];
     for (const name of scan.duplicates) {
       failures.push(`failed to poll model '${name}': not unique across all model repositories`);
+      this.deps.onFailure?.(name, new InferError('INVALID_ARG', 'not unique across all model repositories'));
       const record = this.models.get(name);
       if (record) await this.unloadRecord(record);
     }
@@ -235,6 +241,7 @@ export class ModelLifecycle {
         for (const dep of deps) await addModel(dep, false);
       } catch (err) {
         const e = InferError.from(err);
+        this.deps.onFailure?.(name, e);
         if (top) failures.push(e.message);
         else this.deps.log.error(e.message);
       }
@@ -292,6 +299,7 @@ export class ModelLifecycle {
           const r = await this.deps.repository.read(source, overrides.get(source.name) ?? {});
           resolved.set(source.name, r);
         } catch (err) {
+          this.deps.onFailure?.(source.name, InferError.from(err));
           const message = InferError.from(err).message;
           failures.push(`${this.deps.polling ? 'Poll failed for' : 'failed to read'} model directory '${source.name}': ${message}`);
           // A model that is serving keeps serving when its new config is broken (poll reload).
@@ -367,6 +375,7 @@ export class ModelLifecycle {
         }
         this.deps.log.info(`loading: ${model.source.name}:${rv.version}`);
         const fail = (err: InferError): void => {
+          this.deps.onFailure?.(model.source.name, err, rv.version);
           failures.push(`failed to load '${model.source.name}' version ${rv.version}: ${statusText(err.code)}: ${err.message}`);
           if (serving) return; // a failed reload keeps the old version serving
           slot.state = 'UNAVAILABLE';

@@ -7,7 +7,7 @@ import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { BackendModel, InstanceSpec, ModelInstance } from '../backend/spi.ts';
 import type { Logger } from '../logger.ts';
-import type { Clock } from '../scheduler/scheduler.ts';
+import type { Clock, Scheduler } from '../scheduler/scheduler.ts';
 import { createScheduler } from '../scheduler/create-scheduler.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import type { ResolvedModel, ResolvedVersion } from '../repository/model-repository.ts';
@@ -23,6 +23,12 @@ export interface VersionLoadDeps {
   readonly clock?: Clock;
   readonly log: Logger;
   readonly retries: number;
+  /**
+   * Check only (`tritium config`): each version goes through the backend's `loadModel` (which
+   * checks the model file against the config) and is released again; no instance starts, no
+   * warmup runs, and the version's scheduler refuses every request.
+   */
+  readonly checkOnly?: boolean;
   /** An instance of `model` version `version` gave up recovering (worker crash loop). */
   readonly onUnavailable?: (model: string, version: number, reason: string) => void;
 }
@@ -58,6 +64,10 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
     stats,
     log: deps.log,
   };
+  if (deps.checkOnly) {
+    if (model.backend) await checkBackendLoad(model, rv, config, deps);
+    return new LoadedVersion(config.name, rv.version, config, rv.stamp, checkOnlyScheduler(config.name), [], undefined, stats);
+  }
   if (!model.backend) {
     const scheduler = createScheduler(config, { ...schedulerDeps, instances: [] });
     return new LoadedVersion(config.name, rv.version, config, rv.stamp, scheduler, [], undefined, stats);
@@ -76,12 +86,18 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
       inferStream: deps.inferStream,
       backendConfig: deps.backendConfig?.[backend.name],
     });
-    for (const spec of instanceSpecs(config)) {
-      const withHook: InstanceSpec = {
-        ...spec,
-        onUnavailable: (reason) => deps.onUnavailable?.(config.name, rv.version, reason),
-      };
-      created.push({ spec, instance: await backendModel.createInstance(withHook) });
+    const loaded = backendModel;
+    const start = (spec: InstanceSpec): Promise<ModelInstance> =>
+      loaded.createInstance({ ...spec, onUnavailable: (reason) => deps.onUnavailable?.(config.name, rv.version, reason) });
+    if (backend.parallelInstanceLoading) {
+      // All instances start at once (4 tokenizer workers import their packages side by side); if
+      // one fails, the others that started are disposed with the model below.
+      const results = await Promise.allSettled(instanceSpecs(config).map(async (spec) => ({ spec, instance: await start(spec) })));
+      for (const r of results) if (r.status === 'fulfilled') created.push(r.value);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    } else {
+      for (const spec of instanceSpecs(config)) created.push({ spec, instance: await start(spec) });
     }
     await runWarmup(config, model.source.dir, created.map((c) => c.instance));
     const scheduler = createScheduler(config, { ...schedulerDeps, instances: created.map((c) => c.instance) });
@@ -90,6 +106,29 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
     await disposeAll(created.map((c) => c.instance), backendModel);
     throw InferError.from(err);
   }
+}
+
+/** Check-only load: the backend loads the version (checking its files) and releases it at once. */
+async function checkBackendLoad(model: ResolvedModel, rv: ResolvedVersion, config: ModelConfig, deps: VersionLoadDeps): Promise<void> {
+  const backend = model.backend!;
+  const backendModel = await backend.loadModel({
+    config,
+    version: rv.version,
+    modelDir: model.source.dir,
+    versionDir: rv.dir,
+    log: deps.log,
+    backendConfig: deps.backendConfig?.[backend.name],
+  });
+  await backendModel.dispose();
+}
+
+/** The scheduler of a check-only version: nothing runs, every request is refused. */
+function checkOnlyScheduler(name: string): Scheduler {
+  return {
+    inflight: 0,
+    enqueue: () => Promise.reject(new InferError('UNAVAILABLE', `model '${name}' was loaded to check its configuration only`)),
+    stop: async () => {},
+  };
 }
 
 /** Loads `rv` of `model` (with `config`, possibly completed by ensemble validation). */
