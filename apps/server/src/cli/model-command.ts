@@ -1,34 +1,77 @@
 /**
- * `tritium model run <model folder> --input NAME=<json> [--input ...] [--version N] [--output NAME]`:
- * runs a `model.ts` once (initialize + one execute + finalize, in a sandboxed worker, no server) and
- * prints its outputs as JSON, so authors can try a model in seconds.
+ * `tritium model run <repository>/<model> --input NAME=<json> ...`: runs any model of a repository
+ * — a model.ts, an ONNX model, an ensemble — once, offline: core's InferenceServer loads it (and
+ * an ensemble's composing models) exactly as `tritium serve` would, one request goes through it,
+ * and the response(s) print as JSON on stdout. Nothing listens on the network.
+ *
+ * stdout carries only that JSON. Whatever the model prints goes to stderr: the work runs in a
+ * child process whose fd 1 is our fd 2 (a model's console.log reaches fd 1 from a worker thread,
+ * a process-isolated child or native code alike), and the result comes back over IPC.
  */
-import { InferError } from '@tritium/core';
-import { runModelOnce } from '@tritium/backend-python-like';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import type { InferRequest, InferResponse, Logger } from '@tritium/core';
+import type { JsonOutput } from '@tritium/backend-python-like';
+import { FlagError, parseSomeServeFlags, type ServeOptions } from './flags.ts';
+import { isModelFolder } from './model-paths.ts';
 
-const USAGE = `usage: tritium model run <model folder> --input NAME=<json> [--input NAME=<json> ...] [--version N] [--output NAME ...]
+const USAGE = `usage: tritium model run <repository>/<model> --input NAME=<json> [--input NAME=<json> ...] [options]
 
-  <json> is a nested array (shape inferred; a batching model gets a batch dimension of 1 in front)
-  or {"shape": [..], "data": [..]}; the datatype comes from config.pbtxt. Example:
-    tritium model run model_repository/tokenizer --input 'TEXT=["I love this movie"]'
+Loads the model from its repository as \`tritium serve\` would (an ensemble with the models its
+steps name), runs one request through it offline, prints the response(s) as JSON on stdout and
+unloads. What the model prints (console.log) and the server's warnings go to stderr.
+
+  <json>              a nested array (shape inferred; a batching model gets a batch dimension of 1
+                      in front) or {"shape": [..], "data": [..]}; the datatype comes from the config
+  --version N         the version to run (default: the highest its version policy serves)
+  --output NAME       return only this output (repeatable)
+  --verbose           the server's info log too (loading, the model table)
+  --model-config-name <name>, --disable-auto-complete-config, --backend-config <backend>,<k>=<v>
+                      as for serve
+
+examples:
+  tritium model run model_repository/tokenizer --input 'TEXT=["I love this movie"]'
+  tritium model run model_repository/sentiment_ensemble --input 'TEXT=["I love this movie"]'
 `;
 
+const SERVE_FLAGS = ['model-config-name', 'disable-auto-complete-config', 'strict-model-config', 'backend-config'];
+/** Set in the child that does the work (see the file comment). */
+const CHILD_ENV = 'TRITIUM_MODEL_RUN_CHILD';
+
 interface RunArgs {
-  folder: string;
-  inputs: Record<string, unknown>;
-  outputs: string[];
-  version?: number;
+  readonly folder: string;
+  readonly inputs: Record<string, unknown>;
+  readonly outputs: string[];
+  readonly version?: number;
+  readonly verbose: boolean;
+  readonly serve: ServeOptions;
+}
+
+export interface ModelRunResult {
+  readonly model: string;
+  readonly version: number;
+  /** One entry per response (a decoupled model may send several, or none). */
+  readonly responses: { readonly outputs: JsonOutput[]; readonly parameters?: Readonly<Record<string, unknown>> }[];
 }
 
 function parseArgs(args: string[]): RunArgs | string {
+  let parsed: { options: ServeOptions; rest: string[] };
+  try {
+    parsed = parseSomeServeFlags(args, SERVE_FLAGS);
+  } catch (e) {
+    if (e instanceof FlagError) return e.message;
+    throw e;
+  }
+  const rest = parsed.rest;
   let folder: string | undefined;
   const inputs: Record<string, unknown> = {};
   const outputs: string[] = [];
   let version: number | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
+  let verbose = false;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
     const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    const value = (): string | undefined => inline ?? args[++i];
+    const value = (): string | undefined => inline ?? rest[++i];
     if (flag === '--input' || flag === '-i') {
       const spec = value();
       const eq = spec?.indexOf('=') ?? -1;
@@ -43,10 +86,12 @@ function parseArgs(args: string[]): RunArgs | string {
       const name = value();
       if (!name) return '--output expects a name';
       outputs.push(name);
-    } else if (flag === '--version' || flag === '-v') {
+    } else if (flag === '--version') {
       const v = Number(value());
       if (!Number.isInteger(v) || v < 1) return `--version expects a positive integer`;
       version = v;
+    } else if (flag === '--verbose') {
+      verbose = true;
     } else if (flag.startsWith('-')) {
       return `unknown option '${flag}'`;
     } else if (folder === undefined) {
@@ -55,8 +100,8 @@ function parseArgs(args: string[]): RunArgs | string {
       return `unexpected argument '${arg}'`;
     }
   }
-  if (!folder) return 'missing <model folder>';
-  return { folder, inputs, outputs, ...(version !== undefined ? { version } : {}) };
+  if (!folder) return 'missing <repository>/<model>';
+  return { folder, inputs, outputs, verbose, serve: parsed.options, ...(version !== undefined ? { version } : {}) };
 }
 
 /** Indented JSON with arrays of plain values kept on one line (shapes and data stay readable). */
@@ -74,10 +119,98 @@ function formatJson(value: unknown, indent = ''): string {
   return JSON.stringify(value);
 }
 
+/** The server's log on stderr: warnings and errors, info lines with --verbose. */
+function stderrLog(verbose: boolean): Logger {
+  const line = (level: string, m: string): void => void process.stderr.write(`${level} ${m}\n`);
+  return { error: (m) => line('E', m), warn: (m) => line('W', m), info: (m) => verbose && line('I', m), verbose: () => {} };
+}
+
+/** Loads the model from its repository, runs one request through the server, unloads. */
+export async function runModel(a: RunArgs): Promise<ModelRunResult> {
+  // Loaded here, in the child only: the parent that relays the answer stays light.
+  const { InferError, InferenceServer } = await import('@tritium/core');
+  const { tensorFromJson, tensorToJson } = await import('@tritium/backend-python-like');
+  const { defaultBackends } = await import('./serve-command.ts');
+  const dir = path.resolve(a.folder);
+  if (!isModelFolder(dir)) throw new InferError('INVALID_ARG', `${a.folder} is not a model folder (config.pbtxt or version folders): give <repository>/<model>`);
+  const name = path.basename(dir);
+  const server = new InferenceServer({
+    repositories: [path.dirname(dir)],
+    backends: defaultBackends(),
+    modelControlMode: 'explicit',
+    startupModels: [name],
+    disableAutoCompleteConfig: a.serve.disableAutoCompleteConfig,
+    strictModelConfig: a.serve.strictModelConfig,
+    ...(a.serve.modelConfigName ? { modelConfigName: a.serve.modelConfigName } : {}),
+    backendConfig: a.serve.backendConfig,
+    log: stderrLog(a.verbose),
+  });
+  try {
+    await server.start();
+    const versionText = a.version !== undefined ? String(a.version) : undefined;
+    const config = server.modelConfig(name, versionText);
+    const request: InferRequest = {
+      id: 'model-run',
+      model: name,
+      ...(a.version !== undefined ? { version: a.version } : {}),
+      inputs: Object.entries(a.inputs).map(([input, value]) => tensorFromJson(config, input, value)),
+      ...(a.outputs.length > 0 ? { outputs: a.outputs.map((output) => ({ name: output })) } : {}),
+    };
+    const responses: InferResponse[] = [];
+    if (server.isDecoupled(name, versionText)) {
+      await new Promise<void>((resolve, reject) =>
+        server.inferStream(request, { response: (r) => responses.push(r), complete: (e) => (e ? reject(e) : resolve()) }),
+      );
+    } else {
+      responses.push(await server.infer(request));
+    }
+    return {
+      model: name,
+      version: responses[0]?.version ?? a.version ?? Math.max(...(await server.repositoryIndex({ readyOnly: true })).filter((e) => e.name === name).map((e) => Number(e.version))),
+      responses: responses.map((r) => ({ outputs: r.outputs.map(tensorToJson), ...(r.parameters ? { parameters: r.parameters } : {}) })),
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+type ChildMessage = { ok: true; result: ModelRunResult } | { ok: false; code: string; message: string };
+
+/** In the child: run, send the outcome to the parent, exit (a model's stray timers must not keep it). */
+async function runAsChild(a: RunArgs): Promise<number> {
+  let message: ChildMessage;
+  try {
+    message = { ok: true, result: await runModel(a) };
+  } catch (error) {
+    const { InferError } = await import('@tritium/core');
+    const e = InferError.from(error);
+    message = { ok: false, code: e.code, message: e.message };
+  }
+  await new Promise<void>((resolve) => process.send!(message, () => resolve()));
+  process.exit(message.ok ? 0 : 1);
+}
+
+/** In the parent: the child's fd 1 and 2 are our fd 2; its result comes over IPC. */
+function runInChild(args: string[]): Promise<ChildMessage> {
+  const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, 'model', 'run', ...args], {
+    stdio: ['ignore', 2, 2, 'ipc'],
+    serialization: 'advanced',
+    env: { ...process.env, [CHILD_ENV]: '1' },
+  });
+  let outcome: ChildMessage | undefined;
+  child.on('message', (m: ChildMessage) => (outcome = m));
+  return new Promise((resolve) => {
+    child.on('error', (e) => resolve({ ok: false, code: 'INTERNAL', message: `cannot start the model run: ${e.message}` }));
+    child.on('exit', (code, signal) =>
+      resolve(outcome ?? { ok: false, code: 'INTERNAL', message: `the model run ended without an answer (${signal ?? `exit code ${code}`})` }),
+    );
+  });
+}
+
 export async function modelCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (!sub || sub === '--help' || sub === '-h' || sub === 'help') {
-    process.stdout.write(USAGE);
+    (sub ? process.stdout : process.stderr).write(USAGE);
     return sub ? 0 : 1;
   }
   if (sub !== 'run') {
@@ -93,18 +226,12 @@ export async function modelCommand(args: string[]): Promise<number> {
     process.stderr.write(`tritium model run: ${parsed}\n${USAGE}`);
     return 1;
   }
-  try {
-    const result = await runModelOnce({
-      modelDir: parsed.folder,
-      inputs: parsed.inputs,
-      outputs: parsed.outputs,
-      ...(parsed.version !== undefined ? { version: parsed.version } : {}),
-    });
-    process.stdout.write(`${formatJson(result)}\n`);
-    return 0;
-  } catch (error) {
-    const e = InferError.from(error);
-    process.stderr.write(`tritium model run: ${e.code}: ${e.message}\n`);
+  if (process.env[CHILD_ENV] === '1' && process.send) return runAsChild(parsed);
+  const outcome = await runInChild(rest);
+  if (!outcome.ok) {
+    process.stderr.write(`tritium model run: ${outcome.code}: ${outcome.message}\n`);
     return 1;
   }
+  process.stdout.write(`${formatJson(outcome.result)}\n`);
+  return 0;
 }
