@@ -9,11 +9,8 @@
  * a process-isolated child or native code alike), and the result comes back over IPC.
  */
 import { spawn } from 'node:child_process';
-import path from 'node:path';
-import type { InferRequest, InferResponse, Logger } from '@tritium/core';
-import type { JsonOutput } from '@tritium/backend-python-like';
 import { FlagError, parseSomeServeFlags, type ServeOptions } from './flags.ts';
-import { isModelFolder } from './model-paths.ts';
+import type { ModelRunResult, RunArgs } from './model-run.ts';
 
 const USAGE = `usage: tritium model run <repository>/<model> --input NAME=<json> [--input NAME=<json> ...] [options]
 
@@ -37,22 +34,6 @@ examples:
 const SERVE_FLAGS = ['model-config-name', 'disable-auto-complete-config', 'strict-model-config', 'backend-config'];
 /** Set in the child that does the work (see the file comment). */
 const CHILD_ENV = 'TRITIUM_MODEL_RUN_CHILD';
-
-interface RunArgs {
-  readonly folder: string;
-  readonly inputs: Record<string, unknown>;
-  readonly outputs: string[];
-  readonly version?: number;
-  readonly verbose: boolean;
-  readonly serve: ServeOptions;
-}
-
-export interface ModelRunResult {
-  readonly model: string;
-  readonly version: number;
-  /** One entry per response (a decoupled model may send several, or none). */
-  readonly responses: { readonly outputs: JsonOutput[]; readonly parameters?: Readonly<Record<string, unknown>> }[];
-}
 
 function parseArgs(args: string[]): RunArgs | string {
   let parsed: { options: ServeOptions; rest: string[] };
@@ -119,72 +100,18 @@ function formatJson(value: unknown, indent = ''): string {
   return JSON.stringify(value);
 }
 
-/** The server's log on stderr: warnings and errors, info lines with --verbose. */
-function stderrLog(verbose: boolean): Logger {
-  const line = (level: string, m: string): void => void process.stderr.write(`${level} ${m}\n`);
-  return { error: (m) => line('E', m), warn: (m) => line('W', m), info: (m) => verbose && line('I', m), verbose: () => {} };
-}
-
-/** Loads the model from its repository, runs one request through the server, unloads. */
-export async function runModel(a: RunArgs): Promise<ModelRunResult> {
-  // Loaded here, in the child only: the parent that relays the answer stays light.
-  const { InferError, InferenceServer } = await import('@tritium/core');
-  const { tensorFromJson, tensorToJson } = await import('@tritium/backend-python-like');
-  const { defaultBackends } = await import('./serve-command.ts');
-  const dir = path.resolve(a.folder);
-  if (!isModelFolder(dir)) throw new InferError('INVALID_ARG', `${a.folder} is not a model folder (config.pbtxt or version folders): give <repository>/<model>`);
-  const name = path.basename(dir);
-  const server = new InferenceServer({
-    repositories: [path.dirname(dir)],
-    backends: defaultBackends(),
-    modelControlMode: 'explicit',
-    startupModels: [name],
-    disableAutoCompleteConfig: a.serve.disableAutoCompleteConfig,
-    strictModelConfig: a.serve.strictModelConfig,
-    ...(a.serve.modelConfigName ? { modelConfigName: a.serve.modelConfigName } : {}),
-    backendConfig: a.serve.backendConfig,
-    log: stderrLog(a.verbose),
-  });
-  try {
-    await server.start();
-    const versionText = a.version !== undefined ? String(a.version) : undefined;
-    const config = server.modelConfig(name, versionText);
-    const request: InferRequest = {
-      id: 'model-run',
-      model: name,
-      ...(a.version !== undefined ? { version: a.version } : {}),
-      inputs: Object.entries(a.inputs).map(([input, value]) => tensorFromJson(config, input, value)),
-      ...(a.outputs.length > 0 ? { outputs: a.outputs.map((output) => ({ name: output })) } : {}),
-    };
-    const responses: InferResponse[] = [];
-    if (server.isDecoupled(name, versionText)) {
-      await new Promise<void>((resolve, reject) =>
-        server.inferStream(request, { response: (r) => responses.push(r), complete: (e) => (e ? reject(e) : resolve()) }),
-      );
-    } else {
-      responses.push(await server.infer(request));
-    }
-    return {
-      model: name,
-      version: responses[0]?.version ?? a.version ?? Math.max(...(await server.repositoryIndex({ readyOnly: true })).filter((e) => e.name === name).map((e) => Number(e.version))),
-      responses: responses.map((r) => ({ outputs: r.outputs.map(tensorToJson), ...(r.parameters ? { parameters: r.parameters } : {}) })),
-    };
-  } finally {
-    await server.stop();
-  }
-}
-
 type ChildMessage = { ok: true; result: ModelRunResult } | { ok: false; code: string; message: string };
 
 /** In the child: run, send the outcome to the parent, exit (a model's stray timers must not keep it). */
 async function runAsChild(a: RunArgs): Promise<number> {
+  // Loaded here, in the child only: the parent that relays the answer stays light.
+  const { runModel } = await import('./model-run.ts');
   let message: ChildMessage;
   try {
     message = { ok: true, result: await runModel(a) };
   } catch (error) {
-    const { InferError } = await import('@tritium/core');
-    const e = InferError.from(error);
-    message = { ok: false, code: e.code, message: e.message };
+    const e = error as { code?: string; message?: string };
+    message = { ok: false, code: e.code ?? 'INTERNAL', message: e.message ?? String(error) };
   }
   await new Promise<void>((resolve) => process.send!(message, () => resolve()));
   process.exit(message.ok ? 0 : 1);

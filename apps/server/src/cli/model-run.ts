@@ -1,0 +1,78 @@
+/**
+ * The work of `tritium model run` (see model-command.ts), done in the child process: load one model
+ * of a repository with core's InferenceServer as `tritium serve` would, run one request, unload.
+ */
+import path from 'node:path';
+import { InferError, InferenceServer, type InferRequest, type InferResponse, type Logger } from '@tritium/core';
+import { tensorFromJson, tensorToJson, type JsonOutput } from '@tritium/backend-python-like';
+import { defaultBackends } from './serve-command.ts';
+import type { ServeOptions } from './flags.ts';
+import { isModelFolder } from './model-paths.ts';
+
+export interface RunArgs {
+  readonly folder: string;
+  readonly inputs: Record<string, unknown>;
+  readonly outputs: string[];
+  readonly version?: number;
+  readonly verbose: boolean;
+  readonly serve: ServeOptions;
+}
+
+export interface ModelRunResult {
+  readonly model: string;
+  readonly version: number;
+  /** One entry per response (a decoupled model may send several, or none). */
+  readonly responses: { readonly outputs: JsonOutput[]; readonly parameters?: Readonly<Record<string, unknown>> }[];
+}
+
+/** The server's log on stderr: warnings and errors, info lines with --verbose. */
+function stderrLog(verbose: boolean): Logger {
+  const line = (level: string, m: string): void => void process.stderr.write(`${level} ${m}\n`);
+  return { error: (m) => line('E', m), warn: (m) => line('W', m), info: (m) => verbose && line('I', m), verbose: () => {} };
+}
+
+/** Loads the model from its repository, runs one request through the server, unloads. */
+export async function runModel(a: RunArgs): Promise<ModelRunResult> {
+  const dir = path.resolve(a.folder);
+  if (!isModelFolder(dir)) throw new InferError('INVALID_ARG', `${a.folder} is not a model folder (config.pbtxt or version folders): give <repository>/<model>`);
+  const name = path.basename(dir);
+  const server = new InferenceServer({
+    repositories: [path.dirname(dir)],
+    backends: defaultBackends(),
+    modelControlMode: 'explicit',
+    startupModels: [name],
+    disableAutoCompleteConfig: a.serve.disableAutoCompleteConfig,
+    strictModelConfig: a.serve.strictModelConfig,
+    ...(a.serve.modelConfigName ? { modelConfigName: a.serve.modelConfigName } : {}),
+    backendConfig: a.serve.backendConfig,
+    log: stderrLog(a.verbose),
+  });
+  try {
+    await server.start();
+    const versionText = a.version !== undefined ? String(a.version) : undefined;
+    const config = server.modelConfig(name, versionText);
+    const request: InferRequest = {
+      id: 'model-run',
+      model: name,
+      ...(a.version !== undefined ? { version: a.version } : {}),
+      inputs: Object.entries(a.inputs).map(([input, value]) => tensorFromJson(config, input, value)),
+      ...(a.outputs.length > 0 ? { outputs: a.outputs.map((output) => ({ name: output })) } : {}),
+    };
+    const responses: InferResponse[] = [];
+    if (server.isDecoupled(name, versionText)) {
+      await new Promise<void>((resolve, reject) =>
+        server.inferStream(request, { response: (r) => responses.push(r), complete: (e) => (e ? reject(e) : resolve()) }),
+      );
+    } else {
+      responses.push(await server.infer(request));
+    }
+    return {
+      model: name,
+      version: responses[0]?.version ?? a.version ?? Math.max(...(await server.repositoryIndex({ readyOnly: true })).filter((e) => e.name === name).map((e) => Number(e.version))),
+      responses: responses.map((r) => ({ outputs: r.outputs.map(tensorToJson), ...(r.parameters ? { parameters: r.parameters } : {}) })),
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
