@@ -28,12 +28,19 @@ import { cpuSeconds } from './pipeline/cpu.ts';
 import { measureLimit, type LimitResult } from './pipeline/limit.ts';
 import { measure, type Point } from './pipeline/measure.ts';
 import { writeRepository, type Variant } from './pipeline/repositories.ts';
+import { reportDir } from './pipeline/report-dir.ts';
 import { SENTENCES } from './pipeline/sentences.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The repository (this file runs compiled, from bench/dist/). */
 const REPO = resolve(HERE, '../..');
-const WRITE_DOCS = process.argv.includes('--write-docs');
+let OUT: string;
+try {
+  OUT = reportDir(process.argv.slice(2), REPO);
+} catch (error) {
+  process.stderr.write(`bench: ${(error as Error).message}\n`);
+  process.exit(2);
+}
 const LEVELS = [1, 8, 64, 256];
 const MEASURE_MS = Number(process.env['BENCH_MEASURE_MS'] ?? 4000);
 const WARMUP_MS = Number(process.env['BENCH_WARMUP_MS'] ?? 1500);
@@ -294,13 +301,12 @@ async function main(): Promise<void> {
     log('');
     for (const r of rs) log(`${r.pass ? 'PASS' : 'MISS'}  ${r.label}: ${r.value.toFixed(2)}× (target ${r.target}×)  ${r.detail}`);
 
-    const out = WRITE_DOCS ? join(REPO, 'docs') : join(REPO, 'tmp', 'bench-report');
-    mkdirSync(out, { recursive: true });
-    writeFileSync(join(out, 'benchmarks.svg'), plot(configs, limit));
-    writeFileSync(join(out, 'benchmarks.md'), markdown(configs, limit, table.markdown, rs, (performance.now() - started) / 1000));
-    const where = relative(REPO, out);
+    mkdirSync(OUT, { recursive: true });
+    writeFileSync(join(OUT, 'benchmarks.svg'), plot(configs, limit));
+    writeFileSync(join(OUT, 'benchmarks.md'), markdown(configs, limit, table.markdown, rs, (performance.now() - started) / 1000));
+    const where = relative(REPO, OUT);
     log(`\nwrote ${where}/benchmarks.md and ${where}/benchmarks.svg (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-    if (!WRITE_DOCS) log('(docs/ is unchanged: `npm run bench -- --write-docs` writes the report there)');
+    if (where !== 'docs') log('(docs/ is unchanged: `npm run bench -- --write-docs` writes the report there)');
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
