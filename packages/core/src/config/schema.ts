@@ -2,7 +2,9 @@
  * The schema of `inference.ModelConfig` (common:protobuf/model_config.proto) as data: every message,
  * field name, field number, type, label (singular / repeated / map) and oneof, plus every enum.
  * The text parser, the JSON printer/reader and the text printer are all driven by this one table,
- * so adding a field means adding one line here (and to `model-config.ts`).
+ * so adding a field means adding one line here, to `model-config.ts` and to the vendored
+ * `packages/client/proto/model_config.proto`: `apps/server/test/config-schema-agreement.test.ts`
+ * fails until all three agree.
  *
  * Fields are listed in the proto's *declaration* order: that is the order protobuf's JSON printer
  * (and Triton's `GET /v2/models/<m>/config`) writes them in.
