@@ -9,6 +9,7 @@
  * Fields are listed in the proto's *declaration* order: that is the order protobuf's JSON printer
  * (and Triton's `GET /v2/models/<m>/config`) writes them in.
  */
+import { CONFIG_DATA_TYPES } from '../tensor/data-type.ts';
 
 export type ScalarType = 'string' | 'bool' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'float' | 'double';
 
@@ -65,23 +66,8 @@ function enumOf(name: string, values: Record<string, number>): EnumDescriptor {
 }
 
 const ENUM_LIST: EnumDescriptor[] = [
-  enumOf('inference.DataType', {
-    TYPE_INVALID: 0,
-    TYPE_BOOL: 1,
-    TYPE_UINT8: 2,
-    TYPE_UINT16: 3,
-    TYPE_UINT32: 4,
-    TYPE_UINT64: 5,
-    TYPE_INT8: 6,
-    TYPE_INT16: 7,
-    TYPE_INT32: 8,
-    TYPE_INT64: 9,
-    TYPE_FP16: 10,
-    TYPE_FP32: 11,
-    TYPE_FP64: 12,
-    TYPE_STRING: 13,
-    TYPE_BF16: 14,
-  }),
+  // The config's datatype names come from the one datatype table (tensor/data-type.ts).
+  enumOf('inference.DataType', CONFIG_DATA_TYPES),
   enumOf('inference.ModelInstanceGroup.Kind', { KIND_AUTO: 0, KIND_GPU: 1, KIND_CPU: 2, KIND_MODEL: 3 }),
   enumOf('inference.ModelInstanceGroup.SecondaryDevice.SecondaryDeviceKind', { KIND_NVDLA: 0 }),
   enumOf('inference.ModelInput.Format', { FORMAT_NONE: 0, FORMAT_NHWC: 1, FORMAT_NCHW: 2 }),
