@@ -16,7 +16,7 @@ export { silentLogger } from './logger.ts';
 export type { Scheduler, Clock } from './scheduler/scheduler.ts';
 export { systemClock } from './scheduler/scheduler.ts';
 export type * from './server/server-api.ts';
-export type { StatsRecorder, FailureReason } from './scheduler/stats-recorder.ts';
+export type { StatsRecorder, FailureReason, ResponseOutcome } from './scheduler/stats-recorder.ts';
 export { nullStatsRecorder } from './scheduler/stats-recorder.ts';
 export { batchSizeOf, rowsOf, concatInputs, splitRows, splitOutputs } from './tensor/batch.ts';
 export type { SplitOptions } from './tensor/batch.ts';

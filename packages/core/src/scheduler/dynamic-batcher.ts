@@ -60,6 +60,10 @@ interface Entry extends Candidate {
   delivered: boolean;
   /** preserve_ordering: outcome waiting for earlier requests. */
   held?: Outcome;
+  /** Responses sent so far (decoupled): the index of the next one in the response statistics. */
+  responses: number;
+  /** When the model started on the response to come: the execution's start, then each response. */
+  responseStartUs?: number;
 }
 
 interface Running {
@@ -224,6 +228,7 @@ export class DynamicBatcher implements Scheduler {
       queueNs: 0,
       settled: false,
       delivered: false,
+      responses: 0,
     };
     this.count++;
     this.stats.requestQueued();
@@ -383,6 +388,7 @@ export class DynamicBatcher implements Scheduler {
     }
     const batchSize = live.reduce((n, e) => n + e.batchSize, 0);
     const startUs = this.clock.nowUs();
+    for (const e of live) e.responseStartUs = startUs;
     let output: ExecuteOutput;
     try {
       output = await slot.instance.execute(requests, signal);
@@ -467,9 +473,14 @@ export class DynamicBatcher implements Scheduler {
     }
     let timings: Required<ExecuteTimings> | undefined;
     const awaitingTimings: { entry: Entry; totalNs: number }[] = [];
+    for (const e of entries) e.responseStartUs = startUs;
     const sinks: ResponseSink[] = entries.map((e) => ({
       response: (r) => {
-        if (e.state !== 'done') e.sink?.response(r);
+        if (e.state === 'done') return;
+        const now = this.clock.nowUs();
+        this.stats.response?.(e.responses++, 'success', { inferNs: (now - (e.responseStartUs ?? now)) * 1000, outputNs: 0 });
+        e.responseStartUs = now;
+        e.sink?.response(r);
       },
       complete: (error) => {
         if (error) this.finish(e, InferError.from(error), 'BACKEND');
@@ -520,12 +531,14 @@ export class DynamicBatcher implements Scheduler {
     entry.timer?.cancel();
     entry.timer = undefined;
     if (entry.onAbort) entry.request.signal?.removeEventListener('abort', entry.onAbort);
-    const totalNs = (this.clock.nowUs() - entry.arrivalUs) * 1000;
+    const nowUs = this.clock.nowUs();
+    const totalNs = (nowUs - entry.arrivalUs) * 1000;
     if (reason) this.stats.requestFailed(totalNs, reason, dequeued);
     else if (timings !== 'later') {
       const t = timings ?? { computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 };
       this.stats.requestSucceeded(totalNs, { queueNs: entry.queueNs, ...t });
     }
+    if (dequeued && entry.responseStartUs !== undefined) this.lastResponse(entry, reason, timings, nowUs - entry.responseStartUs);
     entry.settled = true;
     if (this.opts.preserveOrdering && reason !== 'CANCELED') {
       entry.held = outcome;
@@ -541,6 +554,26 @@ export class DynamicBatcher implements Scheduler {
       d();
     }
     return totalNs;
+  }
+
+  /**
+   * Per-response statistics of how a request the model worked on ended: its one response (or error)
+   * when the model is not decoupled; for a decoupled model, the error or cancellation that ended
+   * the stream, or an empty response when it ended without any (its responses were counted as sent).
+   */
+  private lastResponse(entry: Entry, reason: FailureReason | undefined, timings: Required<ExecuteTimings> | 'later' | undefined, sinceStartUs: number): void {
+    const record = this.stats.response;
+    if (!record) return;
+    const elapsedNs = Math.max(0, sinceStartUs) * 1000;
+    const index = entry.responses;
+    if (reason === 'CANCELED') record(index, 'cancel', { inferNs: elapsedNs, outputNs: 0 });
+    else if (reason) record(index, 'fail', { inferNs: elapsedNs, outputNs: 0 });
+    else if (this.decoupled) {
+      if (index === 0) record(0, 'empty', { inferNs: elapsedNs, outputNs: 0 });
+    } else {
+      const t = timings && timings !== 'later' ? timings : undefined;
+      record(0, 'success', t ? { inferNs: t.computeInputNs + t.computeInferNs, outputNs: t.computeOutputNs } : { inferNs: elapsedNs, outputNs: 0 });
+    }
   }
 
   /** preserve_ordering: releases held outcomes in arrival order. Cancelled ones were released at once. */

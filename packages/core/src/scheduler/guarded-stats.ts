@@ -22,5 +22,6 @@ export function guardedStats(stats: StatsRecorder, log: Logger, model: string): 
     execution: guard('execution', stats.execution),
     requestSucceeded: guard('requestSucceeded', stats.requestSucceeded),
     requestFailed: guard('requestFailed', stats.requestFailed),
+    ...(stats.response ? { response: guard('response', stats.response) } : {}),
   };
 }

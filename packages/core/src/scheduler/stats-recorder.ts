@@ -5,6 +5,13 @@
  */
 export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
 
+/**
+ * How one response of a request that reached the model ended (Triton's per-response statistics):
+ * `success` a response with outputs, `fail` an error in its place, `empty` a request that ended
+ * with no response at all (decoupled), `cancel` cancelled while the model worked on it.
+ */
+export type ResponseOutcome = 'success' | 'fail' | 'empty' | 'cancel';
+
 export interface StatsRecorder {
   /** A request entered the queue (pending count +1). */
   requestQueued(): void;
@@ -16,6 +23,12 @@ export interface StatsRecorder {
   requestSucceeded(totalNs: number, durations: { queueNs: number; computeInputNs: number; computeInferNs: number; computeOutputNs: number }): void;
   /** A request failed (rejected in queue, cancelled, backend error, other). If it never left the queue, `dequeued` is false. */
   requestFailed(totalNs: number, reason: FailureReason, dequeued: boolean): void;
+  /**
+   * Response `index` (0 for the first response of its request) of a request the model worked on:
+   * `inferNs` computing it (since the execution started, or since the previous response), `outputNs`
+   * extracting its outputs. Optional: recorders that keep no per-response statistics omit it.
+   */
+  response?(index: number, outcome: ResponseOutcome, durations: { inferNs: number; outputNs: number }): void;
 }
 
 export const nullStatsRecorder: StatsRecorder = {

@@ -3,7 +3,7 @@
  * ModelStatistics (HTTP/gRPC statistics extension) and the counters behind Triton's Prometheus
  * metrics. All durations are kept in nanoseconds.
  */
-import type { FailureReason, StatsRecorder } from '../scheduler/stats-recorder.ts';
+import type { FailureReason, ResponseOutcome, StatsRecorder } from '../scheduler/stats-recorder.ts';
 import type { ModelStatistics, StatisticDuration } from './server-api.ts';
 
 const duration = (): StatisticDuration => ({ count: 0, ns: 0 });
@@ -14,6 +14,24 @@ function add(d: StatisticDuration, ns: number, count = 1): void {
 }
 
 const copy = (d: StatisticDuration): StatisticDuration => ({ count: d.count, ns: d.ns });
+
+interface ResponseStats {
+  compute_infer: StatisticDuration;
+  compute_output: StatisticDuration;
+  success: StatisticDuration;
+  fail: StatisticDuration;
+  empty_response: StatisticDuration;
+  cancel: StatisticDuration;
+}
+
+const responseStats = (): ResponseStats => ({
+  compute_infer: duration(),
+  compute_output: duration(),
+  success: duration(),
+  fail: duration(),
+  empty_response: duration(),
+  cancel: duration(),
+});
 
 interface BatchStats {
   compute_input: StatisticDuration;
@@ -33,6 +51,7 @@ export class ModelStats implements StatsRecorder {
   private readonly computeInfer = duration();
   private readonly computeOutput = duration();
   private readonly batches = new Map<number, BatchStats>();
+  private readonly responses = new Map<number, ResponseStats>();
   private readonly failures: Record<FailureReason, number> = { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 0 };
   /** Seconds the last load of this version took (nv_model_load_duration_secs). */
   loadDurationSecs = 0;
@@ -85,6 +104,34 @@ export class ModelStats implements StatsRecorder {
     this.lastInferenceMs = this.now();
   }
 
+  /** Triton's InferenceStatsAggregator::UpdateResponse{Success,Fail,Empty,Cancel}, keyed by response index. */
+  response(index: number, outcome: ResponseOutcome, d: { inferNs: number; outputNs: number }): void {
+    let r = this.responses.get(index);
+    if (!r) {
+      r = responseStats();
+      this.responses.set(index, r);
+    }
+    switch (outcome) {
+      case 'success':
+        add(r.compute_infer, d.inferNs);
+        add(r.compute_output, d.outputNs);
+        add(r.success, d.inferNs + d.outputNs);
+        break;
+      case 'fail':
+        add(r.compute_infer, d.inferNs);
+        if (d.outputNs > 0) add(r.compute_output, d.outputNs);
+        add(r.fail, d.inferNs + d.outputNs);
+        break;
+      case 'empty':
+        add(r.compute_infer, d.inferNs);
+        add(r.empty_response, d.inferNs);
+        break;
+      case 'cancel':
+        add(r.cancel, d.inferNs);
+        break;
+    }
+  }
+
   /** Requests accepted and not yet executing. */
   get pendingRequests(): number {
     return this.pending;
@@ -117,7 +164,21 @@ export class ModelStats implements StatsRecorder {
           compute_output: copy(b.compute_output),
         })),
       memory_usage: [],
-      response_stats: {},
+      response_stats: Object.fromEntries(
+        [...this.responses.entries()]
+          .sort(([a], [b]) => a - b)
+          .map(([index, r]) => [
+            String(index),
+            {
+              compute_infer: copy(r.compute_infer),
+              compute_output: copy(r.compute_output),
+              success: copy(r.success),
+              fail: copy(r.fail),
+              empty_response: copy(r.empty_response),
+              cancel: copy(r.cancel),
+            },
+          ]),
+      ),
     };
   }
 
