@@ -51,10 +51,11 @@ describe('one source of truth', () => {
     expect(holding(pattern)).toEqual(expected);
   });
 
-  it('keeps the datatype → typed array table in core and, across the package boundary, in the client only', () => {
+  it('keeps the datatype tables (typed array, element size) in core and, across the package boundary, in the client only', () => {
     for (const row of [/^\s*UINT64: BigUint64Array,$/m, /^\s*FP64: Float64Array,$/m]) {
       expect(holding(row)).toEqual(['packages/client/src/tensor-data.ts', 'packages/core/src/tensor/tensor.ts']);
     }
+    expect(holding(/\bUINT16: 2\b/)).toEqual(['packages/client/src/tensor-data.ts', 'packages/core/src/tensor/data-type.ts']);
     for (const datatype of DATA_TYPES) {
       expect([datatype, TYPED_ARRAYS[datatype], ELEMENT_SIZE[datatype]]).toEqual([datatype, TYPED_ARRAY_CONSTRUCTORS[datatype], DATA_TYPE_SIZE[datatype]]);
     }

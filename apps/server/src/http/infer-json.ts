@@ -2,7 +2,7 @@
  * KServe v2 HTTP inference: the JSON header plus the binary tensor extension, in and out. Binary
  * inputs are sliced from the body (views, no copy); binary outputs are appended as they are.
  */
-import { InferError, parseModelVersion, type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import { DATA_TYPE_SIZE, InferError, isDataType, parseModelVersion, type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
 import { liftParameters } from '../protocol/params.ts';
 import { shmRefOf, type ShmRef } from '../protocol/shared-memory.ts';
@@ -154,7 +154,7 @@ function rawBinaryRequest(
   if (input.datatype === 'BYTES') {
     shape = dims.map(() => 1);
   } else {
-    const size = { BOOL: 1, UINT8: 1, INT8: 1, UINT16: 2, INT16: 2, FP16: 2, BF16: 2, UINT32: 4, INT32: 4, FP32: 4, UINT64: 8, INT64: 8, FP64: 8 }[input.datatype];
+    const size = isDataType(input.datatype) ? DATA_TYPE_SIZE[input.datatype] : NaN;
     const fixed = dims.filter((d) => d >= 0).reduce((a, b) => a * b, 1);
     const variable = dims.filter((d) => d < 0).length;
     if (variable > 1) throw invalidArg(`Raw request for '${model}' cannot deduce the shape of '${input.name}' with more than one variable dimension`);
