@@ -36,6 +36,9 @@ export { createPipelineEnsemble, runPipelineBatch, PIPELINE_CONCURRENCY_PARAMETE
 export { runEnsemble, ensemblePrefix } from './ensemble/runtime/ensemble-run.ts';
 export { spawnWorkerInstance } from './worker/worker-host.ts';
 export { compiledModule } from './worker/compiled-module.ts';
+export { processAlive, sweepStaleTemp } from './stale-temp.ts';
+export { PROCESS_SANDBOX_GUARANTEES, SANDBOX_UID, probeSandboxHost } from './worker/process-sandbox.ts';
+export type { SandboxGuarantee, SandboxGuaranteeId, SandboxHost } from './worker/process-sandbox.ts';
 export type {
   WorkerInstanceOptions,
   WorkerInstance,

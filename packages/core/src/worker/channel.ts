@@ -3,10 +3,11 @@
  * once, with a human-readable cause. The host builds one Channel per (re)start.
  */
 import { Worker } from 'node:worker_threads';
-import { fork, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { BRAND, isProtocolMessage, type FromWorker, type ToWorkerBody } from './protocol.ts';
 import type { WorkerResourceLimits } from './types.ts';
+import { sandboxCommand, type SandboxSpec } from './process-sandbox.ts';
 
 export interface ChannelHandlers {
   message(msg: FromWorker): void;
@@ -15,6 +16,8 @@ export interface ChannelHandlers {
 }
 
 export interface Channel {
+  /** The child's pid as the server sees it (process isolation: the outermost process of its sandbox). */
+  readonly pid?: number;
   /** Whether `send` honours a transfer list (threads) or always copies (IPC). */
   readonly canTransfer: boolean;
   send(msg: ToWorkerBody, transfer?: ArrayBuffer[]): void;
@@ -29,6 +32,10 @@ export interface Channel {
 function heapCause(detail: string): string {
   return `worker exceeded its heap limit (${detail})`;
 }
+
+/** V8's heap-limit report, and what a failed native allocation under RLIMIT_DATA prints before the process aborts. */
+const HEAP_OOM = /heap out of memory|Reached heap limit/i;
+const NATIVE_OOM = /std::bad_alloc|Fatal process out of memory|Fatal JavaScript invalid size error|allocation failed - process out of memory/i;
 
 export function spawnThread(
   opts: {
@@ -94,6 +101,8 @@ export function spawnProcess(
     execArgv?: readonly string[];
     allowRead: readonly string[];
     stderr?: (line: string) => void;
+    /** How to wrap the child (see process-sandbox.ts); without it node runs unwrapped, in its own session. */
+    sandbox?: SandboxSpec;
   },
   handlers: ChannelHandlers,
 ): Channel {
@@ -108,15 +117,22 @@ export function spawnProcess(
     ...(limits.stackSizeMb ? [`--stack-size=${Math.floor(limits.stackSizeMb * 1024)}`] : []),
     ...(opts.execArgv ?? []),
   ];
-  const child: ChildProcess = fork(fileURLToPath(opts.script), [], {
-    execArgv: flags,
+  const nodeArgv = [process.execPath, ...flags, fileURLToPath(opts.script)];
+  const { command, args } = opts.sandbox ? sandboxCommand(opts.sandbox, nodeArgv) : { command: process.execPath, args: nodeArgv.slice(1) };
+  const child: ChildProcess = spawn(command, args, {
     serialization: 'advanced',
-    env: opts.env ? { ...opts.env } : { ...process.env },
+    // Only what the caller allow-listed: nothing of the server's environment (NODE_OPTIONS included).
+    env: { ...(opts.env ?? {}) },
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+    // Its own session and process group: kill(0) from the child reaches only its own group.
+    detached: true,
+    ...(opts.sandbox?.runAs ?? {}),
   });
+  const memoryLimitMb = opts.sandbox?.request.memoryLimitMb;
   let gone = false;
   let killed = false;
   let sawOom = false;
+  let sawNativeOom = false;
   let lastThrow: string | undefined;
   const die = (cause: string): void => {
     if (gone) return;
@@ -125,9 +141,10 @@ export function spawnProcess(
   };
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (chunk: string) => {
-    if (/heap out of memory|Reached heap limit/i.test(chunk)) sawOom = true;
+    if (HEAP_OOM.test(chunk)) sawOom = true;
+    else if (NATIVE_OOM.test(chunk)) sawNativeOom = true;
     // V8's OOM report (GC trace, native stack) is noise once the cause is known.
-    if (sawOom) return;
+    if (sawOom || sawNativeOom) return;
     if (opts.stderr) opts.stderr(chunk);
     else process.stderr.write(chunk);
   });
@@ -145,12 +162,16 @@ export function spawnProcess(
   const exited = new Promise<void>((resolve) =>
     child.once('exit', (code, signal) => {
       if (sawOom) die(heapCause('JavaScript heap out of memory'));
+      else if (sawNativeOom) {
+        die(`worker exceeded its memory limit${memoryLimitMb !== undefined ? ` (${memoryLimitMb} MB for the whole process)` : ''}: a native allocation failed`);
+      }
       else if (lastThrow !== undefined) die(`worker threw: ${lastThrow}`);
       else die(signal ? `worker process killed by ${signal}` : `worker exited with code ${code}`);
       resolve();
     }),
   );
   return {
+    pid: child.pid,
     canTransfer: false,
     exited,
     send(msg) {
@@ -171,7 +192,14 @@ export function spawnProcess(
     },
     async kill() {
       killed = true;
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) {
+        // The whole process group (the sandbox's wrappers and node), not only its first process.
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          child.kill('SIGKILL');
+        }
+      }
       await exited;
     },
   };

@@ -45,6 +45,11 @@ export interface WorkerInstanceOptions<Init> {
   readonly resourceLimits?: WorkerResourceLimits;
   /** An execute running longer is killed with its worker: its requests fail INTERNAL, the instance restarts. */
   readonly executeTimeoutMs?: number;
+  /**
+   * An execute running longer is logged (model, instance, elapsed) and counted in `executeOverruns`
+   * (default 30 000 ms; 0 turns it off). It keeps running: only `executeTimeoutMs` stops it.
+   */
+  readonly executeWarnMs?: number;
   /** Restart backoff and give-up policy after crashes. */
   readonly restart?: WorkerRestartPolicy;
   /** How long the first start (import + createInstance) may take (default 60 000 ms). */
@@ -64,7 +69,21 @@ export interface WorkerInstanceOptions<Init> {
    */
   readonly isolation?: 'thread' | 'process';
   readonly processPermissions?: { readonly allowRead?: readonly string[] };
-  /** Environment of the worker (default: a copy of process.env). */
+  /**
+   * Process isolation only: what the sandbox around the child enforces beyond the permission model
+   * (see process-sandbox.ts and its table of guarantees). The child always runs in its own session,
+   * in PID/user namespaces where the host allows, as uid 65534 when the server runs as root.
+   */
+  readonly sandbox?: {
+    /** Keep the host's network (default false: a network namespace with no interface up). */
+    readonly allowNetwork?: boolean;
+    /** Bound of the whole child process (RLIMIT_DATA: heap, ArrayBuffers, native memory), MiB. Default none. */
+    readonly memoryLimitMb?: number;
+  };
+  /**
+   * Environment of the worker. Threads: default a copy of process.env. Process isolation: exactly
+   * this (default empty): nothing of the server's environment is inherited.
+   */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Extra Node flags for the worker / child (default none; the host never inherits the parent's execArgv). */
   readonly execArgv?: readonly string[];
@@ -83,6 +102,8 @@ export interface WorkerInstance extends ModelInstance {
   readonly healthy: boolean;
   /** Restarts so far (crash recoveries). */
   readonly restarts: number;
+  /** Executes that ran past `executeWarnMs` so far. */
+  readonly executeOverruns: number;
 }
 
 /** Passed to `createInstance` inside the worker. */

@@ -30,6 +30,7 @@ import {
 import type { WorkerInstance, WorkerInstanceOptions } from './types.ts';
 import { dedupeReadPaths, readPathsFor } from './process-paths.ts';
 import { compiledModule } from './compiled-module.ts';
+import { describeUnenforced, prepareSandbox, type SandboxSpec } from './process-sandbox.ts';
 
 /** The module every worker starts from; it imports the entry named in `init`. */
 const RUNTIME_SOURCE = new URL('./worker-runtime.ts', import.meta.url);
@@ -53,6 +54,8 @@ interface Generation {
 type State = 'starting' | 'ready' | 'restarting' | 'unavailable' | 'disposed';
 
 const DEFAULTS = { maxRestarts: 5, windowMs: 60_000, initialBackoffMs: 50, maxBackoffMs: 5_000 };
+/** `executeWarnMs` when not given (Tritium's `tritium.execute_warn_ms` default). */
+export const DEFAULT_EXECUTE_WARN_MS = 30_000;
 
 function entryUrl(entry: string | URL): URL {
   if (entry instanceof URL) return entry;
@@ -62,6 +65,7 @@ function entryUrl(entry: string | URL): URL {
 
 class WorkerHostInstance<Init> implements WorkerInstance {
   restarts = 0;
+  executeOverruns = 0;
   private state: State = 'starting';
   private gen: Generation | undefined;
   private nextId = 1;
@@ -71,6 +75,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
   private restartTimer: NodeJS.Timeout | undefined;
   /** The compiled runtime and entry, found on the first start. */
   private modules: { runtime: URL; entry: URL; readPaths?: string[] } | undefined;
+  private sandbox: SandboxSpec | undefined;
   private waiters = new Set<{ resolve(): void; reject(e: InferError): void }>();
   private readonly log: Logger;
   private readonly label: string;
@@ -104,6 +109,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         ...(this.o.processPermissions?.allowRead ?? []),
       ]);
     }
+    const sandbox = this.o.isolation === 'process' ? await this.sandboxFor([...modules.readPaths!, process.execPath]) : undefined;
     return new Promise<void>((resolve, reject) => {
       const gen: Generation = {
         channel: undefined as unknown as Channel,
@@ -122,6 +128,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
                 env: this.o.env,
                 execArgv: this.o.execArgv,
                 allowRead: modules.readPaths!,
+                sandbox,
               },
               handlers,
             )
@@ -145,6 +152,21 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         },
       };
     });
+  }
+
+  /**
+   * The sandbox of this instance's child, decided on its first start; that start also logs, once,
+   * each guarantee this host cannot give it.
+   */
+  private async sandboxFor(readPaths: readonly string[]): Promise<SandboxSpec> {
+    if (!this.sandbox) {
+      const spec = await prepareSandbox({ ...this.o.sandbox, readPaths });
+      this.sandbox = spec;
+      if (spec.unenforced.length > 0) {
+        this.log.warn(`${this.label}: process isolation on this host does NOT enforce: ${describeUnenforced(spec)}`);
+      }
+    }
+    return this.sandbox;
   }
 
   private onMessage(gen: Generation, msg: FromWorker): void {
@@ -354,6 +376,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       const timeoutMs = this.o.executeTimeoutMs;
       const timer =
         timeoutMs && timeoutMs > 0 ? setTimeout(() => this.crash(gen, `execute timed out after ${timeoutMs} ms`), timeoutMs) : undefined;
+      const warn = this.overrunWatch(batch.length);
       const onAbort = (): void => gen.channel.send({ t: 'abort', id });
       signal.addEventListener('abort', onAbort, { once: true });
       gen.pending.set(id, {
@@ -362,6 +385,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         sinks,
         cleanup: () => {
           if (timer) clearTimeout(timer);
+          warn.done();
           signal.removeEventListener('abort', onAbort);
         },
       });
@@ -374,6 +398,32 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         transfer,
       );
     });
+  }
+
+  /**
+   * Logs an execute still running after `executeWarnMs` (model, instance, elapsed) and counts it in
+   * `executeOverruns`; when it ends, says how long it took. A hung execute is never silent.
+   */
+  private overrunWatch(requests: number): { done(): void } {
+    const warnMs = this.o.executeWarnMs ?? DEFAULT_EXECUTE_WARN_MS;
+    if (!(warnMs > 0)) return { done() {} };
+    const started = performance.now();
+    let overran = false;
+    const timer = setTimeout(() => {
+      overran = true;
+      this.executeOverruns++;
+      this.log.warn(
+        `${this.label}: execute of ${requests} request(s) still running after ${Math.round(performance.now() - started)} ms ` +
+          `(warn threshold ${warnMs} ms${this.o.executeTimeoutMs ? `, killed at ${this.o.executeTimeoutMs} ms` : '; no execute timeout set'})`,
+      );
+    }, warnMs);
+    timer.unref();
+    return {
+      done: () => {
+        clearTimeout(timer);
+        if (overran) this.log.warn(`${this.label}: execute that overran ended after ${Math.round(performance.now() - started)} ms`);
+      },
+    };
   }
 
   async dispose(): Promise<void> {

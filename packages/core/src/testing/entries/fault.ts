@@ -7,8 +7,14 @@
  * limit) · `delay:<ms>` (then ok; aborting the execute cancels it) · `read:<path>` (reads a file and
  * returns its bytes as OUTPUT0; a denied read fails that request) · `bls:<model>` (forwards the
  * request's inputs to another model through ctx.infer and returns its outputs).
+ * Sandbox attacks, each answering OUTPUT0 = UTF-8 text saying what happened: `kill:<pid>|ppid|group`
+ * (SIGKILL to a pid, the parent, or the own process group: `sent` or the error code) · `env` (the
+ * environment as JSON) · `connect:<host>:<port>` (a TCP connection: `connected` or the error code)
+ * · `alloc:<MiB>` (ArrayBuffers of 16 MiB, touched, until MiB are held: `allocated N MiB` or
+ * `failed after N MiB: <error>`).
  */
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { InferError } from '../../errors.ts';
 import { decodeStrings } from '../../tensor/tensor.ts';
 import type { InferRequest } from '../../types.ts';
@@ -74,6 +80,44 @@ async function run(init: TestModelInit, ctx: WorkerContext, request: InferReques
         { name: init.outputs[0] ?? 'OUTPUT0', datatype: 'UINT8', shape: [bytes.byteLength], data: new Uint8Array(bytes) },
       ]);
     }
+    case 'kill': {
+      const pid = arg === 'ppid' ? process.ppid : arg === 'group' ? 0 : Number(arg);
+      let outcome = 'sent';
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch (error) {
+        outcome = (error as NodeJS.ErrnoException).code ?? String(error);
+      }
+      return text(init, request, outcome);
+    }
+    case 'env':
+      return text(init, request, JSON.stringify(process.env));
+    case 'connect': {
+      const at = arg.lastIndexOf(':');
+      const outcome = await new Promise<string>((resolve) => {
+        const socket = connect({ host: arg.slice(0, at), port: Number(arg.slice(at + 1)) });
+        socket.setTimeout(10_000, () => (socket.destroy(), resolve('ETIMEDOUT')));
+        socket.once('connect', () => (socket.destroy(), resolve('connected')));
+        socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+      });
+      return text(init, request, outcome);
+    }
+    case 'alloc': {
+      const held: ArrayBuffer[] = [];
+      let outcome: string;
+      try {
+        while (held.length * 16 < Number(arg)) {
+          const block = new ArrayBuffer(16 << 20);
+          new Uint8Array(block).fill(1);
+          held.push(block);
+        }
+        outcome = `allocated ${held.length * 16} MiB`;
+      } catch (error) {
+        outcome = `failed after ${held.length * 16} MiB: ${String(error)}`;
+      }
+      held.length = 0;
+      return text(init, request, outcome);
+    }
     case 'bls': {
       const response = await ctx.infer({ id: `${request.id}/bls`, model: arg, inputs: request.inputs.filter((i) => i.name !== 'FAULT') });
       return respond(init, request, response.outputs);
@@ -82,6 +126,11 @@ async function run(init: TestModelInit, ctx: WorkerContext, request: InferReques
       throw new InferError('INVALID_ARG', `fault backend: unknown fault '${fault}'`);
   }
   return respond(init, request, identityOutputs(init, request));
+}
+
+function text(init: TestModelInit, request: InferRequest, value: string) {
+  const bytes = new TextEncoder().encode(value);
+  return respond(init, request, [{ name: init.outputs[0] ?? 'OUTPUT0', datatype: 'UINT8', shape: [bytes.byteLength], data: bytes }]);
 }
 
 export const createInstance: CreateWorkerInstance<TestModelInit> = async (init, ctx) => ({

@@ -1,0 +1,307 @@
+/**
+ * How a process-isolated worker is spawned, and what that guarantees on this host: the one module
+ * and the one table of guarantees (DESIGN §8). The worker host asks `prepareSandbox` once per
+ * instance (the host probe runs once per server process) and wraps the child's `node` command line
+ * with `sandboxCommand`.
+ *
+ * On Linux the child runs as
+ *   setpriv --pdeathsig KILL --no-new-privs -- prlimit --data=<bytes> --
+ *     unshare --user --map-root-user --pid --fork --kill-child --mount-proc [--net] -- node ...
+ * in its own session (setsid), with an environment built from an allow-list only, and, when the
+ * server runs as root, as uid/gid 65534. Every piece is probed on first use (a container may refuse
+ * user namespaces, a host may lack util-linux); what does not work here is reported so the server
+ * can name each guarantee that is NOT enforced when it loads such a model. Nothing here is a
+ * seccomp filter: Node cannot install one without a native addon.
+ */
+import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+
+export type SandboxGuaranteeId = 'signals' | 'environment' | 'network' | 'memory' | 'files' | 'cleanup';
+
+export interface SandboxGuarantee {
+  readonly id: SandboxGuaranteeId;
+  /** What a process-isolated instance cannot do. */
+  readonly guarantee: string;
+  /** What enforces it where the host allows. */
+  readonly mechanism: string;
+  /** What is left where that mechanism is unavailable. */
+  readonly without: string;
+}
+
+/** The table of guarantees of `isolation: 'process'` (the README's sandbox table says the same). */
+export const PROCESS_SANDBOX_GUARANTEES: readonly SandboxGuarantee[] = [
+  {
+    id: 'signals',
+    guarantee: 'cannot signal (kill, stop) the server or any process outside its own sandbox',
+    mechanism:
+      'a PID namespace inside a user namespace (`unshare --user --pid`): no process outside is visible or addressable; its own session, so `kill(0)` reaches only itself',
+    without:
+      'its own session only; when the server runs as root, the separate uid 65534 still keeps it from signalling the server, but not other sandboxes (same uid)',
+  },
+  {
+    id: 'environment',
+    guarantee: 'sees only the environment variables its config allow-lists (`tritium.env`), nothing of the server (NODE_OPTIONS included)',
+    mechanism: 'the child is spawned with an environment built from the allow-list',
+    without: 'always enforced',
+  },
+  {
+    id: 'network',
+    guarantee: 'has no network (no TCP/UDP, not even loopback: the server’s own ports are unreachable) unless `tritium.allow_network` is true',
+    mechanism: 'a network namespace holding only a down loopback interface (`unshare --net`)',
+    without: 'not enforced: Node’s permission model does not restrict the network',
+  },
+  {
+    id: 'memory',
+    guarantee: 'its whole process (V8 heap, ArrayBuffers, native allocations, thread stacks) stays under `tritium.memory_mb`',
+    mechanism:
+      'RLIMIT_DATA (`prlimit --data`): allocations past it fail (`RangeError: Array buffer allocation failed`) or end the process, never the server',
+    without: 'only the V8 heap is capped (`tritium.heap_mb`)',
+  },
+  {
+    id: 'files',
+    guarantee:
+      'reads only its model folder, its code and the packages it imports; writes nothing; starts no processes, workers or (unless `tritium.allow_addons`) native addons',
+    mechanism:
+      'Node’s permission model; plus, when the server runs as root, uid/gid 65534, so the kernel too refuses files and Unix sockets that are not world-accessible (the permission model does not check `net.connect(path)`)',
+    without: 'the permission model alone; the child keeps the server’s uid, so Unix sockets that uid may open are reachable',
+  },
+  {
+    id: 'cleanup',
+    guarantee: 'dies with the server, even when the server is killed with SIGKILL',
+    mechanism: 'a parent-death signal (`setpriv --pdeathsig KILL`) and `unshare --kill-child`',
+    without: 'it exits when its IPC channel closes, which a busy loop never notices: such a child outlives a killed server',
+  },
+];
+
+/** What works on this host (probed once per process). */
+export interface SandboxHost {
+  /** `unshare` when user + PID (+ mount, for /proc) namespaces work for the child's uid. */
+  readonly unshare?: string;
+  /** Whether `unshare --net` works too. */
+  readonly netns: boolean;
+  /** `prlimit` when it can bound RLIMIT_DATA. */
+  readonly prlimit?: string;
+  /** `setpriv` when it can set the parent-death signal. */
+  readonly setpriv?: string;
+  /** The unprivileged identity the child runs as (the server runs as root). */
+  readonly runAs?: { readonly uid: number; readonly gid: number };
+  /** Why a mechanism is missing, per guarantee. */
+  readonly problems: Readonly<Partial<Record<SandboxGuaranteeId, string>>>;
+}
+
+/** The identity a root server hands the child (`nobody` on Debian and most distributions). */
+export const SANDBOX_UID = 65534;
+
+const NAMESPACE_FLAGS = ['--user', '--map-root-user', '--pid', '--fork', '--kill-child', '--mount-proc'];
+
+function findTool(name: string): string | undefined {
+  const dirs = [...(process.env['PATH'] ?? '').split(delimiter), '/usr/bin', '/bin', '/usr/sbin', '/sbin'];
+  for (const dir of dirs) {
+    if (!dir) continue;
+    const file = join(dir, name);
+    try {
+      if (statSync(file).isFile()) return file;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** Runs a probe command; undefined when it exits 0, else why not (first line of its stderr). */
+function tryRun(command: string, args: readonly string[], as?: { uid: number; gid: number }): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let stderr = '';
+    let child;
+    try {
+      child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env: {}, detached: true, timeout: 20_000, ...(as ?? {}) });
+    } catch (error) {
+      resolve((error as Error).message);
+      return;
+    }
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      if (stderr.length < 2000) stderr += chunk;
+    });
+    child.once('error', (error) => resolve(error.message));
+    child.once('close', (code, signal) => {
+      if (code === 0) resolve(undefined);
+      else {
+        const line = stderr.trim().split('\n')[0] ?? '';
+        resolve(`${signal ? `killed by ${signal}` : `exit code ${code}`}${line ? `: ${line}` : ''}`);
+      }
+    });
+  });
+}
+
+async function probe(): Promise<SandboxHost> {
+  const problems: Partial<Record<SandboxGuaranteeId, string>> = {};
+  if (process.platform !== 'linux') {
+    const why = `not available on ${process.platform} (Linux only)`;
+    return { netns: false, problems: { signals: why, network: why, memory: why, cleanup: why } };
+  }
+  const node = process.execPath;
+  const isRoot = process.getuid?.() === 0;
+  let runAs: { uid: number; gid: number } | undefined = isRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : undefined;
+  if (runAs) {
+    const why = await tryRun(node, ['-e', '0'], runAs);
+    if (why) {
+      problems.files = `uid ${SANDBOX_UID} cannot run ${node} (${why}); the sandbox keeps the server's uid`;
+      runAs = undefined;
+    }
+  }
+  const [prlimitWhy, setprivWhy] = await Promise.all([
+    (async () => {
+      const tool = findTool('prlimit');
+      if (!tool) return { why: 'prlimit (util-linux) not found' };
+      const why = await tryRun(tool, ['--data=1073741824', '--', node, '-e', '0'], runAs);
+      return why ? { why: `prlimit --data failed: ${why}` } : { tool };
+    })(),
+    (async () => {
+      const tool = findTool('setpriv');
+      if (!tool) return { why: 'setpriv (util-linux) not found' };
+      const why = await tryRun(tool, ['--pdeathsig', 'KILL', '--no-new-privs', '--', node, '-e', '0'], runAs);
+      return why ? { why: `setpriv --pdeathsig failed: ${why}` } : { tool };
+    })(),
+  ]);
+  if (prlimitWhy.why) problems.memory = prlimitWhy.why;
+  if (setprivWhy.why) problems.cleanup = setprivWhy.why;
+
+  let unshare: string | undefined;
+  let netns = false;
+  const tool = findTool('unshare');
+  if (!tool) {
+    problems.signals = 'unshare (util-linux) not found';
+    problems.network = 'unshare (util-linux) not found';
+  } else {
+    const attempt = async (as: typeof runAs): Promise<boolean> => {
+      const withNet = await tryRun(tool, [...NAMESPACE_FLAGS, '--net', '--', node, '-e', '0'], as);
+      if (!withNet) {
+        netns = true;
+        return true;
+      }
+      const withoutNet = await tryRun(tool, [...NAMESPACE_FLAGS, '--', node, '-e', '0'], as);
+      if (withoutNet) {
+        problems.signals = `user/PID namespaces are refused here (unshare: ${withoutNet})`;
+        problems.network = problems.signals;
+        return false;
+      }
+      problems.network = `network namespaces are refused here (unshare --net: ${withNet})`;
+      return true;
+    };
+    if (await attempt(runAs)) unshare = tool;
+    else if (runAs && (await attempt(undefined))) {
+      // Namespaces work for root only (e.g. unprivileged user namespaces are switched off): they
+      // guard more (signals, network) than the separate uid does, so keep them.
+      unshare = tool;
+      problems.files = `user namespaces are refused to uid ${SANDBOX_UID} here; the sandbox keeps the server's uid`;
+      runAs = undefined;
+      delete problems.signals;
+      if (netns) delete problems.network;
+    }
+  }
+  if (!unshare && runAs) {
+    problems.signals = `${problems.signals ?? 'no PID namespace'}; the separate uid ${SANDBOX_UID} still protects the server, not other sandboxes`;
+  }
+  return {
+    netns,
+    problems,
+    ...(unshare ? { unshare } : {}),
+    ...(prlimitWhy.tool ? { prlimit: prlimitWhy.tool } : {}),
+    ...(setprivWhy.tool ? { setpriv: setprivWhy.tool } : {}),
+    ...(runAs ? { runAs } : {}),
+  };
+}
+
+let probed: Promise<SandboxHost> | undefined;
+
+/** What the sandbox can use on this host; probed once per process (a few short `node -e 0` runs). */
+export function probeSandboxHost(): Promise<SandboxHost> {
+  probed ??= probe();
+  return probed;
+}
+
+/** Whether a user other than the owner (and not in its group) can read `path` (and traverse its parents). */
+export function worldReadable(path: string): boolean {
+  const target = path.replace(/\/\*$/, '');
+  let st;
+  try {
+    st = statSync(target);
+  } catch {
+    return true; // nothing there to be denied
+  }
+  const need = st.isDirectory() ? 0o005 : 0o004;
+  if ((st.mode & need) !== need) return false;
+  for (let dir = dirname(target); ; dir = dirname(dir)) {
+    try {
+      if ((statSync(dir).mode & 0o001) === 0) return false;
+    } catch {
+      return false;
+    }
+    if (dirname(dir) === dir) return true;
+  }
+}
+
+/** What one process-isolated instance asks of its sandbox. */
+export interface SandboxRequest {
+  /** `tritium.allow_network`: keep the host's network (no network namespace). */
+  readonly allowNetwork?: boolean;
+  /** Whole-process memory bound, MiB (RLIMIT_DATA). */
+  readonly memoryLimitMb?: number;
+  /** Everything the child must read (the permission model's allow-list, its script, node). */
+  readonly readPaths: readonly string[];
+}
+
+/** How to spawn one instance's child, and which guarantees it will NOT have here. */
+export interface SandboxSpec {
+  readonly host: SandboxHost;
+  readonly request: SandboxRequest;
+  /** uid/gid to spawn with (root server only). */
+  readonly runAs?: { readonly uid: number; readonly gid: number };
+  /** Guarantees of PROCESS_SANDBOX_GUARANTEES that this child lacks, each with the reason. */
+  readonly unenforced: readonly { readonly id: SandboxGuaranteeId; readonly why: string }[];
+}
+
+/** Decides how to sandbox one instance on `host` (pure, apart from reading file modes). */
+export function sandboxSpec(host: SandboxHost, request: SandboxRequest): SandboxSpec {
+  const unenforced: { id: SandboxGuaranteeId; why: string }[] = [];
+  const add = (id: SandboxGuaranteeId, why: string | undefined): void => {
+    if (why) unenforced.push({ id, why });
+  };
+  add('signals', host.problems.signals);
+  if (!request.allowNetwork && !host.netns) add('network', host.problems.network ?? 'no network namespace');
+  if (request.memoryLimitMb !== undefined && !host.prlimit) add('memory', host.problems.memory ?? 'no RLIMIT_DATA');
+  let runAs = host.runAs;
+  if (runAs) {
+    const blocked = request.readPaths.find((p) => !worldReadable(p));
+    if (blocked !== undefined) {
+      add('files', `uid ${runAs.uid} could not read ${blocked}; the sandbox keeps the server's uid`);
+      runAs = undefined;
+    }
+  } else add('files', host.problems.files);
+  add('cleanup', host.problems.cleanup);
+  return { host, request, ...(runAs ? { runAs } : {}), unenforced };
+}
+
+/** Probes the host (once) and decides how to sandbox one instance. */
+export async function prepareSandbox(request: SandboxRequest): Promise<SandboxSpec> {
+  return sandboxSpec(await probeSandboxHost(), request);
+}
+
+/** The command line that starts `nodeArgv` (`[node, ...flags, script]`) inside the sandbox. */
+export function sandboxCommand(spec: SandboxSpec, nodeArgv: readonly string[]): { command: string; args: string[] } {
+  let argv = [...nodeArgv];
+  const { host, request } = spec;
+  if (host.unshare) argv = [host.unshare, ...NAMESPACE_FLAGS, ...(request.allowNetwork || !host.netns ? [] : ['--net']), '--', ...argv];
+  if (host.prlimit && request.memoryLimitMb !== undefined) {
+    argv = [host.prlimit, `--data=${Math.floor(request.memoryLimitMb * 1024 * 1024)}`, '--', ...argv];
+  }
+  if (host.setpriv) argv = [host.setpriv, '--pdeathsig', 'KILL', '--no-new-privs', '--', ...argv];
+  return { command: argv[0]!, args: argv.slice(1) };
+}
+
+/** One log line naming each guarantee `spec` lacks (empty when all hold). */
+export function describeUnenforced(spec: SandboxSpec): string {
+  return spec.unenforced.map((u) => `${u.id} (${u.why})`).join('; ');
+}
