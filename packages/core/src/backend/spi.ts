@@ -22,6 +22,8 @@ export interface AutoCompleteSpec {
   readonly log: Logger;
   /** Server-wide settings for this backend (`--backend-config=onnxruntime,default-max-batch-size=8`). */
   readonly backendConfig?: Readonly<Record<string, string>>;
+  /** See {@link LoadSpec.uploadedFiles}: any code auto-complete runs from the model is untrusted. */
+  readonly uploadedFiles?: boolean;
 }
 
 export interface LoadSpec {
@@ -36,6 +38,12 @@ export interface LoadSpec {
   readonly inferStream?: (request: InferRequest, sink: ResponseSink) => void;
   /** Server-wide settings a backend may honour (e.g. `--backend-config=onnxruntime,k=v`, strict GPU). */
   readonly backendConfig?: Readonly<Record<string, string>>;
+  /**
+   * The model's files came through the load API (`file:` overrides, `--allow-model-file-load`): a
+   * backend that runs code from them must treat it as untrusted whatever the config says (the
+   * python-like backend always runs such a model with process isolation).
+   */
+  readonly uploadedFiles?: boolean;
 }
 
 export interface InstanceSpec {

@@ -22,6 +22,8 @@ export interface ModelSource {
   readonly name: string;
   readonly repository: string;
   readonly dir: string;
+  /** The folder holds files uploaded through the load API (`file:` overrides): its code is untrusted. */
+  readonly uploaded?: boolean;
 }
 
 export interface ScanResult {
@@ -249,6 +251,7 @@ export class ModelRepository {
           versionDir: versionDirs.size > 0 ? versionDirs.get(latest) : undefined,
           log: this.log,
           backendConfig: this.options.backendConfig?.[backend.name],
+          ...(source.uploaded || overrides.dir ? { uploadedFiles: true } : {}),
         });
         config = this.codec.normalize(config, context);
         this.codec.validate(config, source.name);

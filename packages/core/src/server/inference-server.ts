@@ -41,6 +41,7 @@ import type { VersionLoadDeps } from './version-loader.ts';
 import { ModelLifecycle } from './model-lifecycle.ts';
 import type { LoadedVersion } from './loaded-version.ts';
 import { formatTable } from './table-printer.ts';
+import { sweepStaleOverrides } from './load-overrides.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
@@ -156,6 +157,10 @@ export class InferenceServer implements InferenceServerApi {
   async start(): Promise<void> {
     if (this.started) throw new InferError('ALREADY_EXISTS', 'server already started');
     this.started = true;
+    // Upload folders a killed server left behind (named with their writer's pid).
+    void sweepStaleOverrides().then((gone) => {
+      if (gone.length > 0) this.log.info(`removed ${gone.length} model upload folder(s) left by servers that are gone`);
+    });
     // A missing or unreadable repository fails startup in every mode, whatever `exitOnError` says
     // (Triton: `error: creating server: Internal - failed to stat file <path>`).
     const unreadable = await this.repository.checkRepositories();
@@ -425,6 +430,7 @@ export class InferenceServer implements InferenceServerApi {
             name: spec.name,
             healthy: instance.healthy ?? true,
             restarts: (instance as { readonly restarts?: number }).restarts ?? 0,
+            executeOverruns: (instance as { readonly executeOverruns?: number }).executeOverruns ?? 0,
           })),
         });
       }

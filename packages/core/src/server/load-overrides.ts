@@ -2,7 +2,7 @@
  * The load API's overrides (Triton's `config` and `file:<path>` load parameters): the JSON config
  * parsed, and override files written into a fresh private folder that the model then loads from.
  */
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { InferError } from '../errors.ts';
@@ -10,6 +10,16 @@ import type { ModelConfig } from '../config/model-config.ts';
 import type { ConfigCodec } from '../repository/config-codec.ts';
 import { joinInside } from '../repository/safe-path.ts';
 import type { LoadOptions } from './server-api.ts';
+import { sweepStaleTemp } from '../stale-temp.ts';
+
+/** Override folders are named `tritium-override-<pid>-XXXXXX`; a later server sweeps those of dead pids. */
+const OVERRIDE_PREFIX = `tritium-override-${process.pid}-`;
+const STALE_OVERRIDE = /^tritium-override-(\d+)-/;
+
+/** Removes override folders left by servers that died before unloading their models. */
+export function sweepStaleOverrides(): Promise<string[]> {
+  return sweepStaleTemp(os.tmpdir(), STALE_OVERRIDE);
+}
 
 export interface LoadOverride {
   readonly config?: ModelConfig;
@@ -38,8 +48,10 @@ export async function prepareLoadOverride(
     throw new InferError('UNSUPPORTED', 'model file override through the load API is disabled on this server');
   }
   if (!config) throw new InferError('INVALID_ARG', "Load parameter 'config' must be specified for model file override");
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'tritium-override-'));
+  const dir = await mkdtemp(path.join(os.tmpdir(), OVERRIDE_PREFIX));
   try {
+    // A sandboxed instance may run as another uid (process isolation under a root server): let it read.
+    await chmod(dir, 0o755);
     for (const [key, bytes] of Object.entries(files)) {
       const rel = key.startsWith('file:') ? key.slice('file:'.length) : key;
       let target: string;

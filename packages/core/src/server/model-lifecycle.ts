@@ -231,7 +231,7 @@ export class ModelLifecycle {
         let source: ModelSource;
         if (top && override) {
           overrides.set(name, override);
-          source = override.dir ? { name, repository: override.dir, dir: override.dir } : await this.deps.repository.find(name);
+          source = override.dir ? { name, repository: override.dir, dir: override.dir, uploaded: true } : await this.deps.repository.find(name);
         } else source = await this.deps.repository.find(name);
         sources.push(source);
         if (top) this.recordFor(name).explicit = true;

@@ -99,7 +99,13 @@ export interface ModelMetricsSnapshot {
   readonly computeInferDurationUs: number;
   readonly computeOutputDurationUs: number;
   readonly loadDurationSecs: number;
-  readonly instances: readonly { readonly name: string; readonly healthy: boolean; readonly restarts: number }[];
+  readonly instances: readonly {
+    readonly name: string;
+    readonly healthy: boolean;
+    readonly restarts: number;
+    /** Executes that ran past the instance's warn threshold (`tritium.execute_warn_ms`). */
+    readonly executeOverruns: number;
+  }[];
 }
 
 export interface LoadOptions {

@@ -85,6 +85,7 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
       infer: deps.infer,
       inferStream: deps.inferStream,
       backendConfig: deps.backendConfig?.[backend.name],
+      ...(model.source.uploaded ? { uploadedFiles: true } : {}),
     });
     const loaded = backendModel;
     const start = (spec: InstanceSpec): Promise<ModelInstance> =>
