@@ -1,8 +1,13 @@
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { InferError, type AutoCompleteSpec, type ModelConfig, type WireError } from '@tritium/core';
+import { InferError, spawnWorkerInstance, type AutoCompleteSpec, type ModelConfig, type WireError } from '@tritium/core';
 import { locateModelFile } from './locate-model.ts';
-import { removeTranspiled, transpileModel } from './transpile.ts';
+import { sandboxParameters } from './parameters.ts';
+import { isolationOptions } from './sandbox-options.ts';
+import { removeTranspiled, transpileModel, type TranspiledModel } from './transpile.ts';
+import type { AutoCompleteInit } from './worker/auto-complete-entry.ts';
+
+const SANDBOXED_ENTRY = new URL('./worker/auto-complete-entry.ts', import.meta.url);
 
 /**
  * Runs in a throw-away worker (Triton runs auto_complete_config in a throw-away stub): imports the
@@ -32,8 +37,49 @@ const { parentPort, workerData } = require('node:worker_threads');
 
 const TIMEOUT_MS = 30_000;
 
+/**
+ * Runs auto-complete in a sandboxed child process, as the model's instances will run: for models
+ * under process isolation, and always for uploaded files (importing the bundle runs the model's code).
+ */
+async function autoCompleteSandboxed(spec: AutoCompleteSpec, bundle: TranspiledModel, isolation: ReturnType<typeof isolationOptions>): Promise<ModelConfig> {
+  const name = spec.config.name;
+  let instance;
+  try {
+    instance = await spawnWorkerInstance<AutoCompleteInit>({
+      entry: SANDBOXED_ENTRY,
+      init: { bundleUrl: pathToFileURL(bundle.file).href, config: spec.config },
+      model: name,
+      instanceName: `${name}_autocomplete`,
+      startTimeoutMs: TIMEOUT_MS,
+      restart: { maxRestarts: 0 },
+      log: spec.log,
+      ...isolation,
+    });
+  } catch (error) {
+    const e = InferError.from(error);
+    throw e.code === 'INTERNAL' ? new InferError('INTERNAL', `auto-complete of model '${name}' failed: ${e.message}`) : e;
+  }
+  try {
+    const {
+      results: [result],
+    } = await instance.execute([{ id: 'autocomplete', model: name, inputs: [] }], new AbortController().signal);
+    if (!result || InferError.is(result)) throw result ?? new InferError('INTERNAL', `auto-complete of model '${name}' returned nothing`);
+    const json = new TextDecoder().decode(result.outputs[0]?.data);
+    if (json === '') return spec.config;
+    return JSON.parse(json, (_k, v: unknown) =>
+      v !== null && typeof v === 'object' && typeof (v as { $bigint?: unknown }).$bigint === 'string' ? BigInt((v as { $bigint: string }).$bigint) : v,
+    ) as ModelConfig;
+  } finally {
+    await instance.dispose();
+  }
+}
+
 /** Triton's auto-complete for python-like models: the model class's static `autoCompleteConfig`, if any. */
-export async function autoCompleteFromModel(spec: AutoCompleteSpec, cacheDir: string | undefined): Promise<ModelConfig> {
+export async function autoCompleteFromModel(
+  spec: AutoCompleteSpec,
+  cacheDir: string | undefined,
+  defaultIsolation?: 'thread' | 'process',
+): Promise<ModelConfig> {
   if (!spec.versionDir) return spec.config;
   let modelFile: string;
   try {
@@ -45,6 +91,14 @@ export async function autoCompleteFromModel(spec: AutoCompleteSpec, cacheDir: st
     ...(cacheDir ? { cacheDir } : {}),
     tag: `autocomplete-${process.pid}-${Date.now().toString(36)}`,
   });
+  const params = sandboxParameters(spec.config, { ...(defaultIsolation ? { isolation: defaultIsolation } : {}), forceProcess: spec.uploadedFiles === true });
+  if (params.isolation === 'process') {
+    try {
+      return await autoCompleteSandboxed(spec, bundle, isolationOptions(params, spec.modelDir, bundle));
+    } finally {
+      await removeTranspiled(bundle.file);
+    }
+  }
   const worker = new Worker(RUNNER, {
     eval: true,
     workerData: { bundleUrl: pathToFileURL(bundle.file).href, config: spec.config },

@@ -17,6 +17,7 @@ export interface PythonLikeBackendOptions {
 
 let loads = 0;
 
+
 /**
  * The python-like backend (`backend: "python"`): runs a version folder's `model.ts` / `model.js` /
  * `model.mjs`, transpiled with esbuild at load, one sandboxed worker per instance. See the README
@@ -29,9 +30,18 @@ export function pythonLikeBackend(options: PythonLikeBackendOptions = {}): Backe
     platforms: [],
     // Each instance is its own worker (Triton's python backend also loads instances in parallel).
     parallelInstanceLoading: true,
-    autoComplete: (spec) => autoCompleteFromModel(spec, options.cacheDir),
+    autoComplete: (spec) => autoCompleteFromModel(spec, options.cacheDir, options.defaultIsolation),
     async loadModel(spec: LoadSpec): Promise<BackendModel> {
-      const params = sandboxParameters(spec.config, options.defaultIsolation ? { isolation: options.defaultIsolation } : {});
+      const params = sandboxParameters(spec.config, {
+        ...(options.defaultIsolation ? { isolation: options.defaultIsolation } : {}),
+        forceProcess: spec.uploadedFiles === true,
+      });
+      if (params.isolationForced) {
+        spec.log.warn(
+          `model '${spec.config.name}': its files were uploaded through the load API, so its code runs with process isolation ` +
+            `(its config asked for 'thread')`,
+        );
+      }
       const modelFile = await locateModelFile(spec.config, spec.versionDir);
       await sweepStaleBundles(options.cacheDir);
       const bundle = await transpileModel(spec.config.name, modelFile, {

@@ -13,24 +13,11 @@ import {
   type WorkerRestartPolicy,
 } from '@tritium/core';
 import type { SandboxParameters } from './parameters.ts';
+import { isolationOptions } from './sandbox-options.ts';
 import { removeTranspiled, type TranspiledModel } from './transpile.ts';
 import type { PythonLikeInit } from './worker/init.ts';
 
 const ENTRY_URL = new URL('./worker/instance-entry.ts', import.meta.url);
-
-/**
- * Paths an isolated instance may read beyond the runtime's own (the host adds those, and drops
- * duplicates): the model's folder, its bundle, and the node_modules folders its packages live in (a
- * package's own dependencies sit there too).
- */
-function readAllowlist(modelDir: string, bundle: TranspiledModel): string[] {
-  const paths = new Set<string>([modelDir, bundle.file]);
-  for (const file of bundle.externals) {
-    const idx = file.lastIndexOf(`${path.sep}node_modules${path.sep}`);
-    paths.add(idx >= 0 ? file.slice(0, idx + `${path.sep}node_modules`.length) : path.dirname(file));
-  }
-  return [...paths];
-}
 
 export interface PythonLikeModelOptions {
   readonly restart?: WorkerRestartPolicy;
@@ -105,15 +92,14 @@ export class PythonLikeModel implements BackendModel {
       instanceName: spec.name,
       ...(p.heapMb ? { resourceLimits: { maxOldGenerationSizeMb: p.heapMb } } : {}),
       ...(p.executeTimeoutMs ? { executeTimeoutMs: p.executeTimeoutMs } : {}),
+      executeWarnMs: p.executeWarnMs,
       ...(p.startTimeoutMs ? { startTimeoutMs: p.startTimeoutMs } : {}),
       ...(this.#options.restart ? { restart: this.#options.restart } : {}),
       infer: (request) => this.#bls(request),
       ...(this.#spec.inferStream ? { inferStream: this.#spec.inferStream } : {}),
       ...(spec.onUnavailable ? { onUnavailable: spec.onUnavailable } : {}),
       log,
-      isolation: p.isolation,
-      ...(p.isolation === 'process' ? { processPermissions: { allowRead: readAllowlist(path.resolve(modelDir), this.#bundle) } } : {}),
-      ...(p.isolation === 'process' && p.allowAddons ? { execArgv: ['--allow-addons'] } : {}),
+      ...isolationOptions(p, modelDir, this.#bundle),
     });
   }
 

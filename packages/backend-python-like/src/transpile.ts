@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Message, type Plugin } from 'esbuild';
-import { compiledModule, InferError } from '@tritium/core';
+import { compiledModule, InferError, processAlive } from '@tritium/core';
 
 /** The author API module every model imports; always bundled from this package's own copy. */
 export const MODEL_API_SPECIFIER = '@tritium/backend-python-like/model';
@@ -155,15 +155,6 @@ export async function transpileModel(modelName: string, modelFile: string, optio
   return { file: outfile, externals: [...externals] };
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 const swept = new Set<string>();
 
 /**
@@ -177,7 +168,7 @@ export async function sweepStaleBundles(cacheDir: string = path.join(os.tmpdir()
   await Promise.all(
     names.map(async (name) => {
       const m = /-(?:v\d+|autocomplete)-(\d+)-[^-]+\.mjs$/.exec(name);
-      if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) await rm(path.join(cacheDir, name), { force: true });
+      if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) await rm(path.join(cacheDir, name), { force: true });
     }),
   );
 }

@@ -21,4 +21,15 @@ describe('static autoCompleteConfig (Triton auto_complete_config)', () => {
     const done = await pythonLikeBackend().autoComplete!({ config, modelDir, versionDir: path.join(modelDir, '1'), log: silentLogger });
     expect(done).toEqual(config);
   });
+
+  it('runs in a sandboxed child process for uploaded files and process isolation, in a thread otherwise', async () => {
+    const modelDir = path.join(FIXTURES, 'auto_where');
+    const base = { modelDir, versionDir: path.join(modelDir, '1'), log: silentLogger };
+    const config = await fixtureConfig('auto_where');
+    const where = async (o: { uploadedFiles?: boolean; backend?: Parameters<typeof pythonLikeBackend>[0] }) =>
+      (await pythonLikeBackend(o.backend).autoComplete!({ ...base, config, ...(o.uploadedFiles ? { uploadedFiles: true } : {}) })).output[0]!.name;
+    expect(await where({})).toBe('RAN_IN_THREAD');
+    expect(await where({ uploadedFiles: true })).toBe('RAN_IN_PROCESS');
+    expect(await where({ backend: { defaultIsolation: 'process' } })).toBe('RAN_IN_PROCESS');
+  });
 });

@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InferError } from '@tritium/core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { InferError, probeSandboxHost } from '@tritium/core';
 import { FIXTURES, asInt32, int32, loadFixture, ok, request, run, type Loaded } from './helpers.ts';
 
 describe('sandbox: a fault fails only that instance’s in-flight requests, and the instance restarts', () => {
@@ -83,5 +84,64 @@ describe('isolation: process', () => {
     expect(asInt32(ok(mine).outputs[0])[0]).toBeGreaterThan(0);
     expect(InferError.is(theirs)).toBe(true);
     expect((theirs as InferError).message).toMatch(/ERR_ACCESS_DENIED|permission|Access to this API has been restricted/i);
+  });
+});
+
+describe('isolation: process, under attack from its own model.ts', async () => {
+  // What this host can enforce (the core sandbox probes it); an attack test runs where the
+  // mechanism exists and says why it skips where not.
+  const host = await probeSandboxHost();
+  const where = (id: 'signals' | 'network' | 'memory'): boolean => {
+    if (host.problems[id]) console.log(`[python-like sandbox.test] skipping the '${id}' attack: ${host.problems[id]}`);
+    return !host.problems[id];
+  };
+  let m: Loaded;
+  beforeAll(async () => {
+    process.env['TRITIUM_TEST_ALLOWED'] = 'visible';
+    process.env['TRITIUM_TEST_SERVER_SECRET'] = 'must not leak';
+    m = await loadFixture('attacker');
+  });
+  afterAll(async () => {
+    await m?.dispose();
+    delete process.env['TRITIUM_TEST_ALLOWED'];
+    delete process.env['TRITIUM_TEST_SERVER_SECRET'];
+  });
+  const attack = async (mode: string): Promise<string> => {
+    const [result] = await run(m.instances[0]!, [request('attacker', mode, [int32('X', [1], [1])], { mode })]);
+    return new TextDecoder().decode(ok(result).outputs[0]!.data.subarray(4));
+  };
+
+  it.runIf(where('signals'))('process.kill(process.ppid) and process.kill(<server pid>) do not reach the server', async () => {
+    expect(await attack(`kill:${process.pid}`)).toMatch(/^E(SRCH|PERM)$/);
+    // Inside its PID namespace the parent is pid 0, its own process group: the signal can only
+    // reach the sandbox itself, which dies (before or just after answering) and restarts.
+    await attack('kill-parent').catch((e: InferError) => expect(e.message).toContain('crashed: worker process killed by SIGKILL'));
+    await vi.waitFor(() => expect(m.instances[0]!.healthy).toBe(true), { timeout: 30_000 });
+    await attack('ok').catch(() => undefined); // may still meet the dying child
+    expect(await attack('ok')).toBe('ok'); // this test process (the server) is alive, the model serves
+  });
+
+  it('sees only the variables named in tritium.env', async () => {
+    const env = JSON.parse(await attack('env')) as Record<string, string>;
+    expect(env['TRITIUM_TEST_ALLOWED']).toBe('visible');
+    expect('TRITIUM_TEST_UNSET' in env).toBe(false);
+    expect(env['TRITIUM_TEST_SERVER_SECRET']).toBeUndefined();
+    expect(Object.keys(env).filter((k) => !k.startsWith('NODE_CHANNEL_'))).toEqual(['TRITIUM_TEST_ALLOWED']);
+  });
+
+  it.runIf(where('network'))('cannot connect to 127.0.0.1', async () => {
+    const listener = createServer((s) => s.destroy());
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    try {
+      expect(await attack(`connect:${(listener.address() as { port: number }).port}`)).toMatch(/^E[A-Z]+$/);
+    } finally {
+      listener.close();
+    }
+  });
+
+  it.runIf(where('memory'))('cannot hold 1 GiB of ArrayBuffers (tritium.memory_mb 256)', async () => {
+    const outcome = await attack('alloc:1024').catch((e: InferError) => e.message);
+    expect(outcome).toMatch(/^failed after \d+ MiB: RangeError|exceeded its memory limit/);
+    expect(await attack('ok')).toBe('ok');
   });
 });

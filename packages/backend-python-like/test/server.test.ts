@@ -95,3 +95,48 @@ describe('through InferenceServer', () => {
     expect(await upper('abc')).toEqual(['ABC!']);
   });
 });
+
+describe('uploaded model files (load API `file:` overrides)', () => {
+  let repo: string;
+  let server: InferenceServer;
+  const warnings: string[] = [];
+  beforeAll(async () => {
+    repo = mkdtempSync(path.join(os.tmpdir(), 'tritium-pl-upload-'));
+    server = new InferenceServer({
+      repositories: [repo],
+      backends: [pythonLikeBackend({ restart: { initialBackoffMs: 10 } })],
+      modelControlMode: 'explicit',
+      allowModelFileOverride: true,
+      log: { error: () => {}, warn: (m) => warnings.push(m), info: () => {}, verbose: () => {} },
+    });
+    await server.start();
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(repo, { recursive: true, force: true });
+  });
+
+  it('always run with process isolation, whatever the config says, and the reason is logged', async () => {
+    const config = JSON.stringify({
+      name: 'uploaded',
+      backend: 'python',
+      max_batch_size: 0,
+      input: [{ name: 'X', data_type: 'TYPE_INT32', dims: [1] }],
+      output: [{ name: 'OUT', data_type: 'TYPE_STRING', dims: [1] }],
+      parameters: { 'tritium.isolation': { string_value: 'thread' } },
+    });
+    const model = readFileSync(path.join(FIXTURES, 'attacker/1/model.ts'));
+    await server.loadModel('uploaded', { configJson: config, files: { 'file:1/model.ts': model } });
+    const r = await server.infer({ id: 'w', model: 'uploaded', inputs: [int32('X', [1], [1])], parameters: { mode: 'where' } });
+    expect(decodeStrings(r.outputs[0]!.data)).toEqual(['process']);
+    expect(warnings.join('\n')).toContain(
+      "model 'uploaded': its files were uploaded through the load API, so its code runs with process isolation (its config asked for 'thread')",
+    );
+    // The same model from the repository, with the same config, runs as a thread.
+    cpSync(path.join(FIXTURES, 'attacker'), path.join(repo, 'attacker'), { recursive: true });
+    writeFileSync(path.join(repo, 'attacker/config.pbtxt'), readFileSync(path.join(FIXTURES, 'attacker/config.pbtxt'), 'utf8').replace(/^parameters.*$/gm, ''));
+    await server.loadModel('attacker');
+    const local = await server.infer({ id: 'l', model: 'attacker', inputs: [int32('X', [1], [1])], parameters: { mode: 'where' } });
+    expect(decodeStrings(local.outputs[0]!.data)).toEqual(['thread']);
+  });
+});
