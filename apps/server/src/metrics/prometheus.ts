@@ -63,6 +63,7 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     load: family('nv_model_load_duration_secs', 'gauge', 'Model load time in seconds'),
     healthy: family('tritium_instance_healthy', 'gauge', 'Whether a model instance (worker) is healthy (1) or down (0)'),
     restarts: family('tritium_instance_restarts_total', 'counter', 'Number of times a model instance (worker) was restarted after a crash'),
+    overruns: family('tritium_execute_overrun_total', 'counter', 'Number of executes that ran past the instance warn threshold (tritium.execute_warn_ms)'),
   };
   for (const s of snapshots) {
     const base: Record<string, string> = { model: s.model, version: s.version };
@@ -85,6 +86,7 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
       const il = labels({ ...base, instance: inst.name });
       f.healthy.lines.push(`tritium_instance_healthy${il} ${inst.healthy ? 1 : 0}`);
       f.restarts.lines.push(`tritium_instance_restarts_total${il} ${inst.restarts}`);
+      f.overruns.lines.push(`tritium_execute_overrun_total${il} ${inst.executeOverruns}`);
     }
   }
   const out: string[] = [];
