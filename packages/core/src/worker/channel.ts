@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { BRAND, isProtocolMessage, type FromWorker, type ToWorkerBody } from './protocol.ts';
 import type { WorkerResourceLimits } from './types.ts';
-import { sandboxCommand, type SandboxSpec } from './process-sandbox.ts';
+import { sandboxCommand, sandboxExitSignal, type SandboxSpec } from './process-sandbox.ts';
 
 export interface ChannelHandlers {
   message(msg: FromWorker): void;
@@ -166,7 +166,10 @@ export function spawnProcess(
         die(`worker exceeded its memory limit${memoryLimitMb !== undefined ? ` (${memoryLimitMb} MB for the whole process)` : ''}: a native allocation failed`);
       }
       else if (lastThrow !== undefined) die(`worker threw: ${lastThrow}`);
-      else die(signal ? `worker process killed by ${signal}` : `worker exited with code ${code}`);
+      else {
+        const killedBy = signal ?? (opts.sandbox ? sandboxExitSignal(opts.sandbox, code) : undefined);
+        die(killedBy ? `worker process killed by ${killedBy}` : `worker exited with code ${code}`);
+      }
       resolve();
     }),
   );

@@ -15,6 +15,7 @@
  */
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
+import { constants } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 
 export type SandboxGuaranteeId = 'signals' | 'environment' | 'network' | 'memory' | 'files' | 'cleanup';
@@ -94,6 +95,15 @@ export interface SandboxHost {
 export const SANDBOX_UID = 65534;
 
 const NAMESPACE_FLAGS = ['--user', '--map-root-user', '--pid', '--fork', '--kill-child', '--mount-proc'];
+
+/**
+ * pid 1 of the PID namespace: a shell that runs node as pid 2 and exits with its status. Node must
+ * not be pid 1 itself: the kernel drops signals a namespace's init sends itself without a handler,
+ * so its own abort() would end as a SIGSEGV, and `kill(process.ppid)` would name its own group.
+ * A shell reports a child killed by signal N as exit code 128 + N (see `sandboxExitSignal`); it adds
+ * no variable of its own to the environment (PWD is unset).
+ */
+const INIT = ['/bin/sh', '-c', 'unset PWD OLDPWD; "$@"; s=$?; exit $s', 'tritium-sandbox-init'];
 
 function findTool(name: string): string | undefined {
   const dirs = [...(process.env['PATH'] ?? '').split(delimiter), '/usr/bin', '/bin', '/usr/sbin', '/sbin'];
@@ -293,12 +303,22 @@ export async function prepareSandbox(request: SandboxRequest): Promise<SandboxSp
 export function sandboxCommand(spec: SandboxSpec, nodeArgv: readonly string[]): { command: string; args: string[] } {
   let argv = [...nodeArgv];
   const { host, request } = spec;
-  if (host.unshare) argv = [host.unshare, ...NAMESPACE_FLAGS, ...(request.allowNetwork || !host.netns ? [] : ['--net']), '--', ...argv];
+  if (host.unshare) argv = [host.unshare, ...NAMESPACE_FLAGS, ...(request.allowNetwork || !host.netns ? [] : ['--net']), '--', ...INIT, ...argv];
   if (host.prlimit && request.memoryLimitMb !== undefined) {
     argv = [host.prlimit, `--data=${Math.floor(request.memoryLimitMb * 1024 * 1024)}`, '--', ...argv];
   }
   if (host.setpriv) argv = [host.setpriv, '--pdeathsig', 'KILL', '--no-new-privs', '--', ...argv];
   return { command: argv[0]!, args: argv.slice(1) };
+}
+
+/**
+ * The signal that ended a sandboxed node, read from its init shell's exit code (128 + N), or
+ * undefined for a plain exit. (A model calling `process.exit(134)` reads as SIGABRT, as in a shell.)
+ */
+export function sandboxExitSignal(spec: SandboxSpec, code: number | null): NodeJS.Signals | undefined {
+  if (!spec.host.unshare || code === null || code <= 128) return undefined;
+  const n = code - 128;
+  return (Object.keys(constants.signals) as NodeJS.Signals[]).find((name) => constants.signals[name] === n);
 }
 
 /** One log line naming each guarantee `spec` lacks (empty when all hold). */

@@ -88,6 +88,7 @@ describe('process sandbox: the table and the command line', () => {
         '--pdeathsig', 'KILL', '--no-new-privs', '--',
         '/usr/bin/prlimit', `--data=${256 * 1024 * 1024}`, '--',
         '/usr/bin/unshare', '--user', '--map-root-user', '--pid', '--fork', '--kill-child', '--mount-proc', '--net', '--',
+        '/bin/sh', '-c', 'unset PWD OLDPWD; "$@"; s=$?; exit $s', 'tritium-sandbox-init',
         '/node', 'x.mjs',
       ],
     });
@@ -140,8 +141,8 @@ describe('process sandbox: attacks', () => {
       expect(await answer(inst, `kill:${target}`)).toMatch(/^E(SRCH|PERM)$/);
     }
     for (const target of ['ppid', 'group']) {
-      // Inside a PID namespace the parent is pid 0, i.e. the sandbox's own process group: the signal
-      // reaches only the sandbox itself, which may die (its request fails INTERNAL; it restarts).
+      // Inside a PID namespace the parent is the sandbox's init (pid 1, immune to it) and the group is
+      // the sandbox's own: the signal reaches only the sandbox, which may die (INTERNAL; it restarts).
       await answer(inst, `kill:${target}`).catch((e: InferError) => expect(e.message).toMatch(/crashed: worker process killed by SIGKILL$/));
     }
     // Still here (this test process plays the server), and so are the others.
