@@ -6,7 +6,7 @@
  *
  * On Linux the child runs as
  *   setpriv --pdeathsig KILL --no-new-privs -- prlimit --data=<bytes> --
- *     unshare --user --map-root-user --pid --fork --kill-child --mount-proc [--net] -- node ...
+ *     unshare --user --map-root-user --pid --fork --kill-child --mount-proc [--net] -- /bin/sh (init) -- node ...
  * in its own session (setsid), with an environment built from an allow-list only, and, when the
  * server runs as root, as uid/gid 65534. Every piece is probed on first use (a container may refuse
  * user namespaces, a host may lack util-linux); what does not work here is reported so the server
