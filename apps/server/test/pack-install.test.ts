@@ -21,9 +21,17 @@ const work = mkdtempSync(path.join(os.tmpdir(), 'tritium-pack-'));
 const app = path.join(work, 'app');
 const timings: string[] = [];
 
-/** The environment of the nested npm and node: none of the outer `npm test`'s npm_* settings. */
-const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_|^NODE_OPTIONS$|^NODE_PATH$/i.test(k)));
-// onnxruntime-node's install script (where npm runs it) must not download CUDA libraries.
+/**
+ * The environment of the nested npm and node: none of the settings the outer `npm test` exports for
+ * the workspace (npm_package_*, npm_config_local_prefix, ...), but the machine's own way to reach
+ * the registry and its cache.
+ */
+const KEEP = /^npm_config_(cache|userconfig|globalconfig|proxy|https_proxy|noproxy|cafile|ca|strict_ssl|(@[\w-]+:)?registry)$/i;
+const env: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => KEEP.test(k) || !/^npm_|^NODE_OPTIONS$|^NODE_PATH$/i.test(k)),
+);
+// Belt and braces: the install runs no dependency scripts (below), and onnxruntime-node's would
+// otherwise download CUDA libraries.
 env['ONNXRUNTIME_NODE_INSTALL'] = 'skip';
 
 function run(command: string, args: readonly string[], cwd: string): Promise<string> {
@@ -166,7 +174,11 @@ beforeAll(async () => {
   writeFileSync(path.join(models, 'pipeline/config.pbtxt'), PIPELINE_CONFIG);
   writeFileSync(path.join(app, 'infer.mjs'), CLIENT);
 
-  await timed('install', () => run('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', '--no-package-lock'], app));
+  // --ignore-scripts: what npm 11 does for packages a project has not approved, and what this
+  // repository's .npmrc says; none of our dependencies needs its install script.
+  await timed('install', () =>
+    run('npm', ['install', '--omit=dev', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', '--no-package-lock'], app),
+  );
 
   const bin = path.join(app, 'node_modules/.bin/tritium');
   const args = ['serve', '--model-repository', 'models', '--http-port=0', '--grpc-port=0', '--metrics-port=0', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--metrics-address=127.0.0.1'];
