@@ -92,23 +92,21 @@ async function measureWindow(ctx: ProfileContext, load: Load, before: StatsSnaps
   return { window, ...(after ? { after } : {}) };
 }
 
-function mergeServer(parts: readonly ServerBreakdown[]): ServerBreakdown | undefined {
-  if (parts.length === 0) return undefined;
-  const avg = (k: 'avgRequestUs' | 'queueUs' | 'computeInputUs' | 'computeInferUs' | 'computeOutputUs' | 'overheadUs') =>
-    parts.reduce((s, p) => s + p[k], 0) / parts.length;
-  const sum = (k: 'requestCount' | 'inferenceCount' | 'executionCount') => parts.reduce((s, p) => s + p[k], 0);
-  return {
-    requestCount: sum('requestCount'),
-    inferenceCount: sum('inferenceCount'),
-    executionCount: sum('executionCount'),
-    avgRequestUs: avg('avgRequestUs'),
-    queueUs: avg('queueUs'),
-    computeInputUs: avg('computeInputUs'),
-    computeInferUs: avg('computeInferUs'),
-    computeOutputUs: avg('computeOutputUs'),
-    overheadUs: avg('overheadUs'),
-    composing: parts[parts.length - 1]!.composing,
-  };
+/**
+ * The server's share of the windows a level reports: one delta of the server's counters from the
+ * snapshot before the first of those windows to the one after the last, so the top line and the
+ * per-step (composing model) lines cover the same requests, weighted by request (averaging the
+ * windows' per-request figures would weigh a quiet window like a busy one).
+ * `snapshots[i]` is taken before window i; `snapshots[windows]` after the last window.
+ */
+export function serverOverWindows(
+  model: string,
+  composing: readonly string[],
+  snapshots: readonly StatsSnapshot[],
+  windows: number,
+): ServerBreakdown | undefined {
+  if (snapshots.length < windows + 1 || windows <= 0) return undefined;
+  return breakdown(model, composing, snapshots[snapshots.length - 1 - windows]!, snapshots[snapshots.length - 1]!);
 }
 
 /**
@@ -119,11 +117,14 @@ export async function profileLevel(ctx: ProfileContext, mode: 'concurrency' | 'r
   const { options } = ctx;
   const load = mode === 'concurrency' ? closedLoop(level, ctx.send) : openLoop(level, options.requestDistribution, ctx.send);
   const windows: Window[] = [];
+  const snapshots: StatsSnapshot[] = [];
   try {
     let before = ctx.serverStats ? await snapshot(ctx.client, [options.model, ...ctx.composing]) : undefined;
+    if (before) snapshots.push(before);
     for (let trial = 1; trial <= options.maxTrials; trial++) {
       const { window, after } = await measureWindow(ctx, load, before);
       before = after;
+      if (after) snapshots.push(after);
       windows.push(window);
       const lat = options.percentile !== undefined ? `p${options.percentile} latency: ${Math.round(window.latency.pNUs!)} usec` : `Avg latency: ${Math.round(window.latency.avgUs)} usec (std ${Math.round(window.latency.stdUs)} usec)`;
       hooks.progress?.(`  Pass [${trial}] throughput: ${window.throughput.toFixed(1)} infer/sec. ${lat}`);
@@ -147,7 +148,7 @@ export async function profileLevel(ctx: ProfileContext, mode: 'concurrency' | 'r
     p99Us: wavg((w) => w.latency.p99Us),
     ...(options.percentile !== undefined ? { pNUs: wavg((w) => w.latency.pNUs!) } : {}),
   };
-  const server = mergeServer(used.flatMap((w) => (w.server ? [w.server] : [])));
+  const server = serverOverWindows(options.model, ctx.composing, snapshots, used.length);
   return {
     mode,
     level,

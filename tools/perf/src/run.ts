@@ -65,16 +65,23 @@ export async function runPerf(options: PerfOptions, run: RunOptions = {}): Promi
   }
 }
 
-/** Throughput (x) against p50 and p99 latency (y), one point per load level. */
+/**
+ * Throughput (x) against p50 and p99 latency (y), one point per load level, labelled with it. The
+ * line runs in throughput order (as the CSV's rows): joined in load-level order it would double
+ * back wherever more concurrency brought less throughput. A level that never measured stably is a
+ * hollow marker, labelled as such.
+ */
 export function plotFor(options: PerfOptions, results: readonly LevelResult[]): string {
-  const label = (r: LevelResult) => (r.mode === 'concurrency' ? `c${r.level}` : `${r.level}/s`);
+  const label = (r: LevelResult) => `${r.mode === 'concurrency' ? `c${r.level}` : `${r.level}/s`}${r.stable ? '' : ' (unstable)'}`;
+  const ordered = [...results].sort((a, b) => a.throughput - b.throughput);
   return plotSvg({
     title: `${options.model}: throughput vs latency (${options.protocol}, batch ${options.batchSize})`,
     xLabel: 'throughput (infer/sec)',
     yLabel: 'latency (ms)',
+    hollowLabel: 'unstable level',
     series: [
-      { name: 'p50', points: results.map((r) => ({ x: r.throughput, y: r.latency.p50Us / 1000, label: label(r) })) },
-      { name: 'p99', dashed: true, points: results.map((r) => ({ x: r.throughput, y: r.latency.p99Us / 1000 })) },
+      { name: 'p50', points: ordered.map((r) => ({ x: r.throughput, y: r.latency.p50Us / 1000, label: label(r), hollow: !r.stable })) },
+      { name: 'p99', dashed: true, points: ordered.map((r) => ({ x: r.throughput, y: r.latency.p99Us / 1000, hollow: !r.stable })) },
     ],
   });
 }

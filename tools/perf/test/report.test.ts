@@ -9,6 +9,7 @@ import {
   cppDouble,
   isStable,
   parsePerfArgs,
+  plotFor,
   plotSvg,
   summarize,
   toCsv,
@@ -149,5 +150,59 @@ describe('plot', () => {
     expect(svg).toContain('x &amp; y');
     expect(svg).toContain('stroke-dasharray');
     expect(svg).toContain('>c1</text>');
+  });
+
+  it('joins levels in throughput order (no doubling back) and marks unstable levels hollow, with a legend entry', () => {
+    const options = parsePerfArgs(['-m', 'm']) as PerfOptions;
+    // Concurrency 4 gave less throughput than 2 (a saturated server): in level order the line would go back.
+    const results = [level(1, 50, 1000), level(2, 90, 1500), { ...level(4, 80, 3000), stable: false }];
+    const svg = plotFor(options, results);
+    const p50 = /<polyline points="([^"]+)"/.exec(svg)![1]!.split(' ').map((pt) => Number(pt.split(',')[0]));
+    expect(p50).toEqual([...p50].sort((a, b) => a - b));
+    expect(svg).toContain('>c4 (unstable)</text>');
+    expect(svg.match(/<circle [^>]*fill="white"/g)).toHaveLength(3); // p50 and p99 markers of c4, and the legend's
+    expect(svg).toContain('>unstable level</text>');
+    expect(plotFor(options, results.slice(0, 2))).not.toContain('unstable');
+  });
+});
+
+describe('server statistics of a level', () => {
+  const counters = (success: number, successUs: number, queueUs: number, inferUs: number) => ({
+    successCount: success,
+    successNs: successUs * 1000,
+    queueNs: queueUs * 1000,
+    computeInputNs: 0,
+    computeInferNs: inferUs * 1000,
+    computeOutputNs: 0,
+    inferenceCount: success,
+    executionCount: success,
+  });
+  // Cumulative counters before window 1 and after windows 1..4: window 1 is a warm-up burst,
+  // windows 2-4 are measured; window 4 has ten times the requests of window 2.
+  const snaps = [
+    [0, 0, 0, 0, 0, 0, 0, 0],
+    [100, 100_000, 10_000, 50_000, 100, 90_000, 40_000, 30_000],
+    [110, 102_000, 10_100, 51_000, 110, 93_000, 40_100, 31_000],
+    [130, 106_000, 10_300, 53_000, 130, 99_000, 40_300, 33_000],
+    [230, 146_000, 11_300, 73_000, 230, 139_000, 41_300, 53_000],
+  ].map(
+    ([es, eUs, eq, ei, ts, tUs, tq, ti]) =>
+      new Map([
+        ['ens', counters(es!, eUs!, eq!, ei!)],
+        ['tok', counters(ts!, tUs!, tq!, ti!)],
+      ]),
+  );
+
+  it('covers the reported windows with one delta: the top line and every composing line over the same requests', async () => {
+    const { serverOverWindows } = await import('../src/profiler.ts');
+    const s = serverOverWindows('ens', ['tok'], snaps, 3)!;
+    // Windows 2-4: 130 requests, 46,000 µs in total: 353.8 µs each, request-weighted.
+    expect(s.requestCount).toBe(130);
+    expect(s.avgRequestUs).toBeCloseTo(46_000 / 130, 6);
+    const tok = s.composing[0]!.breakdown;
+    expect(tok.requestCount).toBe(130); // the same windows as the top line, not the last window's 100
+    expect(tok.queueUs).toBeCloseTo(1_300 / 130, 6);
+    expect(tok.computeInferUs).toBeCloseTo(23_000 / 130, 6);
+    expect(serverOverWindows('ens', ['tok'], snaps.slice(0, 2), 3)).toBeUndefined();
   });
 });

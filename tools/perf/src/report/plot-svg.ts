@@ -8,6 +8,8 @@ export interface PlotPoint {
   readonly y: number;
   /** Drawn next to the point (e.g. the concurrency). */
   readonly label?: string;
+  /** Drawn as a hollow marker (e.g. a load level that never measured stably); the legend says so. */
+  readonly hollow?: boolean;
 }
 
 export interface PlotSeries {
@@ -23,6 +25,8 @@ export interface PlotSpec {
   readonly yLabel: string;
   readonly series: readonly PlotSeries[];
   readonly logY?: boolean;
+  /** Legend text for hollow markers (default "unstable"). */
+  readonly hollowLabel?: string;
   readonly width?: number;
   readonly height?: number;
 }
@@ -93,13 +97,19 @@ export function plotSvg(spec: PlotSpec): string {
     const path = pts.map((p) => `${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(' ');
     parts.push(`<polyline points="${path}" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
     for (const p of pts) {
-      parts.push(`<circle cx="${sx(p.x).toFixed(1)}" cy="${sy(p.y).toFixed(1)}" r="3.5" fill="${color}"/>`);
+      const fill = p.hollow ? `fill="white" stroke="${color}" stroke-width="1.5"` : `fill="${color}"`;
+      parts.push(`<circle cx="${sx(p.x).toFixed(1)}" cy="${sy(p.y).toFixed(1)}" r="${p.hollow ? 4.5 : 3.5}" ${fill}/>`);
       if (p.label) parts.push(`<text x="${(sx(p.x) + 6).toFixed(1)}" y="${(sy(p.y) - 6).toFixed(1)}" font-size="10" fill="${color}">${escapeXml(p.label)}</text>`);
     }
     const ly = m.top + 10 + i * 20;
     parts.push(`<line x1="${m.left + pw + 14}" y1="${ly}" x2="${m.left + pw + 38}" y2="${ly}" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
     parts.push(`<text x="${m.left + pw + 44}" y="${ly + 4}">${escapeXml(s.name)}</text>`);
   });
+  if (all.some((p) => p.hollow)) {
+    const ly = m.top + 10 + spec.series.length * 20;
+    parts.push(`<circle cx="${m.left + pw + 26}" cy="${ly}" r="4.5" fill="white" stroke="#333" stroke-width="1.5"/>`);
+    parts.push(`<text x="${m.left + pw + 44}" y="${ly + 4}">${escapeXml(spec.hollowLabel ?? 'unstable')}</text>`);
+  }
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }
