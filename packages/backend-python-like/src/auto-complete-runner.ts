@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { InferError, spawnWorkerInstance, type AutoCompleteSpec, type ModelConfig, type WireError } from '@tritium/core';
@@ -36,6 +37,18 @@ const { parentPort, workerData } = require('node:worker_threads');
 `;
 
 const TIMEOUT_MS = 30_000;
+
+/**
+ * True when the model cannot have a static `autoCompleteConfig`: none of its own files names it and
+ * none of its classes extends another (which could inherit one). Triton starts the throw-away stub
+ * for every python model; here the worker — which imports every package the model imports (the
+ * example tokenizer's, four times over at start otherwise five) — is skipped when its answer is
+ * known: the config as it is.
+ */
+async function cannotAutoComplete(sources: readonly string[]): Promise<boolean> {
+  const texts = await Promise.all(sources.map((file) => readFile(file, 'utf8').catch(() => 'autoCompleteConfig')));
+  return texts.every((text) => !text.includes('autoCompleteConfig') && !/\bextends\b/.test(text));
+}
 
 /**
  * Runs auto-complete in a sandboxed child process, as the model's instances will run: for models
@@ -91,6 +104,10 @@ export async function autoCompleteFromModel(
     ...(cacheDir ? { cacheDir } : {}),
     tag: `autocomplete-${process.pid}-${Date.now().toString(36)}`,
   });
+  if (await cannotAutoComplete(bundle.sources)) {
+    await removeTranspiled(bundle.file);
+    return spec.config;
+  }
   const params = sandboxParameters(spec.config, { ...(defaultIsolation ? { isolation: defaultIsolation } : {}), forceProcess: spec.uploadedFiles === true });
   if (params.isolation === 'process') {
     try {

@@ -36,6 +36,8 @@ export interface TranspiledModel {
   readonly file: string;
   /** Absolute paths the bare imports resolved to (for process isolation's read allowlist). */
   readonly externals: readonly string[];
+  /** Absolute paths of the model's own files bundled in (model.ts and its local imports; not the author API). */
+  readonly sources: readonly string[];
 }
 
 export interface TranspileOptions {
@@ -107,6 +109,7 @@ export async function transpileModel(modelName: string, modelFile: string, optio
   const externals = new Set<string>();
   const fileUrl = pathToFileURL(modelFile).href;
   let contents: Uint8Array;
+  let sources: string[];
   try {
     const files = own();
     const result = await build({
@@ -124,6 +127,7 @@ export async function transpileModel(modelName: string, modelFile: string, optio
       absWorkingDir: workDir,
       outfile,
       write: false,
+      metafile: true,
       bundle: true,
       format: 'esm',
       platform: 'node',
@@ -145,6 +149,12 @@ export async function transpileModel(modelName: string, modelFile: string, optio
       },
     });
     contents = result.outputFiles[0]!.contents;
+    // The package's own files (author API, runtime) live beside the model API's folder.
+    const ownDir = path.dirname(path.dirname(files.modelApi)) + path.sep;
+    sources = Object.keys(result.metafile.inputs)
+      .filter((input) => !input.startsWith('<'))
+      .map((input) => path.resolve(workDir, input))
+      .filter((input) => !input.startsWith(ownDir));
   } catch (error) {
     const errors = (error as { errors?: Message[] }).errors;
     const detail = errors && errors.length > 0 ? errors.map((m) => formatMessage(m, workDir)).join('\n') : String(error);
@@ -152,7 +162,7 @@ export async function transpileModel(modelName: string, modelFile: string, optio
   }
   await mkdir(cacheDir, { recursive: true });
   await writeFile(outfile, contents);
-  return { file: outfile, externals: [...externals] };
+  return { file: outfile, externals: [...externals], sources };
 }
 
 const swept = new Set<string>();

@@ -1,3 +1,5 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '@tritium/core';
@@ -31,5 +33,30 @@ describe('static autoCompleteConfig (Triton auto_complete_config)', () => {
     expect(await where({})).toBe('RAN_IN_THREAD');
     expect(await where({ uploadedFiles: true })).toBe('RAN_IN_PROCESS');
     expect(await where({ backend: { defaultIsolation: 'process' } })).toBe('RAN_IN_PROCESS');
+  });
+
+  it("skips the throw-away worker when the model's files cannot define autoCompleteConfig, and runs it when a class extends another", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tritium-autocomplete-'));
+    try {
+      // Importing this model leaves a marker file: it shows whether auto-complete imported it.
+      const marker = path.join(dir, 'imported');
+      const model = (extra: string) => `import { writeFileSync } from 'node:fs';
+writeFileSync(${JSON.stringify(marker)}, 'x');
+class Base {}
+export default class TritonPythonModel ${extra} { execute() { return []; } }
+`;
+      mkdirSync(path.join(dir, '1'));
+      const config = { ...(await fixtureConfig('upper')), name: 'm' };
+      const spec = { config, modelDir: dir, versionDir: path.join(dir, '1'), log: silentLogger };
+      writeFileSync(path.join(dir, '1', 'model.ts'), model(''));
+      expect(await pythonLikeBackend().autoComplete!(spec)).toEqual(config);
+      expect(existsSync(marker)).toBe(false);
+      // `extends` could inherit a static autoCompleteConfig: the worker runs.
+      writeFileSync(path.join(dir, '1', 'model.ts'), model('extends Base'));
+      expect(await pythonLikeBackend().autoComplete!(spec)).toEqual(config);
+      expect(existsSync(marker)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -87,6 +87,27 @@ describe('tokenizer/1/model.ts (called directly)', () => {
     await model.finalize();
   });
 
+  it("gives exactly AutoTokenizer's batch call (padding to the longest, truncation at 512)", async () => {
+    const { tokenizerDir } = setupExample();
+    const auto = await AutoTokenizer.from_pretrained(tokenizerDir, { local_files_only: true });
+    const model = await tokenizerModel();
+    const texts = [
+      ...SEED,
+      '',
+      "Héllo, WORLD!! don't unaffable — naïve café 東京 🙂",
+      'word '.repeat(700), // 700 tokens: cut at 512, as AutoTokenizer cuts (its [SEP] included)
+      'ok',
+    ];
+    const request = new InferenceRequest({ modelName: 'tokenizer', inputs: [new Tensor('TEXT', texts, [texts.length, 1])] });
+    const [ids, mask] = (await model.execute([request]))[0]!.outputTensors();
+    const expected = auto(texts, { padding: true, truncation: true, max_length: 512 });
+    expect(ids!.shape).toEqual(expected.input_ids.dims);
+    expect(ids!.shape).toEqual([texts.length, 512]);
+    expect(Array.from(ids!.data as BigInt64Array)).toEqual(Array.from(expected.input_ids.data as BigInt64Array));
+    expect(Array.from(mask!.data as BigInt64Array)).toEqual(Array.from(expected.attention_mask.data as BigInt64Array));
+    await model.finalize();
+  });
+
   it('answers a request without TEXT with one error response per request', async () => {
     setupExample();
     const model = await tokenizerModel();
