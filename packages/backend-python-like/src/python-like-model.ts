@@ -34,9 +34,6 @@ export class PythonLikeModel implements BackendModel {
   readonly #modelFile: string;
   readonly #params: SandboxParameters;
   readonly #options: PythonLikeModelOptions;
-  readonly #instanceCount: number;
-  /** Instances of this model waiting on a BLS call to the model itself. */
-  #blockedOnSelf = 0;
 
   constructor(spec: LoadSpec, modelFile: string, bundle: TranspiledModel, params: SandboxParameters, options: PythonLikeModelOptions) {
     this.#spec = spec;
@@ -44,32 +41,13 @@ export class PythonLikeModel implements BackendModel {
     this.#bundle = bundle;
     this.#params = params;
     this.#options = options;
-    const groups = spec.config.instance_group ?? [];
-    this.#instanceCount = groups.length > 0 ? groups.reduce((n, g) => n + Math.max(1, g.count || 1), 0) : 1;
   }
 
-  /**
-   * BLS from an instance. A call back into this same model while every one of its instances is
-   * already waiting on such a call can never be served (each waits for a free instance): it fails
-   * at once with UNAVAILABLE instead of hanging. Calls to other models just queue.
-   */
-  async #bls(request: InferRequest): Promise<InferResponse> {
+  /** BLS from an instance: through the server (cycles and cancellation are the scheduler's and the worker host's). */
+  #bls(request: InferRequest): Promise<InferResponse> {
     const infer = this.#spec.infer;
-    if (!infer) throw new InferError('UNSUPPORTED', `BLS is not available to model '${this.#spec.config.name}' (no server to route it)`);
-    if (request.model !== this.#spec.config.name) return infer(request);
-    if (this.#blockedOnSelf + 1 >= this.#instanceCount) {
-      throw new InferError(
-        'UNAVAILABLE',
-        `model '${request.model}' called itself through BLS while all ${this.#instanceCount} of its instance(s) are busy in execute; ` +
-          `the call would deadlock (add instances with instance_group count, or do not call the model from itself)`,
-      );
-    }
-    this.#blockedOnSelf++;
-    try {
-      return await infer(request);
-    } finally {
-      this.#blockedOnSelf--;
-    }
+    if (!infer) return Promise.reject(new InferError('UNSUPPORTED', `BLS is not available to model '${this.#spec.config.name}' (no server to route it)`));
+    return infer(request);
   }
 
   async createInstance(spec: InstanceSpec): Promise<ModelInstance> {

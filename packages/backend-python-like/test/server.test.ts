@@ -40,10 +40,10 @@ describe('through InferenceServer', () => {
     expect(asFloat32(r.outputs[0])).toEqual([5, 5, 5, 5]);
   });
 
-  it('a self-call through the server fails UNAVAILABLE, never hangs', async () => {
+  it('a self-call through the server fails UNAVAILABLE naming the cycle, never hangs', async () => {
     await expect(
       server.infer({ id: 's', model: 'bls_caller', inputs: [fp32('INPUT0', [1, 2, 3, 4]), fp32('INPUT1', [1, 1, 1, 1])], parameters: { target: 'bls_caller' } }),
-    ).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    ).rejects.toMatchObject({ code: 'UNAVAILABLE', message: expect.stringContaining('BLS call cycle: bls_caller -> bls_caller: all 1 instance(s)') });
   });
 
   it('streams a decoupled model’s responses', async () => {

@@ -4,6 +4,20 @@ import type { Tensor } from './tensor/tensor.ts';
 export type ParameterValue = string | number | boolean | bigint;
 export type Parameters = Readonly<Record<string, ParameterValue>>;
 
+/**
+ * One execution slot of a model (an instance's one batch in flight, or a pipeline ensemble's one
+ * batch in flight), held while an execution runs on it. A request made from inside an execution
+ * (BLS) lists the slots its callers hold (`InferRequest.callers`), so a scheduler can refuse at once
+ * a call that could only run on slots its own callers hold, instead of waiting forever. Compared
+ * by identity; server-side only (never sent to a worker).
+ */
+export interface CallFrame {
+  /** The model whose slot this is (names the chain in errors). */
+  readonly model: string;
+  /** Unique per slot, for keys. */
+  readonly id: number;
+}
+
 export interface RequestedOutput {
   readonly name: string;
   /** e.g. `classification: 3` (top-k) from Triton's classification extension. */
@@ -30,6 +44,11 @@ export interface InferRequest {
   readonly timeoutUs?: number;
   /** Aborting cancels the request (CANCELLED) wherever it is: queued, in an ensemble, in flight. */
   readonly signal?: AbortSignal;
+  /**
+   * Set by the server on a call made from inside an execution (BLS) and on the steps it feeds: the
+   * slots held by the executions waiting on this request, outermost first (see CallFrame).
+   */
+  readonly callers?: readonly CallFrame[];
   /**
    * Set on a batch an upstream batcher already formed and waited for (a pipeline ensemble's merged
    * request and the step requests made from it): a dynamic batcher sends it without waiting out its

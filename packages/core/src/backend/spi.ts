@@ -7,7 +7,7 @@
  */
 import type { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
-import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import type { Logger } from '../logger.ts';
 
 export const BACKEND_API_VERSION = 1;
@@ -109,18 +109,33 @@ export interface ExecuteOutput {
   readonly timings?: ExecuteTimings;
 }
 
+/**
+ * On whose behalf an execution runs. An instance whose code calls back into the server (BLS) gives
+ * those calls `callers` (and a signal that aborts with the execution's), so cancellation reaches
+ * them and a call that could only wait on its own callers' instances is refused at once.
+ */
+export interface ExecuteContext {
+  /** The slots held while this execution runs: its requests' callers', then its own. */
+  readonly callers: readonly CallFrame[];
+}
+
 export interface ModelInstance {
   /**
    * Runs one batch. Resolves with exactly one result per request, in order. Rejecting (e.g. the
    * worker died) fails every request of the batch. `signal` aborts when every request of the batch
    * is cancelled or the instance is being torn down.
    */
-  execute(batch: readonly InferRequest[], signal: AbortSignal): Promise<ExecuteOutput>;
+  execute(batch: readonly InferRequest[], signal: AbortSignal, context?: ExecuteContext): Promise<ExecuteOutput>;
   /**
    * Decoupled models: responses go to each request's sink; resolves when the call returns, with
    * that call's timings if the backend measures them.
    */
-  executeDecoupled?(batch: readonly InferRequest[], sinks: readonly ResponseSink[], signal: AbortSignal): Promise<ExecuteTimings | void>;
+  executeDecoupled?(
+    batch: readonly InferRequest[],
+    sinks: readonly ResponseSink[],
+    signal: AbortSignal,
+    context?: ExecuteContext,
+  ): Promise<ExecuteTimings | void>;
   /** Health: false once the instance crashed and has not recovered. */
   readonly healthy?: boolean;
   dispose(): Promise<void>;

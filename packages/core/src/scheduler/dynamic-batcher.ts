@@ -10,10 +10,11 @@
  * on the caller's event loop; no locks. Every accepted request is answered exactly once.
  */
 import { InferError } from '../errors.ts';
-import type { ExecuteOutput, ExecuteTimings, ModelInstance } from '../backend/spi.ts';
+import type { ExecuteContext, ExecuteOutput, ExecuteTimings, ModelInstance } from '../backend/spi.ts';
 import type { Logger } from '../logger.ts';
 import { silentLogger } from '../logger.ts';
-import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import { CallCycleGuard, executionCallers } from './call-cycles.ts';
 import { padBatch, unpadResponse } from '../tensor/pad.ts';
 import type { BatcherOptions } from './batcher-options.ts';
 import { formBatch, formationRules, type Candidate, type FormationRules } from './batch-formation.ts';
@@ -64,6 +65,8 @@ interface Entry extends Candidate {
   responses: number;
   /** When the model started on the response to come: the execution's start, then each response. */
   responseStartUs?: number;
+  /** Own slots this request's callers hold (BLS), released when it is answered. */
+  holds?: CallFrame[];
 }
 
 interface Running {
@@ -78,6 +81,8 @@ const NEVER_ABORTED = new AbortController().signal;
 interface Slot {
   readonly instance: ModelInstance;
   busy: boolean;
+  /** The context of an execution on this slot whose requests have no callers (most of them). */
+  readonly context: ExecuteContext;
 }
 
 /** The dynamic batcher (also the direct scheduler when `options.batching` is false). */
@@ -88,6 +93,7 @@ export class DynamicBatcher implements Scheduler {
   private readonly log: Logger;
   private readonly decoupled: boolean;
   private readonly slots: Slot[];
+  private readonly cycles: CallCycleGuard;
   private readonly queue: RequestQueue<Entry>;
   private readonly formation: FormationRules;
   private readonly order: Entry[] = [];
@@ -105,7 +111,8 @@ export class DynamicBatcher implements Scheduler {
     this.log = deps.log ?? silentLogger;
     this.stats = deps.stats ? guardedStats(deps.stats, this.log, options.modelName) : nullStatsRecorder;
     this.decoupled = !!deps.decoupled;
-    this.slots = deps.instances.map((instance) => ({ instance, busy: false }));
+    this.cycles = new CallCycleGuard(options.modelName, deps.instances.length);
+    this.slots = deps.instances.map((instance, i) => ({ instance, busy: false, context: { callers: [this.cycles.frames[i]!] } }));
     this.queue = new RequestQueue<Entry>(options.levelCount);
     this.formation = formationRules(options);
   }
@@ -199,10 +206,19 @@ export class DynamicBatcher implements Scheduler {
       deliver(InferError.from(e, 'INVALID_ARG'));
       return;
     }
+    let holds: CallFrame[] | undefined;
+    try {
+      holds = this.cycles.admit(request);
+    } catch (e) {
+      this.stats.requestFailed(0, 'OTHER', false);
+      deliver(InferError.from(e));
+      return;
+    }
     const p = request.priority ?? 0;
     const level = p >= 1 && p <= o.levelCount && o.levelCount > 1 ? p - 1 : o.defaultLevel;
     const policy = o.policies[level]!;
     if (policy.maxQueueSize > 0 && this.queue.sizeOf(level) >= policy.maxQueueSize) {
+      if (holds) this.cycles.release(holds);
       this.stats.requestFailed(0, 'REJECTED', false);
       deliver(new InferError('UNAVAILABLE', `${request.id ? `[request id: ${request.id}] ` : ''}Exceeds maximum queue size`));
       return;
@@ -229,6 +245,7 @@ export class DynamicBatcher implements Scheduler {
       settled: false,
       delivered: false,
       responses: 0,
+      ...(holds ? { holds } : {}),
     };
     this.count++;
     this.stats.requestQueued();
@@ -361,6 +378,12 @@ export class DynamicBatcher implements Scheduler {
       .finally(done);
   }
 
+  /** Who an execution of `entries` on `slot` runs for (BLS calls it makes carry these callers). */
+  private contextOf(slot: Slot, entries: readonly Entry[]): ExecuteContext {
+    if (!entries.some((e) => e.request.callers && e.request.callers.length > 0)) return slot.context;
+    return { callers: executionCallers(entries.map((e) => e.request), slot.context.callers) };
+  }
+
   private padded(entries: readonly Entry[]): InferRequest[] {
     const requests = entries.map((e) => e.request);
     return this.opts.padding.size > 0 ? padBatch(requests, this.opts.padding) : requests;
@@ -391,7 +414,7 @@ export class DynamicBatcher implements Scheduler {
     for (const e of live) e.responseStartUs = startUs;
     let output: ExecuteOutput;
     try {
-      output = await slot.instance.execute(requests, signal);
+      output = await slot.instance.execute(requests, signal, this.contextOf(slot, live));
     } catch (err) {
       this.recordExecution(batchSize, startUs);
       return InferError.from(err);
@@ -492,7 +515,8 @@ export class DynamicBatcher implements Scheduler {
       },
     }));
     try {
-      timings = this.recordExecution(batchSize, startUs, (await exec.call(slot.instance, requests, sinks, signal)) ?? undefined);
+      const context = this.contextOf(slot, entries);
+      timings = this.recordExecution(batchSize, startUs, (await exec.call(slot.instance, requests, sinks, signal, context)) ?? undefined);
     } catch (err) {
       timings = this.recordExecution(batchSize, startUs);
       this.failBatch(entries, InferError.from(err), 'BACKEND');
@@ -531,6 +555,7 @@ export class DynamicBatcher implements Scheduler {
     entry.timer?.cancel();
     entry.timer = undefined;
     if (entry.onAbort) entry.request.signal?.removeEventListener('abort', entry.onAbort);
+    if (entry.holds) this.cycles.release(entry.holds);
     const nowUs = this.clock.nowUs();
     const totalNs = (nowUs - entry.arrivalUs) * 1000;
     if (reason) this.stats.requestFailed(totalNs, reason, dequeued);

@@ -12,8 +12,8 @@ import { packBatch, unpackBatch, type PackedBatch } from './batch-codec.ts';
 /** Brand so a stray message on the same port (e.g. user code's own postMessage) is never mistaken for ours. */
 export const BRAND = 'tritium-worker/1' as const;
 
-/** An InferRequest as it crosses: everything but the (uncloneable) signal. */
-export type WireRequest = Omit<InferRequest, 'signal'>;
+/** An InferRequest as it crosses: everything but the (uncloneable) signal and the server-side callers. */
+export type WireRequest = Omit<InferRequest, 'signal' | 'callers'>;
 
 /** One slot of an execute's results. */
 export type WireResult = { readonly ok: true; readonly response: InferResponse } | { readonly ok: false; readonly error: WireError };
@@ -76,7 +76,8 @@ export type FromWorker = { readonly brand: typeof BRAND } & (
       readonly done?: boolean;
       readonly error?: WireError;
     }
-  | { readonly t: 'bls'; readonly call: number; readonly request: WireRequest; readonly stream: boolean }
+  /** BLS: `parent` is the execute the call was made from (undefined outside one, e.g. in createInstance). */
+  | { readonly t: 'bls'; readonly call: number; readonly request: WireRequest; readonly stream: boolean; readonly parent?: number }
   | { readonly t: 'log'; readonly level: LogLevel; readonly message: string; readonly verbosity?: number }
 );
 
@@ -88,9 +89,9 @@ export function isProtocolMessage(value: unknown): value is { brand: typeof BRAN
   return typeof value === 'object' && value !== null && (value as { brand?: unknown }).brand === BRAND;
 }
 
-/** Strips the signal (not cloneable) and any extra fields; keeps the rest as plain data. */
+/** Strips the signal (not cloneable) and the callers (server state, never shown to a worker); keeps the rest as plain data. */
 export function toWireRequest(request: InferRequest): WireRequest {
-  const { signal: _signal, ...rest } = request;
+  const { signal: _signal, callers: _callers, ...rest } = request;
   return rest;
 }
 

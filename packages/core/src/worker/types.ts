@@ -111,9 +111,9 @@ export interface WorkerContext {
   readonly model: string;
   readonly instanceName: string;
   /** BLS: runs a request through the server (main thread). Rejects with InferError. */
-  infer(request: Omit<InferRequest, 'signal'>): Promise<InferResponse>;
+  infer(request: Omit<InferRequest, 'signal' | 'callers'>): Promise<InferResponse>;
   /** BLS, decoupled: each streamed response to `sink.response`, then `sink.complete(error?)`. */
-  inferStream(request: Omit<InferRequest, 'signal'>, sink: ResponseSink): void;
+  inferStream(request: Omit<InferRequest, 'signal' | 'callers'>, sink: ResponseSink): void;
   /** Lines go to the host's logger. */
   readonly log: Logger;
 }

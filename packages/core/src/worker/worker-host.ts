@@ -14,9 +14,9 @@
 import { pathToFileURL } from 'node:url';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { InferError } from '../errors.ts';
-import type { ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
+import type { ExecuteContext, ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
 import { silentLogger, type Logger } from '../logger.ts';
-import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { spawnProcess, spawnThread, type Channel } from './channel.ts';
 import {
   normalizeTensor,
@@ -39,6 +39,10 @@ interface PendingExecute {
   resolve(output: ExecuteOutput): void;
   reject(error: InferError): void;
   sinks?: readonly ResponseSink[];
+  /** BLS calls made from this execute: aborted with its signal, and once it ends (orphans are not kept running). */
+  readonly children: AbortController;
+  /** Who this execute runs for (ExecuteContext.callers): its BLS calls carry them. */
+  readonly callers: readonly CallFrame[] | undefined;
   cleanup(): void;
 }
 
@@ -212,9 +216,19 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         if (msg.done) sink.complete(msg.error ? InferError.fromWire(msg.error) : undefined);
         break;
       }
-      case 'bls':
-        this.onBls(gen, msg.call, { ...msg.request, inputs: msg.request.inputs.map(normalizeTensor) }, msg.stream);
+      case 'bls': {
+        // Only plain fields cross from the worker: the signal and callers are the host's to set.
+        const { signal: _s, callers: _c, ...wire } = msg.request as InferRequest;
+        const parent = msg.parent === undefined ? undefined : gen.pending.get(msg.parent);
+        const request: InferRequest = {
+          ...wire,
+          inputs: wire.inputs.map(normalizeTensor),
+          // A call from inside an execute is cancelled with it and names who waits on it.
+          ...(parent ? { signal: parent.children.signal, ...(parent.callers ? { callers: parent.callers } : {}) } : {}),
+        };
+        this.onBls(gen, msg.call, request, msg.stream);
         break;
+      }
       case 'log':
         if (msg.level === 'verbose') this.log.verbose(msg.verbosity ?? 1, msg.message);
         else this.log[msg.level](msg.message);
@@ -350,15 +364,25 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     });
   }
 
-  execute(batch: readonly InferRequest[], signal: AbortSignal): Promise<ExecuteOutput> {
-    return this.run(batch, signal, undefined);
+  execute(batch: readonly InferRequest[], signal: AbortSignal, context?: ExecuteContext): Promise<ExecuteOutput> {
+    return this.run(batch, signal, undefined, context);
   }
 
-  async executeDecoupled(batch: readonly InferRequest[], sinks: readonly ResponseSink[], signal: AbortSignal): Promise<ExecuteTimings | void> {
-    return (await this.run(batch, signal, sinks)).timings;
+  async executeDecoupled(
+    batch: readonly InferRequest[],
+    sinks: readonly ResponseSink[],
+    signal: AbortSignal,
+    context?: ExecuteContext,
+  ): Promise<ExecuteTimings | void> {
+    return (await this.run(batch, signal, sinks, context)).timings;
   }
 
-  private async run(batch: readonly InferRequest[], signal: AbortSignal, sinks: readonly ResponseSink[] | undefined): Promise<ExecuteOutput> {
+  private async run(
+    batch: readonly InferRequest[],
+    signal: AbortSignal,
+    sinks: readonly ResponseSink[] | undefined,
+    context: ExecuteContext | undefined,
+  ): Promise<ExecuteOutput> {
     if (signal.aborted) throw new InferError('CANCELLED', 'request cancelled');
     let gen: Generation;
     // The worker may die between "ready" and this turn; then wait for its successor (bounded by waitReady).
@@ -377,16 +401,23 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       const timer =
         timeoutMs && timeoutMs > 0 ? setTimeout(() => this.crash(gen, `execute timed out after ${timeoutMs} ms`), timeoutMs) : undefined;
       const warn = this.overrunWatch(batch.length);
-      const onAbort = (): void => gen.channel.send({ t: 'abort', id });
+      const children = new AbortController();
+      const onAbort = (): void => {
+        gen.channel.send({ t: 'abort', id });
+        children.abort();
+      };
       signal.addEventListener('abort', onAbort, { once: true });
       gen.pending.set(id, {
         resolve,
         reject,
         sinks,
+        children,
+        callers: context?.callers,
         cleanup: () => {
           if (timer) clearTimeout(timer);
           warn.done();
           signal.removeEventListener('abort', onAbort);
+          children.abort();
         },
       });
       this.idle(gen);

@@ -3,6 +3,7 @@
  * imports the entry, calls its `createInstance(init, ctx)`, then serves execute/abort/dispose and
  * relays BLS calls and log lines to the host. One instance per worker.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { parentPort } from 'node:worker_threads';
 import { InferError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -66,11 +67,19 @@ const log: Logger = {
 let nextCall = 1;
 const blsCalls = new Map<number, { resolve?: (r: InferResponse) => void; reject?: (e: InferError) => void; sink?: ResponseSink }>();
 
-function sendBls(request: Omit<InferRequest, 'signal'>, stream: boolean): number {
+/**
+ * The execute each piece of worker code runs on behalf of, followed across awaits and timers, so a
+ * BLS call names its parent execute: the host gives the call that execute's cancellation and
+ * callers (cycle detection), whatever the user code awaited in between.
+ */
+const currentExecute = new AsyncLocalStorage<number>();
+
+function sendBls(request: WireRequest, stream: boolean): number {
   const call = nextCall++;
   const transfer: ArrayBuffer[] = [];
+  const parent = currentExecute.getStore();
   // Worker-side BLS inputs may still be used by the caller (e.g. fed to a second call): copy, don't detach.
-  send({ t: 'bls', call, stream, request: prepareRequest(request, channel.canTransfer ? transfer : undefined, false) }, transfer);
+  send({ t: 'bls', call, stream, parent, request: prepareRequest(request, channel.canTransfer ? transfer : undefined, false) }, transfer);
   return call;
 }
 
@@ -155,10 +164,12 @@ async function runExecute(msg: Extract<ToWorker, { t: 'execute' }>): Promise<voi
     if (!instance) throw new InferError('INTERNAL', 'instance is not initialized');
     if (decoupled) {
       if (!instance.executeDecoupled) throw new InferError('UNSUPPORTED', 'instance does not implement executeDecoupled');
-      const timings = await instance.executeDecoupled(batch, batch.map((_, i) => sinkFor(id, i)), { signal: controller.signal });
+      const executeDecoupled = instance.executeDecoupled.bind(instance);
+      const timings = await currentExecute.run(id, () => executeDecoupled(batch, batch.map((_, i) => sinkFor(id, i)), { signal: controller.signal }));
       send({ t: 'result', id, results: [], timings: plainTimings(timings) });
     } else {
-      sendResults(id, await instance.execute(batch, { signal: controller.signal }), batch.length);
+      const model = instance;
+      sendResults(id, await currentExecute.run(id, () => model.execute(batch, { signal: controller.signal })), batch.length);
     }
   } catch (error) {
     send({ t: 'result', id, error: toWireError(error) });

@@ -1,5 +1,5 @@
 /** In-thread fakes for scheduler unit tests: configs, requests, controllable instances. */
-import type { ExecuteOutput, ExecuteResult, ExecuteTimings, ModelConfig, ModelInput, InferRequest, InferResponse, ModelInstance } from '../../src/index.ts';
+import type { ExecuteContext, ExecuteOutput, ExecuteResult, ExecuteTimings, ModelConfig, ModelInput, InferRequest, InferResponse, ModelInstance } from '../../src/index.ts';
 import { InferError, tensorFromTyped, typedView } from '../../src/index.ts';
 
 export function input(name: string, dims: number[], extra: Partial<ModelInput> = {}): ModelInput {
@@ -81,6 +81,7 @@ export function identity(batch: readonly InferRequest[], model = 'm'): InferResp
 export interface Call {
   readonly batch: readonly InferRequest[];
   readonly signal: AbortSignal;
+  readonly context: ExecuteContext | undefined;
   /** True once resolved or rejected. */
   done: boolean;
   resolve(results?: readonly ExecuteResult[], timings?: ExecuteTimings): void;
@@ -93,12 +94,13 @@ export function manualInstance(): ModelInstance & { calls: Call[]; busy: number 
   const inst = {
     calls,
     busy: 0,
-    execute(batch: readonly InferRequest[], signal: AbortSignal) {
+    execute(batch: readonly InferRequest[], signal: AbortSignal, context?: ExecuteContext) {
       inst.busy++;
       return new Promise<ExecuteOutput>((resolve, reject) => {
         const call: Call = {
           batch,
           signal,
+          context,
           done: false,
           resolve: (results, timings) => {
             if (call.done) return;

@@ -2,13 +2,13 @@
  * The worker host with real worker threads: round trips, crash isolation and restart (throw, exit,
  * execute timeout, heap limit), give-up after repeated crashes, BLS, cancellation, decoupled sinks.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InferError } from '../../src/errors.ts';
 import { spawnWorkerInstance } from '../../src/worker/worker-host.ts';
 import type { WorkerInstance, WorkerInstanceOptions } from '../../src/worker/types.ts';
 import { TEST_ENTRIES, type TestModelInit } from '../../src/testing/index.ts';
 import type { ExecuteResult } from '../../src/backend/spi.ts';
-import type { InferRequest, InferResponse, ResponseSink } from '../../src/types.ts';
+import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../../src/types.ts';
 import { decodeStrings, tensorFromStrings, type Tensor } from '../../src/tensor/tensor.ts';
 
 const INIT: TestModelInit = { model: 'm', version: 1, inputs: ['INPUT0'], outputs: ['OUTPUT0'] };
@@ -252,6 +252,32 @@ describe('worker host: BLS and decoupled', () => {
       expect(ints(ok(r1).outputs[0])).toEqual([2, 4, 6]);
       expect(r2).toMatchObject({ code: 'NOT_FOUND', message: "Request for unknown model: 'missing' is not found" });
       expect(seen).toEqual(['double:1/bls', 'missing:2/bls']);
+    } finally {
+      await inst.dispose();
+    }
+  });
+
+  it('a BLS call carries its execute’s callers and is cancelled with it (and when it ends)', async () => {
+    const calls: InferRequest[] = [];
+    const inst = await spawn('c_0_0', {
+      // The callee never answers by itself: only cancellation ends the call.
+      infer: (request) =>
+        new Promise((_resolve, reject) => {
+          calls.push(request);
+          request.signal?.addEventListener('abort', () => reject(new InferError('CANCELLED', 'request cancelled')), { once: true });
+        }),
+    });
+    try {
+      const callers: CallFrame[] = [{ model: 'outer', id: -1 }, { model: 'm', id: -2 }];
+      const client = new AbortController();
+      const running = inst.execute([req('1', 'bls:callee')], client.signal, { callers });
+      await vi.waitFor(() => expect(calls).toHaveLength(1), { timeout: 10_000 });
+      expect(calls[0]!.callers).toBe(callers);
+      expect(calls[0]!.signal?.aborted).toBe(false);
+      client.abort();
+      const [r] = (await running).results;
+      expect(r).toMatchObject({ code: 'CANCELLED' });
+      expect(calls[0]!.signal?.aborted).toBe(true);
     } finally {
       await inst.dispose();
     }

@@ -36,7 +36,7 @@ export function stepVersion(step: EnsembleStep): number | undefined {
 /**
  * The internal request for one step: inputs renamed and batch-adapted for the composing model,
  * requested outputs = the step's output_map keys; id, parameters, priority, timeout and the
- * cancellation signal copied from the ensemble request (as Triton does).
+ * cancellation signal copied from the ensemble request (as Triton does), and its BLS callers.
  */
 export function stepRequest(
   request: InferRequest,
@@ -61,6 +61,7 @@ export function stepRequest(
     ...(request.priority !== undefined ? { priority: request.priority } : {}),
     ...(request.timeoutUs !== undefined ? { timeoutUs: request.timeoutUs } : {}),
     ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.callers ? { callers: request.callers } : {}),
     ...(request.preformed ? { preformed: true } : {}),
   };
 }

@@ -8,7 +8,8 @@
  */
 import { InferError } from '../../errors.ts';
 import type { ModelConfig } from '../../config/model-config.ts';
-import type { InferRequest, InferResponse, ResponseSink } from '../../types.ts';
+import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../../types.ts';
+import { newCallFrame } from '../../scheduler/call-cycles.ts';
 import { batchSizeOf } from '../../tensor/batch.ts';
 import { systemClock, type Clock, type Scheduler } from '../../scheduler/scheduler.ts';
 import { nullStatsRecorder, type StatsRecorder } from '../../scheduler/stats-recorder.ts';
@@ -48,6 +49,7 @@ export class EnsembleScheduler implements Scheduler {
   private readonly clock: Clock;
   private readonly stats: StatsRecorder;
   private readonly inferStream: InferStream | undefined;
+  private readonly frame: CallFrame;
   private count = 0;
   private stopped = false;
   private drained: (() => void)[] = [];
@@ -60,6 +62,7 @@ export class EnsembleScheduler implements Scheduler {
     this.clock = deps.clock ?? systemClock;
     this.stats = deps.stats ? guardedStats(deps.stats, deps.log ?? silentLogger, config.name) : nullStatsRecorder;
     this.inferStream = deps.inferStream;
+    this.frame = newCallFrame(config.name);
   }
 
   private streaming(): InferStream | undefined {
@@ -70,8 +73,9 @@ export class EnsembleScheduler implements Scheduler {
     return this.count;
   }
 
-  async enqueue(request: InferRequest): Promise<InferResponse> {
-    this.admit(request);
+  async enqueue(incoming: InferRequest): Promise<InferResponse> {
+    this.admit(incoming);
+    const request = this.named(incoming);
     const stream = this.streaming();
     const start = this.begin();
     try {
@@ -104,7 +108,7 @@ export class EnsembleScheduler implements Scheduler {
       return;
     }
     const start = this.begin();
-    runEnsembleStream(this.ctx, stream, request, {
+    runEnsembleStream(this.ctx, stream, this.named(request), {
       response: (r) => sink.response(r),
       complete: (error) => {
         if (error) sink.complete(this.failed(start, error));
@@ -129,6 +133,14 @@ export class EnsembleScheduler implements Scheduler {
         },
       });
     });
+  }
+
+  /**
+   * A BLS call's steps name this ensemble in their callers, so a cycle through it reads
+   * `A -> E -> A`. (It holds no slot: only a model's slots are ever waited on.)
+   */
+  private named(request: InferRequest): InferRequest {
+    return request.callers && request.callers.length > 0 ? { ...request, callers: [...request.callers, this.frame] } : request;
   }
 
   /** Throws UNAVAILABLE after stop() and Triton's batch-size errors. */

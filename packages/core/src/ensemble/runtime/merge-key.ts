@@ -3,7 +3,9 @@
  * parameters, one priority and one timeout through every step, so requests merge only when they
  * agree on all three: each request then keeps its own semantics (a model sees its own parameters,
  * a step's queue applies its own priority and timeout), as in Triton's batcher where requests stay
- * separate. Requests that differ in any of them head pipeline batches of their own.
+ * separate. Requests that differ in any of them head pipeline batches of their own. BLS calls
+ * made by different executions (different callers) do not merge either: the merged request would
+ * make every step wait on all of their callers at once.
  */
 import type { InferRequest, ParameterValue } from '../../types.ts';
 
@@ -20,8 +22,11 @@ export function requestSemanticsKey(request: InferRequest): string {
   const timeout = request.timeoutUs ?? 0;
   const params = request.parameters;
   const keys = params ? Object.keys(params) : [];
-  if (priority === 0 && timeout === 0 && keys.length === 0) return '';
+  const callers = request.callers ?? [];
+  if (priority === 0 && timeout === 0 && keys.length === 0 && callers.length === 0) return '';
   let key = `|p${priority}|t${timeout}`;
   for (const k of keys.sort()) key += `|${JSON.stringify(k)}=${encode(params![k]!)}`;
+  // BLS calls from different executions stay apart: a merged request waits on all its callers.
+  if (callers.length > 0) key += `|c${callers.map((f) => f.id).join(',')}`;
   return key;
 }

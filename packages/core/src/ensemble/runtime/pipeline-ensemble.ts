@@ -18,7 +18,7 @@
 import { InferError } from '../../errors.ts';
 import type { ExecuteResult, ModelInstance } from '../../backend/spi.ts';
 import type { ModelConfig } from '../../config/model-config.ts';
-import type { InferRequest } from '../../types.ts';
+import type { CallFrame, InferRequest } from '../../types.ts';
 import { concatInputs, rowsOf, splitOutputs } from '../../tensor/batch.ts';
 import { batcherOptionsFromConfig } from '../../scheduler/batcher-options.ts';
 import { DynamicBatcher } from '../../scheduler/dynamic-batcher.ts';
@@ -35,10 +35,17 @@ export const PIPELINE_CONCURRENCY_PARAMETER = 'tritium.pipeline.concurrency';
  * batcher then bisects it like any failing batch (see DynamicBatcher), so only poisoned requests
  * fail, each with its own error.
  */
-export async function runPipelineBatch(ctx: EnsembleContext, batch: readonly InferRequest[], signal: AbortSignal): Promise<ExecuteResult[]> {
+export async function runPipelineBatch(
+  ctx: EnsembleContext,
+  batch: readonly InferRequest[],
+  signal: AbortSignal,
+  callers?: readonly CallFrame[],
+): Promise<ExecuteResult[]> {
   const first = batch[0]!;
+  // The pipeline slot this batch holds, and whoever waits on its requests, go with every step (BLS cycles).
+  const held = callers ? { callers } : {};
   if (batch.length === 1) {
-    return [await runEnsemble(ctx, { ...first, signal, preformed: true })];
+    return [await runEnsemble(ctx, { ...first, signal, preformed: true, ...held })];
   }
   const inputs = first.inputs.map((t) => concatInputs(batch, t.name));
   const wantsAll = batch.some((r) => !r.outputs || r.outputs.length === 0);
@@ -53,6 +60,7 @@ export async function runPipelineBatch(ctx: EnsembleContext, batch: readonly Inf
     ...(first.parameters ? { parameters: first.parameters } : {}),
     ...(first.priority !== undefined ? { priority: first.priority } : {}),
     ...(first.timeoutUs !== undefined ? { timeoutUs: first.timeoutUs } : {}),
+    ...held,
     signal,
     // The ensemble's batcher already waited for this batch: steps' batchers must not wait again.
     preformed: true,
@@ -64,7 +72,7 @@ export async function runPipelineBatch(ctx: EnsembleContext, batch: readonly Inf
 /** A virtual instance: one pipeline batch in flight at a time. */
 function pipelineInstance(ctx: EnsembleContext): ModelInstance {
   return {
-    execute: async (batch, signal) => ({ results: await runPipelineBatch(ctx, batch, signal) }),
+    execute: async (batch, signal, context) => ({ results: await runPipelineBatch(ctx, batch, signal, context?.callers) }),
     dispose: () => Promise.resolve(),
   };
 }
