@@ -105,6 +105,48 @@ describe('README examples against a served repository', () => {
   });
 });
 
+/**
+ * The keywords tritonclient.http's calls take (triton-inference-server/client,
+ * src/python/library/tritonclient/http/_client.py, _infer_input.py, _requested_output.py).
+ */
+const TRITONCLIENT_KEYWORDS: Readonly<Record<string, readonly string[]>> = {
+  InferenceServerClient: ['url', 'verbose', 'concurrency', 'connection_timeout', 'network_timeout', 'max_greenlets', 'ssl', 'ssl_options', 'ssl_context_factory', 'insecure'],
+  InferInput: ['name', 'shape', 'datatype'],
+  set_data_from_numpy: ['input_tensor', 'binary_data'],
+  InferRequestedOutput: ['name', 'binary_data', 'class_count'],
+  infer: [
+    'model_name', 'inputs', 'model_version', 'outputs', 'request_id', 'sequence_id', 'sequence_start', 'sequence_end', 'priority', 'timeout',
+    'headers', 'query_params', 'request_compression_algorithm', 'response_compression_algorithm', 'parameters',
+  ],
+};
+
+/** `[call, keyword]` for every keyword argument passed to one of the calls above. */
+function keywordArguments(code: string): [string, string][] {
+  const out: [string, string][] = [];
+  for (const call of Object.keys(TRITONCLIENT_KEYWORDS)) {
+    for (const m of code.matchAll(new RegExp(`\\b${call}\\(`, 'g'))) {
+      let depth = 1;
+      let i = m.index! + m[0].length;
+      const start = i;
+      for (; i < code.length && depth > 0; i++) depth += code[i] === '(' ? 1 : code[i] === ')' ? -1 : 0;
+      for (const k of code.slice(start, i - 1).matchAll(/(?<![=!<>])\b([a-z_]+)\s*=(?!=)/g)) out.push([call, k[1]!]);
+    }
+  }
+  return out;
+}
+
+describe("the root README's Python client, checked against tritonclient's signatures", () => {
+  it('passes only keywords tritonclient takes (the seed passed binary_format=, which no release has)', () => {
+    const py = blocks.find((b) => b.lang === 'python' && b.code.includes('tritonclient'))!;
+    const used = keywordArguments(py.code);
+    expect(used).toContainEqual(['set_data_from_numpy', 'binary_data']);
+    expect(used).toContainEqual(['InferRequestedOutput', 'binary_data']);
+    for (const [call, keyword] of used) expect(TRITONCLIENT_KEYWORDS[call], `${call}(${keyword}=...)`).toContain(keyword);
+    // The check would catch the seed's call.
+    expect(keywordArguments('x.set_data_from_numpy(t, binary_format=True)')).toEqual([['set_data_from_numpy', 'binary_format']]);
+  });
+});
+
 describe('the README number check', () => {
   it('accepts values equal to the shown precision, elisions included, and refuses others', () => {
     expect(compareNumbers('[-2.72, 2.72]', '[-2.7206, 2.7201]')).toBeUndefined();
