@@ -126,6 +126,10 @@ function runInChild(args: string[]): Promise<ChildMessage> {
   });
   let outcome: ChildMessage | undefined;
   child.on('message', (m: ChildMessage) => (outcome = m));
+  // A signal to this command (not only to the terminal's process group) stops the run too.
+  const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
+  process.on('SIGINT', forward).on('SIGTERM', forward);
+  child.once('exit', () => process.off('SIGINT', forward).off('SIGTERM', forward));
   return new Promise((resolve) => {
     child.on('error', (e) => resolve({ ok: false, code: 'INTERNAL', message: `cannot start the model run: ${e.message}` }));
     child.on('exit', (code, signal) =>
