@@ -67,11 +67,6 @@ function plan(io: ModelInput | ModelOutput, model: string): TensorPlan {
   };
 }
 
-/** The instance's give-up callback (an optional InstanceSpec field, read loosely so older cores typecheck). */
-function giveUp(instance: InstanceSpec): ((reason: string) => void) | undefined {
-  return (instance as InstanceSpec & { onUnavailable?: (reason: string) => void }).onUnavailable;
-}
-
 class OnnxModel implements BackendModel {
   constructor(
     private readonly spec: LoadSpec,
@@ -107,7 +102,8 @@ class OnnxModel implements BackendModel {
       model: config.name,
       instanceName: instance.name,
       log,
-      ...(giveUp(instance) ? { onUnavailable: giveUp(instance)! } : {}),
+      ...(instance.onUnavailable ? { onUnavailable: instance.onUnavailable } : {}),
+      ...(instance.onAvailable ? { onAvailable: instance.onAvailable } : {}),
       ...(this.options.executeTimeoutMs ? { executeTimeoutMs: this.options.executeTimeoutMs } : {}),
     });
   }

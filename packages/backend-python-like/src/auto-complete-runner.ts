@@ -64,7 +64,7 @@ async function autoCompleteSandboxed(spec: AutoCompleteSpec, bundle: TranspiledM
       model: name,
       instanceName: `${name}_autocomplete`,
       startTimeoutMs: TIMEOUT_MS,
-      restart: { maxRestarts: 0 },
+      restart: { maxRestarts: 0, keepTrying: false },
       log: spec.log,
       ...isolation,
     });

@@ -76,6 +76,7 @@ export class PythonLikeModel implements BackendModel {
       infer: (request) => this.#bls(request),
       ...(this.#spec.inferStream ? { inferStream: this.#spec.inferStream } : {}),
       ...(spec.onUnavailable ? { onUnavailable: spec.onUnavailable } : {}),
+      ...(spec.onAvailable ? { onAvailable: spec.onAvailable } : {}),
       log,
       ...isolationOptions(p, modelDir, this.#bundle),
     });

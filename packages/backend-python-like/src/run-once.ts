@@ -100,7 +100,7 @@ export async function runModelOnce(o: RunOnceOptions): Promise<RunOnceResult> {
     inputs,
     ...(o.outputs && o.outputs.length > 0 ? { outputs: o.outputs.map((name) => ({ name })) } : {}),
   };
-  const backend = pythonLikeBackend({ restart: { maxRestarts: 0 } });
+  const backend = pythonLikeBackend({ restart: { maxRestarts: 0, keepTrying: false } });
   const model = await backend.loadModel({ config, version, modelDir, versionDir: path.join(modelDir, String(version)), log });
   let instance: ModelInstance | undefined;
   try {

@@ -109,6 +109,7 @@ class TrtModel implements BackendModel {
         ? { execArgv: ['--allow-addons'], processPermissions: { allowRead: [dirname(this.enginePath), dirname(this.shimPath)] } }
         : {}),
       ...(instance.onUnavailable ? { onUnavailable: instance.onUnavailable } : {}),
+      ...(instance.onAvailable ? { onAvailable: instance.onAvailable } : {}),
       ...(this.options.executeTimeoutMs ? { executeTimeoutMs: this.options.executeTimeoutMs } : {}),
       ...(this.options.restart ? { restart: this.options.restart } : {}),
     });

@@ -53,11 +53,14 @@ export interface InstanceSpec {
   readonly device: number;
   readonly groupName: string;
   /**
-   * Called (once) when this instance stops recovering from crashes (e.g. a worker-hosted instance
-   * that crashed too often within its restart window); the server marks the model UNAVAILABLE with
-   * `reason` in the repository index. Optional: an instance that cannot give up never calls it.
+   * Called when this instance is down (e.g. a worker-hosted instance that crashed too many times in
+   * a row and keeps restarting with a backoff), and again with each new cause while it stays down.
+   * While every instance of a version is down, the server answers its requests UNAVAILABLE with
+   * `reason` and shows it in the repository index. Optional.
    */
   readonly onUnavailable?: (reason: string) => void;
+  /** Called when a down instance serves again. */
+  readonly onAvailable?: () => void;
 }
 
 export interface Backend {

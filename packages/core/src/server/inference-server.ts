@@ -126,14 +126,7 @@ export class InferenceServer implements InferenceServerApi {
       log: this.log,
       retries: Math.max(0, options.modelLoadRetryCount ?? 0),
       checkOnly: options.checkOnly === true,
-      onUnavailable: (model, version, reason) => {
-        const slot = this.lifecycle.models.get(model)?.slots.get(version);
-        if (slot?.state === 'READY') {
-          slot.state = 'UNAVAILABLE';
-          slot.reason = reason;
-          this.log.error(`model '${model}' version ${version} is unavailable: ${reason}`);
-        }
-      },
+      onHealth: (loaded, down) => this.onVersionHealth(loaded, down),
     };
     this.lifecycle = new ModelLifecycle({
       repository: this.repository,
@@ -261,6 +254,28 @@ export class InferenceServer implements InferenceServerApi {
       for (const [version, slot] of versions) rows.push([record.name, String(version), slot.reason ? `${slot.state}: ${slot.reason}` : slot.state]);
     }
     return formatTable(['Model', 'Version', 'Status'], rows);
+  }
+
+  /**
+   * Every instance of `loaded` is down (`down` = the last crash cause): its slot reads UNAVAILABLE
+   * with that reason (index, readiness, requests) while it keeps restarting; an instance serving
+   * again makes it READY again. Only the version serving in the slot counts (not one being replaced).
+   */
+  private onVersionHealth(loaded: LoadedVersion, down: string | undefined): void {
+    const slot = this.lifecycle.models.get(loaded.name)?.slots.get(loaded.version);
+    if (!slot || slot.live !== loaded || this.stopping) return;
+    if (down !== undefined) {
+      if (slot.state !== 'READY' && !slot.down) return;
+      if (!slot.down) this.log.error(`model '${loaded.name}' version ${loaded.version} is unavailable: ${down}`);
+      slot.state = 'UNAVAILABLE';
+      slot.reason = down;
+      slot.down = true;
+    } else if (slot.down) {
+      slot.state = 'READY';
+      slot.reason = '';
+      slot.down = false;
+      this.log.info(`model '${loaded.name}' version ${loaded.version} is serving again`);
+    }
   }
 
   // ---------------------------------------------------------------- health and metadata
@@ -407,7 +422,8 @@ export class InferenceServer implements InferenceServerApi {
   metrics(): ModelMetricsSnapshot[] {
     const out: ModelMetricsSnapshot[] = [];
     for (const record of this.lifecycle.models.values()) {
-      for (const ver of record.readyVersions()) {
+      // Down versions too: their instances' health and restarts are what an operator looks for.
+      for (const ver of record.servingVersions()) {
         const live = record.slots.get(ver)!.live!;
         const s = live.stats.snapshot();
         const us = (d: { ns: number }): number => Math.round(d.ns / 1000);

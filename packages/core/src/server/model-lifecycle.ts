@@ -97,6 +97,7 @@ export class ModelLifecycle {
         const live = slot.live;
         slot.state = 'UNLOADING';
         slot.reason = '';
+        slot.down = false;
         jobs.push(
           live.unload().finally(() => {
             if (slot.live === live) slot.live = undefined;
@@ -192,7 +193,7 @@ export class ModelLifecycle {
     if (!startup) {
       // Models whose folder disappeared are unloaded.
       for (const record of this.models.values()) {
-        if (!scan.models.has(record.name) && !scan.duplicates.has(record.name) && record.readyVersions().length > 0) {
+        if (!scan.models.has(record.name) && !scan.duplicates.has(record.name) && record.servingVersions().length > 0) {
           await this.unloadRecord(record);
         }
       }
@@ -303,7 +304,7 @@ export class ModelLifecycle {
           const message = InferError.from(err).message;
           failures.push(`${this.deps.polling ? 'Poll failed for' : 'failed to read'} model directory '${source.name}': ${message}`);
           // A model that is serving keeps serving when its new config is broken (poll reload).
-          if (record.readyVersions().length === 0) {
+          if (record.servingVersions().length === 0) {
             record.error = message;
             record.resolved = undefined;
           }
@@ -358,7 +359,9 @@ export class ModelLifecycle {
     await Promise.all(
       model.versions.map(async (rv) => {
         let slot = record.slots.get(rv.version);
-        const unchanged = slot?.live && slot.state === 'READY' && slot.live.stamp === rv.stamp && previous?.stamp === model.stamp;
+        // A version whose instances are down is not reloaded by a poll: it keeps restarting itself.
+        const unchanged =
+          slot?.live && (slot.state === 'READY' || slot.down) && slot.live.stamp === rv.stamp && previous?.stamp === model.stamp;
         if (unchanged) return;
         if (!warned && !configError) {
           warned = true;
@@ -368,7 +371,7 @@ export class ModelLifecycle {
           slot = { state: 'UNKNOWN', reason: '' };
           record.slots.set(rv.version, slot);
         }
-        const serving = slot.state === 'READY' ? slot.live : undefined;
+        const serving = slot.state === 'READY' || slot.down ? slot.live : undefined;
         if (!serving) {
           slot.state = 'LOADING';
           slot.reason = '';
@@ -396,6 +399,7 @@ export class ModelLifecycle {
           slot.state = 'READY';
           slot.reason = '';
           slot.dependencyUnloaded = false;
+          slot.down = false;
           this.deps.log.info(`successfully loaded '${model.source.name}' version ${rv.version}`);
           // The old version drains its in-flight requests after the swap; nothing new reaches it.
           if (serving) await serving.unload();
@@ -413,6 +417,7 @@ export class ModelLifecycle {
           .map(async ([, slot]) => {
             const live = slot.live!;
             slot.state = 'UNLOADING';
+            slot.down = false;
             await live.unload();
             slot.live = undefined;
             slot.state = 'UNAVAILABLE';
@@ -430,7 +435,7 @@ export class ModelLifecycle {
    */
   private completeEnsemble(config: ModelConfig): ModelConfig {
     checkComposingModels(config, (name) => this.composingView(name));
-    const result = validateEnsembleModels(config, (m) => this.models.get(m)!.latestReady()!.config);
+    const result = validateEnsembleModels(config, (m) => this.models.get(m)!.latestServing()!.config);
     // Triton always writes the inherited flag, so an ensemble's config carries
     // `model_transaction_policy` (decoupled false or true) once loaded.
     return { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled: result.decoupled } };
@@ -442,7 +447,8 @@ export class ModelLifecycle {
     return {
       known: true,
       configError: !r.resolved ? r.error : undefined,
-      readyVersions: r.readyVersions(),
+      // A model whose instances are down for now still counts: it recovers by itself.
+      readyVersions: r.servingVersions(),
       loadError: r.loadError(),
     };
   }

@@ -14,6 +14,12 @@ export interface VersionSlot {
    * readiness, and marks the ensemble to reload once its composing models are back.
    */
   dependencyUnloaded?: boolean;
+  /**
+   * Set while every instance of `live` is down (a crash loop; they keep restarting): the slot reads
+   * UNAVAILABLE with the last crash cause, requests get that, and it turns READY again by itself
+   * when an instance serves again. The version stays loaded meanwhile.
+   */
+  down?: boolean;
 }
 
 /** What the server knows about one model name. */
@@ -34,6 +40,20 @@ export class ModelRecord {
       .filter(([, s]) => s.state === 'READY' && s.live)
       .map(([v]) => v)
       .sort((a, b) => a - b);
+  }
+
+  /** Versions loaded and serving, or loaded with every instance down for now (they recover by themselves). */
+  servingVersions(): number[] {
+    return [...this.slots.entries()]
+      .filter(([, s]) => s.live && (s.state === 'READY' || s.down))
+      .map(([v]) => v)
+      .sort((a, b) => a - b);
+  }
+
+  /** The highest serving version (see `servingVersions`). */
+  latestServing(): LoadedVersion | undefined {
+    const v = this.servingVersions().at(-1);
+    return v === undefined ? undefined : this.slots.get(v)!.live;
   }
 
   /** The highest READY version's loaded version, without allocating (the inference hot path). */

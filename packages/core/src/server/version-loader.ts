@@ -29,8 +29,47 @@ export interface VersionLoadDeps {
    * warmup runs, and the version's scheduler refuses every request.
    */
   readonly checkOnly?: boolean;
-  /** An instance of `model` version `version` gave up recovering (worker crash loop). */
-  readonly onUnavailable?: (model: string, version: number, reason: string) => void;
+  /**
+   * Every instance of `loaded` is down (worker crash loop; `down` is the last cause), or one serves
+   * again (`down` undefined).
+   */
+  readonly onHealth?: (loaded: LoadedVersion, down: string | undefined) => void;
+}
+
+/**
+ * Which instances of one version are down. The version is down while all of them are (one that
+ * serves keeps it READY; the scheduler prefers it); the server hears each change through `onHealth`.
+ */
+function versionHealth(count: number, deps: VersionLoadDeps) {
+  const down = new Map<string, string>();
+  let version: LoadedVersion | undefined;
+  let reported = false;
+  const report = (): void => {
+    if (!version) return;
+    const allDown = down.size >= count;
+    if (allDown) deps.onHealth?.(version, [...down.values()].at(-1));
+    else if (reported) deps.onHealth?.(version, undefined);
+    reported = allDown;
+  };
+  return {
+    callbacks: (name: string): Pick<InstanceSpec, 'onUnavailable' | 'onAvailable'> => ({
+      onUnavailable: (reason) => {
+        down.delete(name);
+        down.set(name, reason);
+        report();
+      },
+      onAvailable: () => {
+        down.delete(name);
+        report();
+      },
+    }),
+    /** Binds the callbacks to the version once it exists (a crash during load is reported after it). */
+    owner(loaded: LoadedVersion): LoadedVersion {
+      version = loaded;
+      if (down.size >= count) report();
+      return loaded;
+    },
+  };
 }
 
 /** Instance specs of a config: one per count per device (KIND_GPU groups once per listed GPU). */
@@ -88,8 +127,8 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
       ...(model.source.uploaded ? { uploadedFiles: true } : {}),
     });
     const loaded = backendModel;
-    const start = (spec: InstanceSpec): Promise<ModelInstance> =>
-      loaded.createInstance({ ...spec, onUnavailable: (reason) => deps.onUnavailable?.(config.name, rv.version, reason) });
+    const health = versionHealth(instanceSpecs(config).length, deps);
+    const start = (spec: InstanceSpec): Promise<ModelInstance> => loaded.createInstance({ ...spec, ...health.callbacks(spec.name) });
     if (backend.parallelInstanceLoading) {
       // All instances start at once (4 tokenizer workers import their packages side by side); if
       // one fails, the others that started are disposed with the model below.
@@ -102,7 +141,7 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
     }
     await runWarmup(config, model.source.dir, created.map((c) => c.instance));
     const scheduler = createScheduler(config, { ...schedulerDeps, instances: created.map((c) => c.instance) });
-    return new LoadedVersion(config.name, rv.version, config, rv.stamp, scheduler, created, backendModel, stats);
+    return health.owner(new LoadedVersion(config.name, rv.version, config, rv.stamp, scheduler, created, backendModel, stats));
   } catch (err) {
     await disposeAll(created.map((c) => c.instance), backendModel);
     throw InferError.from(err);

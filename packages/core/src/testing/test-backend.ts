@@ -23,6 +23,7 @@ export function workerTestBackend(name: string, entry: URL, options: TestBackend
         version: spec.version,
         inputs: spec.config.input.map((i) => i.name),
         outputs: spec.config.output.map((o) => o.name),
+        parameters: Object.fromEntries(Object.entries(spec.config.parameters ?? {}).map(([k, v]) => [k, v.string_value ?? ''])),
       };
       const instances = new Set<ModelInstance>();
       return {
@@ -36,6 +37,7 @@ export function workerTestBackend(name: string, entry: URL, options: TestBackend
             log: options.log ?? spec.log,
             infer: spec.infer,
             onUnavailable: instance.onUnavailable,
+            onAvailable: instance.onAvailable,
           });
           instances.add(created);
           const dispose = created.dispose.bind(created);

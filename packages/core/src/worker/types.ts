@@ -7,19 +7,25 @@ import type { Logger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 
 export interface WorkerRestartPolicy {
-  /** Crashes tolerated within `windowMs`; one more and the instance gives up (default 5). */
+  /**
+   * Crashes in a row tolerated (default 5); one more and the instance is down: executes fail
+   * UNAVAILABLE at once with the last cause and `onUnavailable` is called, while restarts go on.
+   */
   readonly maxRestarts?: number;
-  /** Sliding window for counting crashes, ms (default 60 000). */
+  /** An instance that runs this long without crashing starts a new row of crashes, ms (default 60 000). */
   readonly windowMs?: number;
-  /** Delay before the first restart; doubles per crash in the window (default 50 ms). */
+  /** Delay before the first restart; doubles per crash in the row (default 50 ms). */
   readonly initialBackoffMs?: number;
-  /** Cap of the backoff (default 5 000 ms). */
+  /** Cap of the backoff (default 60 000 ms): a crash-looping instance is retried at least this often. */
   readonly maxBackoffMs?: number;
   /**
-   * How long an execute that arrives while the instance restarts waits for it before failing
-   * UNAVAILABLE (default: maxBackoffMs + 30 000 ms, the startup allowance).
+   * How long an execute that arrives while the instance restarts (not yet down) waits for it before
+   * failing UNAVAILABLE (default: the backoffs before it would be down, capped by maxBackoffMs, plus
+   * 30 000 ms for a start).
    */
   readonly waitMs?: number;
+  /** False: a down instance stops restarting (one-shot runs). Default true: it retries forever. */
+  readonly keepTrying?: boolean;
 }
 
 export interface WorkerResourceLimits {
@@ -60,8 +66,13 @@ export interface WorkerInstanceOptions<Init> {
   readonly inferStream?: (request: InferRequest, sink: ResponseSink) => void;
   /** Receives the host's messages (restarts, crashes) and the worker's `ctx.log` lines. */
   readonly log?: Logger;
-  /** Called once when the instance stops restarting after too many crashes; it then fails every execute UNAVAILABLE. */
+  /**
+   * Called when the instance goes down after too many crashes in a row, and again with each new
+   * cause while it stays down; it fails every execute UNAVAILABLE meanwhile.
+   */
   readonly onUnavailable?: (reason: string) => void;
+  /** Called when a down instance restarted successfully (it serves again). */
+  readonly onAvailable?: () => void;
   /**
    * `'thread'` (default): a worker thread. `'process'`: a child process under Node's permission model
    * (read-only fs limited to `processPermissions.allowRead` + what the runtime needs, no child

@@ -5,8 +5,11 @@
  * `executeTimeoutMs`, only the requests in flight on it fail (INTERNAL, `model 'm' instance 'i'
  * crashed: <cause>`); the worker is replaced after an exponential backoff, re-running
  * `createInstance(init)`. Executes that arrive meanwhile wait for the restart (bounded by
- * `restart.waitMs`). More than `restart.maxRestarts` crashes within `restart.windowMs` and the
- * instance gives up: `onUnavailable(reason)` is called once and every execute fails UNAVAILABLE.
+ * `restart.waitMs`). More than `restart.maxRestarts` crashes in a row (a run of `restart.windowMs`
+ * without a crash ends the row) and the instance is down: `onUnavailable(reason)` is called (again
+ * with each new cause), every execute fails UNAVAILABLE at once with the last cause, and it keeps
+ * restarting, the backoff doubling up to `restart.maxBackoffMs` (60 s), forever unless
+ * `restart.keepTrying` is false; the first restart that works calls `onAvailable()`.
  *
  * Concurrency: core calls `execute` one batch at a time per instance, but the host tolerates
  * overlapping calls (each is tracked by id).
@@ -50,14 +53,17 @@ interface Generation {
   channel: Channel;
   pending: Map<number, PendingExecute>;
   ready: boolean;
+  /** When it became ready (Date.now()). */
+  readyAt?: number;
   dead: boolean;
   /** Settles the start attempt of this generation. */
   started: { resolve(): void; reject(error: InferError): void };
 }
 
-type State = 'starting' | 'ready' | 'restarting' | 'unavailable' | 'disposed';
+/** `down`: crashed more than maxRestarts times in a row; still restarting (unless keepTrying is false). */
+type State = 'starting' | 'ready' | 'restarting' | 'down' | 'disposed';
 
-const DEFAULTS = { maxRestarts: 5, windowMs: 60_000, initialBackoffMs: 50, maxBackoffMs: 5_000 };
+const DEFAULTS = { maxRestarts: 5, windowMs: 60_000, initialBackoffMs: 50, maxBackoffMs: 60_000, keepTrying: true };
 /** `executeWarnMs` when not given (Tritium's `tritium.execute_warn_ms` default). */
 export const DEFAULT_EXECUTE_WARN_MS = 30_000;
 
@@ -73,7 +79,8 @@ class WorkerHostInstance<Init> implements WorkerInstance {
   private state: State = 'starting';
   private gen: Generation | undefined;
   private nextId = 1;
-  private crashTimes: number[] = [];
+  /** Crashes since the instance last ran `windowMs` without one. */
+  private streak = 0;
   private lastCause = '';
   private unavailableReason = '';
   private restartTimer: NodeJS.Timeout | undefined;
@@ -89,7 +96,8 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     this.log = o.log ?? silentLogger;
     this.label = `model '${o.model}' instance '${o.instanceName}'`;
     const r = { ...DEFAULTS, ...o.restart };
-    this.policy = { ...r, waitMs: o.restart?.waitMs ?? r.maxBackoffMs + 30_000 };
+    // Long enough for the backoffs before the instance is down, plus a start.
+    this.policy = { ...r, waitMs: o.restart?.waitMs ?? Math.min(r.initialBackoffMs * 2 ** r.maxRestarts, r.maxBackoffMs) + 30_000 };
   }
 
   get healthy(): boolean {
@@ -178,12 +186,13 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     switch (msg.t) {
       case 'ready':
         gen.ready = true;
+        gen.readyAt = Date.now();
         this.idle(gen);
         gen.started.resolve();
         break;
       case 'fatal':
         if (gen.ready) this.crash(gen, `worker threw: ${msg.error.message}`);
-        else if (this.state === 'restarting') this.crash(gen, `createInstance failed on restart: ${msg.error.message}`);
+        else if (this.state === 'restarting' || this.state === 'down') this.crash(gen, `createInstance failed on restart: ${msg.error.message}`);
         else {
           // First start: createInstance failed; report its error as is (its code kept).
           gen.dead = true;
@@ -284,48 +293,65 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     if (this.state === 'starting' || this.state === 'disposed' || this.gen !== gen) return;
     this.lastCause = cause;
     const now = Date.now();
-    this.crashTimes = this.crashTimes.filter((t) => now - t < this.policy.windowMs);
-    this.crashTimes.push(now);
-    if (this.crashTimes.length > this.policy.maxRestarts) {
-      const n = this.crashTimes.length;
-      this.giveUp(`${this.label} crashed ${n} time${n === 1 ? '' : 's'} within ${this.policy.windowMs} ms; last cause: ${cause}`);
+    // An instance that served for a whole window starts a new row of crashes.
+    if (gen.readyAt !== undefined && now - gen.readyAt >= this.policy.windowMs) this.streak = 0;
+    this.streak++;
+    const backoff = Math.min(this.policy.initialBackoffMs * 2 ** (this.streak - 1), this.policy.maxBackoffMs);
+    if (this.streak > this.policy.maxRestarts) {
+      this.goDown(`${this.label} crashed ${this.streak} times in a row; last cause: ${cause}`, backoff);
       return;
     }
     this.state = 'restarting';
-    const backoff = Math.min(this.policy.initialBackoffMs * 2 ** (this.crashTimes.length - 1), this.policy.maxBackoffMs);
     this.log.warn(`${this.label} crashed: ${cause}; restarting in ${backoff} ms`);
+    this.scheduleRestart(backoff);
+  }
+
+  private scheduleRestart(backoff: number): void {
     this.restartTimer = setTimeout(() => this.restart(), backoff);
     this.restartTimer.unref();
   }
 
   private restart(): void {
     this.restartTimer = undefined;
-    if (this.state !== 'restarting') return;
+    if (this.state !== 'restarting' && this.state !== 'down') return;
     this.start().then(
       () => {
-        if (this.state !== 'restarting') return;
+        if (this.state !== 'restarting' && this.state !== 'down') return;
+        const wasDown = this.state === 'down';
         this.restarts++;
         this.state = 'ready';
         this.log.info(`${this.label} restarted (${this.restarts} restart(s) so far)`);
         for (const w of this.waiters) w.resolve();
         this.waiters.clear();
+        if (wasDown) this.notify(() => this.o.onAvailable?.());
       },
-      // A failed restart was counted by crash(), which scheduled the next attempt or gave up.
+      // A failed restart was counted by crash(), which scheduled the next attempt.
       () => {},
     );
   }
 
-  private giveUp(reason: string): void {
-    this.state = 'unavailable';
+  /**
+   * Too many crashes in a row: executes fail UNAVAILABLE at once with the cause (nobody waits on a
+   * crash loop), the server hears why, and restarts go on with a growing, capped backoff.
+   */
+  private goDown(reason: string, backoff: number): void {
+    this.state = 'down';
     this.unavailableReason = reason;
-    this.log.error(`${reason}; giving up`);
     const error = this.unavailableError();
     for (const w of this.waiters) w.reject(error);
     this.waiters.clear();
+    if (this.policy.keepTrying) {
+      this.log.error(`${reason}; next restart in ${backoff} ms`);
+      this.scheduleRestart(backoff);
+    } else this.log.error(`${reason}; giving up`);
+    this.notify(() => this.o.onUnavailable?.(reason));
+  }
+
+  private notify(callback: () => void): void {
     try {
-      this.o.onUnavailable?.(reason);
+      callback();
     } catch (e) {
-      this.log.error(`onUnavailable callback failed: ${InferError.from(e).message}`);
+      this.log.error(`${this.label}: health callback failed: ${InferError.from(e).message}`);
     }
   }
 
@@ -336,7 +362,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
   /** Resolves when the instance is ready; UNAVAILABLE after waitMs or when it gives up; CANCELLED on abort. */
   private waitReady(signal: AbortSignal): Promise<void> {
     if (this.state === 'ready') return Promise.resolve();
-    if (this.state === 'unavailable') return Promise.reject(this.unavailableError());
+    if (this.state === 'down') return Promise.reject(this.unavailableError());
     if (this.state === 'disposed') return Promise.reject(new InferError('UNAVAILABLE', `${this.label} is unloaded`));
     return new Promise<void>((resolve, reject) => {
       const done = (): void => {

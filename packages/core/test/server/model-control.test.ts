@@ -4,8 +4,9 @@
  * a version swapped while 1,000 requests run, with zero failures. Real worker-hosted backends.
  */
 import { rename, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { faultBackend, identityBackend } from '@tritium/core/testing';
 import { InferError } from '../../src/errors.ts';
 import { InferenceServer } from '../../src/server/inference-server.ts';
@@ -256,28 +257,42 @@ describe('model repository that cannot be read', () => {
   });
 });
 
-describe('instance health', () => {
-  it('marks a version UNAVAILABLE with the reason when its instance gives up restarting', async () => {
-    const repo = await makeRepo({ f: { config: identityConfig('f').replace('"identity"', '"fault"') } });
+describe('instance health: a crash loop', () => {
+  it('is UNAVAILABLE with the last crash cause while down (index, requests, readiness, metrics), and READY again once a restart works', async () => {
+    const marker = path.join(os.tmpdir(), `tritium-crash-loop-${process.pid}-${Date.now()}`);
+    const config = `${identityConfig('f').replace('"identity"', '"fault"')}
+parameters { key: "fault_on_start" value: { string_value: "fail-while:${marker}" } }`;
+    const repo = await makeRepo({ f: { config } });
     repos.push(repo);
     const server = new InferenceServer({
       repositories: [repo],
-      backends: [faultBackend({ restart: { maxRestarts: 0, initialBackoffMs: 1, waitMs: 100 } })],
+      backends: [faultBackend({ restart: { maxRestarts: 1, initialBackoffMs: 5, maxBackoffMs: 50 } })],
     });
     servers.push(server);
     await server.start();
-    const crash = await errorOf(server.infer(request('f', { parameters: { fault: 'exit' } })));
-    expect(crash.code).toBe('INTERNAL');
-    let entry = (await server.repositoryIndex())[0]!;
-    for (let i = 0; i < 100 && entry.state === 'READY'; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      entry = (await server.repositoryIndex())[0]!;
+    await writeFile(marker, '');
+    try {
+      // The execute that crashes it; its restarts then fail while the marker exists.
+      expect((await errorOf(server.infer(request('f', { parameters: { fault: 'exit' } })))).code).toBe('INTERNAL');
+      await vi.waitFor(async () => expect((await server.repositoryIndex())[0]!.state).toBe('UNAVAILABLE'), { timeout: 30_000 });
+      const entry = (await server.repositoryIndex())[0]!;
+      expect(entry.reason).toMatch(/^model 'f' instance 'f_0_0' crashed \d+ times in a row; last cause: createInstance failed on restart: fault backend: createInstance fails while /);
+      // Answered UNAVAILABLE with the cause (HTTP 503 / gRPC UNAVAILABLE), never 404 "unknown model".
+      for (const version of [undefined, 1]) {
+        const down = await errorOf(server.infer(request('f', version === undefined ? {} : { version })));
+        expect(down.code).toBe('UNAVAILABLE');
+        expect(down.message).toMatch(/^model 'f' version 1 is unavailable: model 'f' instance 'f_0_0' crashed \d+ times in a row; last cause: /);
+      }
+      expect(server.isReady()).toBe(false);
+      expect(server.metrics().map((m) => [m.model, m.instances.map((i) => i.healthy)])).toEqual([['f', [false]]]);
+    } finally {
+      await rm(marker, { force: true });
     }
-    expect(entry.state).toBe('UNAVAILABLE');
-    expect(entry.reason).not.toBe('');
-    const down = await errorOf(server.infer(request('f', { version: 1 })));
-    expect([down.code, down.message]).toEqual(['UNAVAILABLE', `model 'f' version 1 is unavailable: ${entry.reason}`]);
-    expect(server.isReady()).toBe(false);
+    // It kept restarting; the first restart after the fix brings it back by itself.
+    await vi.waitFor(async () => expect((await server.repositoryIndex())[0]).toMatchObject({ state: 'READY', reason: '' }), { timeout: 30_000 });
+    expect((await server.infer(request('f'))).model).toBe('f');
+    expect(server.isReady()).toBe(true);
+    expect(server.metrics()[0]!.instances[0]!.restarts).toBeGreaterThan(0);
   });
 });
 

@@ -181,13 +181,13 @@ describe('worker host: crashes fail only in-flight requests, then restart', () =
 });
 
 describe('worker host: giving up', () => {
-  it('calls onUnavailable after too many crashes in the window and then fails UNAVAILABLE', async () => {
+  it('calls onUnavailable after too many crashes in a row and then fails UNAVAILABLE (keepTrying false: no more restarts)', async () => {
     const reasons: string[] = [];
-    const inst = await spawn('g_0_0', { restart: { maxRestarts: 1, initialBackoffMs: 5, windowMs: 60_000 }, onUnavailable: (r) => reasons.push(r) });
+    const inst = await spawn('g_0_0', { restart: { maxRestarts: 1, initialBackoffMs: 5, windowMs: 60_000, keepTrying: false }, onUnavailable: (r) => reasons.push(r) });
     try {
       await expect(inst.execute([req('1', 'exit')], never)).rejects.toMatchObject({ code: 'INTERNAL' });
       await expect(inst.execute([req('2', 'exit')], never)).rejects.toMatchObject({ code: 'INTERNAL' });
-      expect(reasons).toEqual(["model 'm' instance 'g_0_0' crashed 2 times within 60000 ms; last cause: worker exited with code 3"]);
+      expect(reasons).toEqual(["model 'm' instance 'g_0_0' crashed 2 times in a row; last cause: worker exited with code 3"]);
       expect(inst.healthy).toBe(false);
       await expect(inst.execute([req('3')], never)).rejects.toMatchObject({
         code: 'UNAVAILABLE',

@@ -10,6 +10,8 @@ export interface TestModelInit {
   readonly version: number;
   readonly inputs: readonly string[];
   readonly outputs: readonly string[];
+  /** The config's string `parameters` (e.g. the fault backend's `fault_on_start`). */
+  readonly parameters?: Readonly<Record<string, string>>;
 }
 
 export function findInput(request: InferRequest, name: string): Tensor {

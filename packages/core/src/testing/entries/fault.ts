@@ -11,14 +11,15 @@
  * (SIGKILL to a pid, the parent, or the own process group: `sent` or the error code) · `env` (the
  * environment as JSON) · `connect:<host>:<port>` (a TCP connection: `connected` or the error code)
  * · `alloc:<MiB>` (ArrayBuffers of 16 MiB, touched, until MiB are held: `allocated N MiB` or
- * `failed after N MiB: <error>`).
+ * `failed after N MiB: <error>`). Config parameter `fault_on_start: "fail-while:<path>"` makes
+ * createInstance fail while that file exists (a crash loop on restart).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { InferError } from '../../errors.ts';
 import { decodeStrings } from '../../tensor/tensor.ts';
 import type { InferRequest } from '../../types.ts';
-import type { CreateWorkerInstance, WorkerContext } from '../../worker/types.ts';
+import type { CreateWorkerInstance, WorkerContext, WorkerModelInstance } from '../../worker/types.ts';
 import { identityOutputs, perRequest, respond, type TestModelInit } from './common.ts';
 
 function faultOf(request: InferRequest): string {
@@ -133,9 +134,19 @@ function text(init: TestModelInit, request: InferRequest, value: string) {
   return respond(init, request, [{ name: init.outputs[0] ?? 'OUTPUT0', datatype: 'UINT8', shape: [bytes.byteLength], data: bytes }]);
 }
 
-export const createInstance: CreateWorkerInstance<TestModelInit> = async (init, ctx) => ({
+const instance = (init: TestModelInit, ctx: WorkerContext): WorkerModelInstance => ({
   async execute(batch, { signal }) {
     if (batch.some((r) => faultOf(r) === 'reject')) throw new Error('fault backend: execute rejected on purpose');
     return perRequest(batch, (r) => run(init, ctx, r, signal));
   },
 });
+
+export const createInstance: CreateWorkerInstance<TestModelInit> = async (init, ctx) => {
+  // Config parameter `fault_on_start: "fail-while:<path>"`: createInstance fails while that file
+  // exists (a model that crashes on every restart until someone fixes it).
+  const onStart = init.parameters?.['fault_on_start'] ?? '';
+  if (onStart.startsWith('fail-while:') && existsSync(onStart.slice('fail-while:'.length))) {
+    throw new InferError('INTERNAL', `fault backend: createInstance fails while ${onStart.slice('fail-while:'.length)} exists`);
+  }
+  return instance(init, ctx);
+};
