@@ -276,7 +276,11 @@ export class DynamicBatcher implements Scheduler {
     const wasQueued = entry.state === 'queued';
     if (wasQueued) this.queue.remove(entry);
     const running = entry.batch;
-    this.finish(entry, new InferError('CANCELLED', CANCELLED_MESSAGE), 'CANCELED');
+    // The server aborts with its own error when the request's deadline passed (an expired request:
+    // UNAVAILABLE, counted REJECTED as Triton counts queue timeouts); anything else is a cancellation.
+    const reason: unknown = entry.request.signal?.reason;
+    if (InferError.is(reason) && reason.code !== 'CANCELLED') this.finish(entry, reason, 'REJECTED');
+    else this.finish(entry, new InferError('CANCELLED', CANCELLED_MESSAGE), 'CANCELED');
     // Abort the execution once nobody in it is waiting any more.
     if (running && running.entries.every((e) => e.state === 'done')) running.controller?.abort();
     if (wasQueued) this.pump();

@@ -19,7 +19,7 @@ import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { Backend } from '../backend/spi.ts';
 import { silentLogger, type Logger } from '../logger.ts';
-import type { Clock } from '../scheduler/scheduler.ts';
+import { systemClock, type Clock } from '../scheduler/scheduler.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { ModelRepository } from '../repository/model-repository.ts';
 import type { ConfigCodec } from '../repository/config-codec.ts';
@@ -42,6 +42,7 @@ import { ModelLifecycle } from './model-lifecycle.ts';
 import type { LoadedVersion } from './loaded-version.ts';
 import { formatTable } from './table-printer.ts';
 import { sweepStaleOverrides } from './load-overrides.ts';
+import { answerInTime, streamInTime } from './request-guard.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
@@ -94,6 +95,7 @@ export class InferenceServer implements InferenceServerApi {
   private readonly repository: ModelRepository;
   private readonly codec: ConfigCodec;
   private readonly log: Logger;
+  private readonly clock: Clock;
   private readonly mode: ModelControlMode;
   private readonly lifecycle: ModelLifecycle;
   private ops: Promise<unknown> = Promise.resolve();
@@ -104,6 +106,7 @@ export class InferenceServer implements InferenceServerApi {
 
   constructor(private readonly options: InferenceServerOptions) {
     this.log = options.log ?? silentLogger;
+    this.clock = options.clock ?? systemClock;
     this.mode = options.modelControlMode ?? 'none';
     this.codec = options.configCodec ?? defaultConfigCodec;
     this.repository = new ModelRepository({
@@ -323,10 +326,14 @@ export class InferenceServer implements InferenceServerApi {
   // ---------------------------------------------------------------- inference
 
   /** Routes, validates and enqueues in one synchronous step (see the class comment). */
+  /**
+   * Routes, validates and enqueues in one synchronous step. The request's `timeout` and its signal
+   * always answer it, even if its execute never returns (see request-guard.ts).
+   */
   infer(request: InferRequest): Promise<InferResponse> {
     try {
       const loaded = this.routeForInference(request);
-      return loaded.scheduler.enqueue(request);
+      return answerInTime(request, this.clock, (r) => loaded.scheduler.enqueue(r));
     } catch (err) {
       return Promise.reject(InferError.from(err));
     }
@@ -340,17 +347,19 @@ export class InferenceServer implements InferenceServerApi {
       sink.complete(InferError.from(err));
       return;
     }
-    if (loaded.scheduler.enqueueStream) {
-      loaded.scheduler.enqueueStream(request, sink);
-      return;
-    }
-    loaded.scheduler.enqueue(request).then(
-      (response) => {
-        sink.response(response);
-        sink.complete();
-      },
-      (err: unknown) => sink.complete(InferError.from(err)),
-    );
+    streamInTime(request, sink, this.clock, (r, s) => {
+      if (loaded.scheduler.enqueueStream) {
+        loaded.scheduler.enqueueStream(r, s);
+        return;
+      }
+      loaded.scheduler.enqueue(r).then(
+        (response) => {
+          s.response(response);
+          s.complete();
+        },
+        (err: unknown) => s.complete(InferError.from(err)),
+      );
+    });
   }
 
   private routeForInference(request: InferRequest): LoadedVersion {

@@ -10,7 +10,7 @@ import type { TestModelInit } from './entries/common.ts';
 /** Worker-host options a test backend forwards to every instance it spawns. */
 export type TestBackendOptions = Pick<
   WorkerInstanceOptions<TestModelInit>,
-  'resourceLimits' | 'executeTimeoutMs' | 'restart' | 'isolation' | 'processPermissions' | 'log' | 'startTimeoutMs'
+  'resourceLimits' | 'executeTimeoutMs' | 'executeWarnMs' | 'restart' | 'isolation' | 'processPermissions' | 'log' | 'startTimeoutMs'
 >;
 
 export function workerTestBackend(name: string, entry: URL, options: TestBackendOptions = {}): Backend {

@@ -3,7 +3,8 @@
  * fault through its `fault` parameter or a BYTES input named `FAULT`:
  * `ok` · `fail` (InferError for that request only) · `reject` (execute rejects: the whole batch fails,
  * the worker lives) · `throw` (uncaught exception: the worker crashes) · `exit` (process.exit(3)) ·
- * `hang` (busy loop until the execute timeout kills the worker) · `oom` (allocates until the heap
+ * `hang` (busy loop until the execute timeout kills the worker) · `never` (never resolves, ignores
+ * cancellation, idle) · `oom` (allocates until the heap
  * limit) · `delay:<ms>` (then ok; aborting the execute cancels it) · `read:<path>` (reads a file and
  * returns its bytes as OUTPUT0; a denied read fails that request) · `bls:<model>` (forwards the
  * request's inputs to another model through ctx.infer and returns its outputs).
@@ -60,6 +61,9 @@ async function run(init: TestModelInit, ctx: WorkerContext, request: InferReques
     case 'exit':
       process.exit(3);
       break;
+    case 'never':
+      // An execute that never returns and ignores cancellation, without burning a core.
+      return new Promise<never>(() => {});
     case 'hang':
       for (;;) {
         // Busy forever: only the host's execute timeout (terminate) ends this.
