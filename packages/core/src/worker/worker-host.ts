@@ -298,7 +298,8 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     this.streak++;
     const backoff = Math.min(this.policy.initialBackoffMs * 2 ** (this.streak - 1), this.policy.maxBackoffMs);
     if (this.streak > this.policy.maxRestarts) {
-      this.goDown(`${this.label} crashed ${this.streak} times in a row; last cause: ${cause}`, backoff);
+      const times = this.streak === 1 ? 'once' : `${this.streak} times in a row`;
+      this.goDown(`${this.label} crashed ${times}; last cause: ${cause}`, backoff);
       return;
     }
     this.state = 'restarting';
