@@ -12,11 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onnxBackend } from '@tritium/backend-onnx';
-import { parseModelConfigText, type ModelConfig } from '@tritium/core';
-import { identityBackend } from '@tritium/core/testing';
-import { plainCodec } from '@tritium/client/proto';
+import { parseModelConfigText } from '@tritium/core';
+import { identityBackend } from '@tritium/backend-examples';
 import { buildIdentityModel } from '@tritium/onnx-gen';
-import { protoSafe } from '../src/grpc/unary-handlers.ts';
+import { canonicalConfig as canonical, onCpuHost } from './support/l0-expected.ts';
 import { startTestServerWith, type TestServer } from './support/start-server.ts';
 
 const L0 = path.resolve(import.meta.dirname, '../../../../shared/corpus/triton-l0-model-config');
@@ -90,21 +89,6 @@ function prepare(c: Case, repo: string): void {
     mkdirSync(path.join(dir, '1'), { recursive: true });
     writeFileSync(path.join(dir, '1', 'model.onnx'), generate());
   }
-}
-
-const codec = plainCodec('inference.ModelConfig', { enums: String, longs: String, defaults: false, arrays: false, objects: false });
-/** Protobuf-level equality: encode, decode without defaults (so absent == default, as proto3). */
-const canonical = (config: unknown) => JSON.stringify(codec.decode(codec.encode(protoSafe(config) as object)));
-
-/** The expectation on a host without GPUs (see the header). */
-function onCpuHost(expected: ModelConfig): ModelConfig {
-  for (const g of expected.instance_group ?? []) {
-    if (g.kind !== 'KIND_GPU') continue;
-    g.kind = 'KIND_CPU';
-    g.gpus = [];
-    if (expected.backend === 'onnxruntime' || expected.platform === 'onnxruntime_onnx') g.count = 2;
-  }
-  return expected;
 }
 
 const cases = loadCases();

@@ -217,6 +217,7 @@ afterAll(async () => {
 
 it('installs every publishable package from its tarball, with no workspace link and no TypeScript loader', () => {
   expect(packages).toEqual([
+    '@tritium/backend-examples',
     '@tritium/backend-onnx',
     '@tritium/backend-python-like',
     '@tritium/backend-tensorrt',

@@ -14,7 +14,7 @@ import { DEFAULT_REPOSITORY, setupExample, startTritium, type ServeProcess } fro
 import { codeBlocks, compareNumbers, type CodeBlock } from './readme-blocks.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const READMES = ['README.md', 'packages/client/README.md'].map((r) => path.join(ROOT, r));
+const READMES = ['README.md', 'packages/client/README.md', 'packages/backend-examples/README.md'].map((r) => path.join(ROOT, r));
 const WORK = path.join(ROOT, 'tmp', `readme-examples-${process.pid}`);
 
 const blocks = READMES.flatMap(codeBlocks);

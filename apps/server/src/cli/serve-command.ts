@@ -2,6 +2,7 @@
  * `tritium serve`: tritonserver's flags, the python-like and ONNX backends, HTTP + gRPC +
  * metrics. Logs in Triton's format; SIGTERM/SIGINT stop gracefully within --exit-timeout-secs.
  */
+import { exampleBackends } from '@tritium/backend-examples';
 import { onnxBackend } from '@tritium/backend-onnx';
 import { tensorrtBackend } from '@tritium/backend-tensorrt';
 import { pythonLikeBackend } from '@tritium/backend-python-like';
@@ -13,9 +14,9 @@ import type { TritonLog } from '../logging/triton-log.ts';
 import { runServer } from './run-server.ts';
 import { FlagError, parseServeFlags, SERVE_USAGE, type ServeOptions } from './flags.ts';
 
-/** The backends `tritium serve` binds by default. */
+/** The backends `tritium serve` binds by default: ours, and Triton's example backends (identity, repeat, square). */
 export function defaultBackends(): Backend[] {
-  return [pythonLikeBackend(), onnxBackend(), tensorrtBackend()];
+  return [pythonLikeBackend(), onnxBackend(), tensorrtBackend(), ...exampleBackends()];
 }
 
 export async function serveCommand(args: string[]): Promise<number> {

@@ -46,12 +46,26 @@ interface PendingExecute {
   readonly children: AbortController;
   /** Who this execute runs for (ExecuteContext.callers): its BLS calls carry them. */
   readonly callers: readonly CallFrame[] | undefined;
+  /** Decoupled: indices of the sinks not completed yet. */
+  open?: Set<number>;
   cleanup(): void;
+}
+
+/**
+ * A decoupled execute that returned while some of its requests are still streaming (Triton's
+ * response factory outliving the execute call, as its repeat backend does): their sinks stay
+ * routable until each completes, or the worker dies.
+ */
+interface OpenStream {
+  readonly sinks: readonly ResponseSink[];
+  /** Indices of the sinks not completed yet. */
+  readonly open: Set<number>;
 }
 
 interface Generation {
   channel: Channel;
   pending: Map<number, PendingExecute>;
+  streams: Map<number, OpenStream>;
   ready: boolean;
   /** When it became ready (Date.now()). */
   readyAt?: number;
@@ -126,6 +140,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       const gen: Generation = {
         channel: undefined as unknown as Channel,
         pending: new Map(),
+        streams: new Map(),
         ready: false,
         dead: false,
         started: { resolve, reject },
@@ -205,6 +220,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         if (!p) return;
         gen.pending.delete(msg.id);
         p.cleanup();
+        if (p.sinks && !msg.error && p.open && p.open.size > 0) gen.streams.set(msg.id, { sinks: p.sinks, open: p.open });
         this.idle(gen);
         if (msg.error) p.reject(InferError.fromWire(msg.error));
         else if (msg.packed) {
@@ -219,10 +235,15 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         break;
       }
       case 'sink': {
-        const sink = gen.pending.get(msg.id)?.sinks?.[msg.index];
-        if (!sink) return;
+        const owner = gen.pending.get(msg.id) ?? gen.streams.get(msg.id);
+        const sink = owner?.sinks?.[msg.index];
+        if (!owner || !sink || !owner.open?.has(msg.index)) return;
         if (msg.response) sink.response({ ...msg.response, outputs: msg.response.outputs.map(normalizeTensor) });
-        if (msg.done) sink.complete(msg.error ? InferError.fromWire(msg.error) : undefined);
+        if (msg.done) {
+          owner.open.delete(msg.index);
+          if (owner.open.size === 0 && gen.streams.delete(msg.id)) this.idle(gen);
+          sink.complete(msg.error ? InferError.fromWire(msg.error) : undefined);
+        }
         break;
       }
       case 'bls': {
@@ -276,7 +297,17 @@ class WorkerHostInstance<Init> implements WorkerInstance {
 
   /** Holds the event loop only while work is outstanding. */
   private idle(gen: Generation): void {
-    gen.channel.keepAlive(gen.pending.size > 0);
+    gen.channel.keepAlive(gen.pending.size > 0 || gen.streams.size > 0);
+  }
+
+  /** Ends the streams still open on a generation that is going away, with `error`. */
+  private endStreams(gen: Generation, error: InferError): void {
+    const streams = [...gen.streams.values()];
+    gen.streams.clear();
+    for (const s of streams) {
+      for (const i of s.open) s.sinks[i]?.complete(error);
+      s.open.clear();
+    }
   }
 
   private crash(gen: Generation, cause: string): void {
@@ -289,6 +320,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       p.reject(error);
     }
     gen.pending.clear();
+    this.endStreams(gen, error);
     if (!gen.ready) gen.started.reject(error);
     if (this.state === 'starting' || this.state === 'disposed' || this.gen !== gen) return;
     this.lastCause = cause;
@@ -440,6 +472,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         sinks,
         children,
         callers: context?.callers,
+        ...(sinks ? { open: new Set(sinks.map((_, i) => i)) } : {}),
         cleanup: () => {
           if (timer) clearTimeout(timer);
           warn.done();
@@ -503,6 +536,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       p.reject(error);
     }
     gen.pending.clear();
+    this.endStreams(gen, error);
     if (gen.ready) {
       // Let the instance run its dispose(); kill it if it does not exit in time.
       gen.channel.keepAlive(true);

@@ -1,0 +1,83 @@
+/** `tritium serve` as a user runs it, in a child process on loopback with free ports, for tests. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const TRITIUM_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/tritium.mjs');
+
+export interface ServeProcess {
+  readonly child: ChildProcess;
+  /** Everything the process wrote so far (stdout + stderr). */
+  log(): string;
+  /** Resolves with the exit code once the process exits. */
+  readonly exited: Promise<number | null>;
+  /**
+   * Resolves with the bound ports once the HTTP, gRPC and metrics services started; rejects with
+   * the log when the process exits first (a failed start).
+   */
+  readonly started: Promise<{ http: number; grpc: number; metrics: number }>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+export class ServeExited extends Error {
+  constructor(
+    readonly code: number | null,
+    readonly output: string,
+  ) {
+    super(`tritium serve exited (code ${code}) before serving:\n${output}`);
+  }
+}
+
+/** Starts `tritium serve <args>` with loopback addresses and port 0 unless `args` say otherwise. */
+export function startServeProcess(args: readonly string[], env: NodeJS.ProcessEnv = process.env): ServeProcess {
+  const defaults = ['--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--metrics-address=127.0.0.1', '--http-port=0', '--grpc-port=0', '--metrics-port=0'];
+  const given = new Set(args.map((a) => a.split('=')[0]));
+  const child = spawn(process.execPath, [TRITIUM_BIN, 'serve', ...defaults.filter((d) => !given.has(d.split('=')[0])), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+  });
+  let text = '';
+  child.stdout!.on('data', (c: Buffer) => (text += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (text += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const started = new Promise<{ http: number; grpc: number; metrics: number }>((resolve, reject) => {
+    const port = (service: string): number | undefined => {
+      const m = new RegExp(`Started ${service} at [^:\\s]+:(\\d+)`).exec(text);
+      return m ? Number(m[1]) : undefined;
+    };
+    const timer = setInterval(() => {
+      const http = port('HTTPService');
+      const grpc = port('GRPCInferenceService');
+      const metrics = port('Metrics Service');
+      if (http !== undefined && grpc !== undefined && metrics !== undefined) {
+        clearInterval(timer);
+        resolve({ http, grpc, metrics });
+      }
+    }, 25);
+    void exited.then((code) => {
+      clearInterval(timer);
+      reject(new ServeExited(code, text));
+    });
+  });
+  started.catch(() => undefined);
+  return {
+    child,
+    log: () => text,
+    exited,
+    started,
+    async stop(graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+/** Triton's error log lines (`E1121 22:10:05.123456 <pid> file:line] message`): the messages. */
+export function errorLines(log: string): string[] {
+  return log.split('\n').filter((l) => /^E\d{4} /.test(l));
+}
