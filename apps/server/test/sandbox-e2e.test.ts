@@ -181,7 +181,7 @@ describe.runIf(process.platform === 'linux')('tritium serve against an uploaded 
       });
       expect(status).toBe(200);
       // Upload folders at start, worker files and the python-like cache's bundles on the next load.
-      const cache = path.join(tmp, 'tritium-python-like');
+      const cache = path.join(tmp, `tritium-python-like-${process.getuid!()}`);
       const left = () => [...readdirSync(tmp), ...readdirSync(cache)].filter((n) => n.includes(`-${deadPid}-`));
       await until(`the killed server's temporary files to be swept (left: ${left().join(', ')})`, () => left().length === 0);
     } finally {

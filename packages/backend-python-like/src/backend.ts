@@ -7,7 +7,7 @@ import { sweepStaleBundles, transpileModel } from './transpile.ts';
 
 /** Options of {@link pythonLikeBackend}. */
 export interface PythonLikeBackendOptions {
-  /** Folder for transpiled bundles (default `<tmpdir>/tritium-python-like`); never inside the repository. */
+  /** Folder for transpiled bundles (default `<tmpdir>/tritium-python-like-<uid>`, private to this user); never inside the repository. */
   readonly cacheDir?: string;
   /** Isolation when a config does not set `tritium.isolation` (default `thread`). */
   readonly defaultIsolation?: 'thread' | 'process';

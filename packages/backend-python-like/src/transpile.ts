@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,7 +41,7 @@ export interface TranspiledModel {
 }
 
 export interface TranspileOptions {
-  /** Where to write the output (default `<tmpdir>/tritium-python-like`). */
+  /** Where to write the output (default `<tmpdir>/tritium-python-like-<uid>`, see `defaultCacheDir`). */
   readonly cacheDir?: string;
   /** Distinguishes loads of one model (each load gets its own file, so no two share module state). */
   readonly tag: string;
@@ -101,7 +101,7 @@ function formatMessage(m: Message, workDir: string): string {
  * INVALID_ARG naming `file:line:column`.
  */
 export async function transpileModel(modelName: string, modelFile: string, options: TranspileOptions): Promise<TranspiledModel> {
-  const cacheDir = options.cacheDir ?? path.join(os.tmpdir(), 'tritium-python-like');
+  const cacheDir = options.cacheDir ?? defaultCacheDir();
   const workDir = path.dirname(modelFile);
   const hash = createHash('sha1').update(modelFile).digest('hex').slice(0, 8);
   const safeName = modelName.replace(/[^A-Za-z0-9_.-]/g, '_');
@@ -160,9 +160,38 @@ export async function transpileModel(modelName: string, modelFile: string, optio
     const detail = errors && errors.length > 0 ? errors.map((m) => formatMessage(m, workDir)).join('\n') : String(error);
     throw new InferError('INVALID_ARG', `model '${modelName}': failed to compile ${modelFile}:\n${detail}`);
   }
-  await mkdir(cacheDir, { recursive: true });
-  await writeFile(outfile, contents);
+  await ensurePrivateDir(cacheDir);
+  await writeFile(outfile, contents, { mode: 0o644 });
   return { file: outfile, externals: [...externals], sources };
+}
+
+/**
+ * The bundle folder when none is given: one per user in the temp folder, so no other user can put
+ * code there that the server would import (a shared name in /tmp could be created by anyone first).
+ */
+export function defaultCacheDir(): string {
+  return path.join(os.tmpdir(), `tritium-python-like-${process.getuid?.() ?? 'user'}`);
+}
+
+/**
+ * Creates the bundle folder (traversable, not listable, by others: a sandboxed instance may run as
+ * another uid and must read its bundle) and refuses one this process does not own, that others may
+ * write, or that is a link: the server imports the code it writes there.
+ */
+async function ensurePrivateDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o711 });
+  const st = await lstat(dir);
+  const uid = process.getuid?.();
+  const problem = !st.isDirectory()
+    ? 'it is not a directory (a link?)'
+    : uid !== undefined && st.uid !== uid
+      ? `it belongs to uid ${st.uid}, not to this server (uid ${uid})`
+      : (st.mode & 0o022) !== 0
+        ? `others may write to it (mode ${(st.mode & 0o777).toString(8)})`
+        : undefined;
+  if (problem) {
+    throw new InferError('INTERNAL', `refusing to write model bundles to ${dir}: ${problem}; remove it or pass another cacheDir`);
+  }
 }
 
 const swept = new Set<string>();
@@ -171,7 +200,7 @@ const swept = new Set<string>();
  * Deletes bundles left in the cache folder by server processes that are gone (killed before they
  * could unload their models). Bundle names carry their writer's pid. Once per folder per process.
  */
-export async function sweepStaleBundles(cacheDir: string = path.join(os.tmpdir(), 'tritium-python-like')): Promise<void> {
+export async function sweepStaleBundles(cacheDir: string = defaultCacheDir()): Promise<void> {
   if (swept.has(cacheDir)) return;
   swept.add(cacheDir);
   const names = await readdir(cacheDir).catch(() => [] as string[]);

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -116,5 +116,22 @@ describe('load errors point at model.ts', () => {
     await expect(
       load('bad_param', 'export class TritonPythonModel { execute() { return []; } }\n', 'parameters { key: "tritium.heap_mb" value: { string_value: "lots" } }'),
     ).rejects.toMatchObject({ code: 'INVALID_ARG', message: "model 'bad_param': parameter 'tritium.heap_mb' must be a positive integer, got 'lots'" });
+  });
+});
+
+describe('the bundle folder', () => {
+  it('refuses a folder others may write to (the server imports the code it writes there)', async () => {
+    const modelDir = path.join(root, 'shared_cache');
+    mkdirSync(path.join(modelDir, '1'), { recursive: true });
+    writeFileSync(path.join(modelDir, '1', 'model.ts'), 'export default class TritonPythonModel { execute() { return []; } }');
+    const shared = path.join(root, 'world-writable');
+    mkdirSync(shared, { mode: 0o777 });
+    chmodSync(shared, 0o777);
+    const config = normalizeModelConfig(parseModelConfigText(`name: "shared_cache" backend: "python"`));
+    const e = await pythonLikeBackend({ cacheDir: shared })
+      .loadModel({ config, version: 1, modelDir, versionDir: path.join(modelDir, '1'), log: silentLogger })
+      .catch((err: unknown) => err);
+    expect(InferError.is(e)).toBe(true);
+    expect((e as InferError).message).toBe(`refusing to write model bundles to ${shared}: others may write to it (mode 777); remove it or pass another cacheDir`);
   });
 });
