@@ -64,6 +64,7 @@ export function exampleBackend<Init>(spec: ExampleBackendSpec<Init>, options: Ex
             instanceName: instance.name,
             log: load.log,
             ...(instance.onUnavailable ? { onUnavailable: instance.onUnavailable } : {}),
+            ...(instance.onAvailable ? { onAvailable: instance.onAvailable } : {}),
             ...(options.executeTimeoutMs ? { executeTimeoutMs: options.executeTimeoutMs } : {}),
             ...(options.restart ? { restart: options.restart } : {}),
           });
