@@ -10,6 +10,7 @@ export type * from './types.ts';
 export type * from './config/model-config.ts';
 export { toNumber, emptyDynamicBatching } from './config/model-config.ts';
 export { BACKEND_API_VERSION } from './backend/spi.ts';
+export { instanceFailure, isInstanceFailure } from './backend/instance-failure.ts';
 export type * from './backend/spi.ts';
 export type { Logger } from './logger.ts';
 export { silentLogger } from './logger.ts';

@@ -15,6 +15,7 @@ import type { Logger } from '../logger.ts';
 import { silentLogger } from '../logger.ts';
 import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { CallCycleGuard, executionCallers } from './call-cycles.ts';
+import { isInstanceFailure } from '../backend/instance-failure.ts';
 import { padBatch, unpadResponse } from '../tensor/pad.ts';
 import type { BatcherOptions } from './batcher-options.ts';
 import { formBatch, formationRules, type Candidate, type FormationRules } from './batch-formation.ts';
@@ -444,12 +445,13 @@ export class DynamicBatcher implements Scheduler {
   }
 
   /**
-   * Poison isolation: `entries` failed together with `error` (an execute that rejected as a whole:
-   * a throw, a crashed worker). Their halves run again, one after the other on the same instance,
+   * Poison isolation: `entries` failed together with `error` (an execute that rejected as a whole,
+   * e.g. a model that throws). Their halves run again, one after the other on the same instance,
    * until every failure is pinned on the requests that fail alone; each of those gets the error of
    * its own execution, and its neighbours get their results. When the first half passes, the
    * second holds the cause and is split without being run whole. Errors that say nothing about
-   * the data (UNAVAILABLE, CANCELLED, ...) fail the whole batch at once. A batch of n requests
+   * the data (UNAVAILABLE, CANCELLED, ...) fail the whole batch at once, and so do instance
+   * failures (a crashed or timed-out worker, see instance-failure.ts). A batch of n requests
    * with k poisoned costs at most 2·k·⌈log2 n⌉ extra executions. `tested`: `error` came from
    * running exactly these entries (false: they are only known to hold a cause).
    */
@@ -462,7 +464,7 @@ export class DynamicBatcher implements Scheduler {
       if (own) this.failBatch(live, own, 'BACKEND');
       return;
     }
-    if (live.length === 1 || !BISECTABLE.has(error.code) || signal.aborted) {
+    if (live.length === 1 || !BISECTABLE.has(error.code) || isInstanceFailure(error) || signal.aborted) {
       this.failBatch(live, error, 'BACKEND');
       return;
     }

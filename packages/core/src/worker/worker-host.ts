@@ -18,6 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { InferError } from '../errors.ts';
 import type { ExecuteContext, ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
+import { instanceFailure } from '../backend/instance-failure.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { spawnProcess, spawnThread, type Channel } from './channel.ts';
@@ -314,7 +315,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     if (gen.dead) return;
     gen.dead = true;
     void gen.channel.kill();
-    const error = new InferError('INTERNAL', `${this.label} crashed: ${cause}`);
+    const error = instanceFailure(new InferError('INTERNAL', `${this.label} crashed: ${cause}`));
     for (const p of gen.pending.values()) {
       p.cleanup();
       p.reject(error);

@@ -1,5 +1,8 @@
-/** The batcher over real worker instances of the `fault` test backend: a crash fails only its batch. */
-import { describe, expect, it } from 'vitest';
+/**
+ * The batcher over real worker instances of the `fault` test backend: a crash fails only its batch;
+ * a batch whose execute rejects is bisected down to the request that causes it, a crashed one is not.
+ */
+import { describe, expect, it, vi } from 'vitest';
 import { createScheduler, silentLogger } from '../../src/index.ts';
 import { faultBackend } from '../../src/testing/index.ts';
 import { config, dynamicBatching, req, settle, valueOf } from './helpers.ts';
@@ -34,5 +37,61 @@ describe('dynamic batcher over crashing worker instances', () => {
       await b.dispose();
       await model.dispose();
     }
+  });
+
+  describe('poison isolation over a real worker', () => {
+    async function oneInstance() {
+      const cfg = config({ name: 'f', backend: 'fault', max_batch_size: 8, dynamic_batching: dynamicBatching() });
+      const model = await faultBackend({ restart: { maxRestarts: 5, windowMs: 60_000, initialBackoffMs: 10, maxBackoffMs: 50 } }).loadModel({
+        config: cfg,
+        version: 1,
+        modelDir: '/nonexistent',
+        versionDir: '/nonexistent/1',
+        log: silentLogger,
+      });
+      const instance = await model.createInstance({ name: 'f_0_0', kind: 'CPU', device: 0, groupName: 'f' });
+      const s = createScheduler(cfg, { modelName: 'f', version: 1, instances: [instance], infer: () => Promise.reject(new Error('unused')) });
+      /** Four requests queued behind a busy instance, so they run as one batch; `bad` is the fault of the second. */
+      const batchOfFour = async (bad: string) => {
+        const busy = s.enqueue(req(-1, { model: 'f', parameters: { fault: 'delay:200' } }));
+        const four = [0, 1, 2, 3].map((v) => settle(s.enqueue(req(v, { model: 'f', parameters: { fault: v === 1 ? bad : 'ok' } }))));
+        await busy;
+        for (let i = 0; i < 500 && four.some((r) => !r.done); i++) await new Promise((r) => setTimeout(r, 20));
+        return four;
+      };
+      return {
+        instance,
+        batchOfFour,
+        async dispose() {
+          await s.stop();
+          await instance.dispose();
+          await model.dispose();
+        },
+      };
+    }
+
+    it('a rejecting execute is bisected: only the request that causes it fails', async () => {
+      const m = await oneInstance();
+      try {
+        const four = await m.batchOfFour('reject');
+        expect(four.map((r) => r.error?.message ?? valueOf(r.value!))).toEqual([0, 'fault backend: execute rejected on purpose', 2, 3]);
+      } finally {
+        await m.dispose();
+      }
+    });
+
+    it('a crashed worker is not bisected: its batch fails once, with one restart', async () => {
+      const m = await oneInstance();
+      try {
+        const four = await m.batchOfFour('exit');
+        expect(four.map((r) => r.error?.code)).toEqual(['INTERNAL', 'INTERNAL', 'INTERNAL', 'INTERNAL']);
+        expect(four[0]!.error?.message).toMatch(/crashed: worker exited with code 3/);
+        const instance = m.instance as { restarts?: number; healthy?: boolean };
+        await vi.waitFor(() => expect(instance.healthy && (instance.restarts ?? 0) >= 1).toBe(true), { timeout: 20_000 });
+        expect(instance.restarts).toBe(1);
+      } finally {
+        await m.dispose();
+      }
+    });
   });
 });
