@@ -46,7 +46,7 @@ const local = await createInstance(init, {
   instanceName: 'bench_local',
   log: silentLogger,
   infer: () => Promise.reject(new Error('no BLS')),
-  inferStream: () => {},
+  inferStream: () => ({ cancel: () => {} }),
 });
 const worker = await spawnWorkerInstance({ entry: TEST_ENTRIES.identity, init, model: 'bench', instanceName: 'bench_0_0' });
 // The host shares 2 cores with other work: interleave the three measurements in rounds and keep each

@@ -1,7 +1,7 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InferenceServer, decodeStrings, tensorFromStrings, type InferError, type InferResponse } from '@tritium/core';
 import { pythonLikeBackend } from '../src/index.ts';
 import { FIXTURES, asFloat32, asInt32, fp32, int32 } from './helpers.ts';
@@ -11,7 +11,7 @@ describe('through InferenceServer', () => {
   let server: InferenceServer;
   beforeAll(async () => {
     repo = mkdtempSync(path.join(os.tmpdir(), 'tritium-pl-repo-'));
-    for (const name of ['upper', 'add_sub', 'bls_caller', 'bls_stream', 'repeat', 'auto', 'echo_params', 'params_pipeline']) cpSync(path.join(FIXTURES, name), path.join(repo, name), { recursive: true });
+    for (const name of ['upper', 'add_sub', 'bls_caller', 'bls_stream', 'repeat', 'auto', 'echo_params', 'params_pipeline', 'ticker', 'bls_cancel']) cpSync(path.join(FIXTURES, name), path.join(repo, name), { recursive: true });
     server = new InferenceServer({
       repositories: [repo],
       backends: [pythonLikeBackend({ restart: { initialBackoffMs: 10 } })],
@@ -60,6 +60,17 @@ describe('through InferenceServer', () => {
       const r = await server.infer({ id: `d${values.length}`, model: 'bls_stream', inputs: [int32('IN', values, [values.length])] });
       const sum = values.reduce((a, b) => a + b, 0);
       expect(asInt32(r.outputs[0])).toEqual([values.length, sum, values.length + 1]);
+    }
+  });
+
+  it('BLS exec({ decoupled: true }).cancel() cancels the call: the callee stops streaming, the iterator ends with CANCELLED', async () => {
+    for (let round = 1; round <= 2; round++) {
+      const r = await server.infer({ id: `c${round}`, model: 'bls_cancel', inputs: [int32('IN', [1], [1])] });
+      const [got, code] = decodeStrings(r.outputs[0]!.data)[0]!.split('|');
+      expect(Number(got)).toBeGreaterThanOrEqual(2);
+      expect(code).toBe('CANCELLED');
+      // The ticker saw the cancellation and stopped (left alone it streams for 30 s): its execute returned.
+      await vi.waitFor(() => expect(server.statistics('ticker')[0]!.execution_count).toBe(round), { timeout: 10_000 });
     }
   });
 

@@ -46,6 +46,7 @@ export type {
   WorkerRestartPolicy,
   WorkerResourceLimits,
   WorkerContext,
+  BlsStream,
   WorkerExecuteContext,
   WorkerModelInstance,
   CreateWorkerInstance,

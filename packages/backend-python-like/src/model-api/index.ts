@@ -30,6 +30,7 @@ export {
   TRITONSERVER_REQUEST_RELEASE_RESCHEDULE,
 } from './request.ts';
 export type { InferenceRequestInit, InferenceResponseSender, ExecOptions } from './request.ts';
+export { ResponseIterator } from './response-iterator.ts';
 export { getInputConfigByName, getOutputConfigByName, usingDecoupledModelTransactionPolicy } from './config-helpers.ts';
 export type { ModelConfigLike } from './config-helpers.ts';
 export { stackInputs, batchSizes } from './stack.ts';

@@ -1,6 +1,7 @@
-import type { InferResponse, ParameterValue } from '@tritium/core';
+import type { ParameterValue } from '@tritium/core';
 import { TritonError, toTritonError } from './errors.ts';
-import { InferenceResponse } from './response.ts';
+import type { InferenceResponse } from './response.ts';
+import { ResponseIterator, errorResponse, toAuthorResponse } from './response-iterator.ts';
 import { runtimeLink, type WireInferRequest } from './runtime-link.ts';
 import { Tensor } from './tensor.ts';
 
@@ -141,21 +142,21 @@ export class InferenceRequest {
   /**
    * BLS: runs this request through the server (the callee's own scheduler and batcher). Never
    * throws for an inference failure: check `response.hasError()` as in Triton. With
-   * `{ decoupled: true }` it returns an async iterable over every response the callee streams,
-   * ending (as Triton's iterator does when the final flag comes on its own) with an empty response,
-   * or with an error response when the call failed.
+   * `{ decoupled: true }` it returns a ResponseIterator: an async iterable over every response the
+   * callee streams, ending (as Triton's iterator does when the final flag comes on its own) with an
+   * empty response, or with an error response when the call failed; `cancel()` cancels the call.
    */
-  exec(options: ExecOptions & { decoupled: true }): AsyncIterable<InferenceResponse>;
+  exec(options: ExecOptions & { decoupled: true }): ResponseIterator;
   exec(options?: ExecOptions): Promise<InferenceResponse>;
-  exec(options?: ExecOptions): Promise<InferenceResponse> | AsyncIterable<InferenceResponse> {
+  exec(options?: ExecOptions): Promise<InferenceResponse> | ResponseIterator {
     if (options?.decoupled) return this.#stream();
     return this.#call();
   }
 
   /** Same as `exec()`: JavaScript calls are asynchronous either way. */
-  asyncExec(options: ExecOptions & { decoupled: true }): AsyncIterable<InferenceResponse>;
+  asyncExec(options: ExecOptions & { decoupled: true }): ResponseIterator;
   asyncExec(options?: ExecOptions): Promise<InferenceResponse>;
-  asyncExec(options?: ExecOptions): Promise<InferenceResponse> | AsyncIterable<InferenceResponse> {
+  asyncExec(options?: ExecOptions): Promise<InferenceResponse> | ResponseIterator {
     return options?.decoupled ? this.#stream() : this.#call();
   }
 
@@ -187,35 +188,15 @@ export class InferenceRequest {
     }
   }
 
-  async *#stream(): AsyncIterable<InferenceResponse> {
+  #stream(): ResponseIterator {
     if (this.#incoming) {
-      yield errorResponse(new TritonError('exec() is for requests built with new InferenceRequest({ modelName, ... })', TritonError.INVALID_ARG));
-      return;
+      return ResponseIterator.failed(new TritonError('exec() is for requests built with new InferenceRequest({ modelName, ... })', TritonError.INVALID_ARG));
     }
     const link = runtimeLink();
-    if (!link?.inferStream) {
-      yield errorResponse(blsUnavailable());
-      return;
-    }
-    const queue: Array<{ response?: InferenceResponse; done?: boolean }> = [];
-    let wake: (() => void) | undefined;
-    const push = (item: { response?: InferenceResponse; done?: boolean }): void => {
-      queue.push(item);
-      wake?.();
-    };
-    link.inferStream(this.#toWire(), {
-      response: (r) => push({ response: toAuthorResponse(r) }),
-      // The stream ends as Triton's iterator does when the final flag comes on its own (Tritium's
-      // sinks always end that way): with an empty response, or with the error that ended it.
-      complete: (error) => push({ response: error ? errorResponse(toTritonError(error)) : new InferenceResponse({ outputTensors: [] }), done: true }),
-    });
-    for (;;) {
-      if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
-      const item = queue.shift()!;
-      if (item.response) yield item.response;
-      if (item.done) return;
-    }
+    if (!link?.inferStream) return ResponseIterator.failed(blsUnavailable());
+    const inferStream = link.inferStream.bind(link);
+    const wire = this.#toWire();
+    return new ResponseIterator((sink) => inferStream(wire, sink));
   }
 }
 
@@ -223,16 +204,6 @@ function blsUnavailable(): TritonError {
   return new TritonError('BLS is not available here: exec() needs a model running inside a Tritium server', TritonError.UNAVAILABLE);
 }
 
-function errorResponse(error: TritonError): InferenceResponse {
-  return new InferenceResponse({ outputTensors: [], error });
-}
-
-function toAuthorResponse(response: InferResponse): InferenceResponse {
-  return new InferenceResponse({
-    outputTensors: response.outputs.map((t) => Tensor.fromWire(t)),
-    ...(response.parameters ? { parameters: response.parameters } : {}),
-  });
-}
 
 /** Builds a request as `execute` receives it (instance runtime only). */
 export function incomingRequest(state: IncomingRequestState): InferenceRequest {

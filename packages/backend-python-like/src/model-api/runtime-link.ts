@@ -6,15 +6,15 @@
  */
 import type { InferRequest, InferResponse, ResponseSink } from '@tritium/core';
 
-export type WireInferRequest = Omit<InferRequest, 'signal'>;
+export type WireInferRequest = Omit<InferRequest, 'signal' | 'callers'>;
 
 export interface RuntimeLink {
   /** The calling model's name (for self-call detection and messages). */
   readonly modelName: string;
   /** BLS: runs a request through the server. Rejects with an InferError. */
   infer(request: WireInferRequest): Promise<InferResponse>;
-  /** BLS, decoupled. */
-  inferStream?(request: WireInferRequest, sink: ResponseSink): void;
+  /** BLS, decoupled; the handle cancels the call. */
+  inferStream?(request: WireInferRequest, sink: ResponseSink): { cancel(): void };
   log(level: 'error' | 'warn' | 'info' | 'verbose', message: string): void;
 }
 

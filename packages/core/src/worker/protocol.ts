@@ -1,5 +1,5 @@
 /**
- * The whole host ⇄ worker protocol: a branded discriminated union, five kinds to the worker and six
+ * The whole host ⇄ worker protocol: a branded discriminated union, five kinds to the worker and seven
  * back. Plain data only (structured clone / Node's advanced IPC serialization); tensor bytes travel
  * as transferred ArrayBuffers where the channel supports transfer. InferErrors cross as `{code, message}`.
  */
@@ -78,6 +78,8 @@ export type FromWorker = { readonly brand: typeof BRAND } & (
     }
   /** BLS: `parent` is the execute the call was made from (undefined outside one, e.g. in createInstance). */
   | { readonly t: 'bls'; readonly call: number; readonly request: WireRequest; readonly stream: boolean; readonly parent?: number }
+  /** BLS: the worker no longer wants call `call` (a decoupled iterator's cancel()): cancel it. */
+  | { readonly t: 'bls-cancel'; readonly call: number }
   | { readonly t: 'log'; readonly level: LogLevel; readonly message: string; readonly verbosity?: number }
 );
 

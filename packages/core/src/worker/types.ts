@@ -117,6 +117,12 @@ export interface WorkerInstance extends ModelInstance {
   readonly executeOverruns: number;
 }
 
+/** A streaming BLS call in progress (`WorkerContext.inferStream`). */
+export interface BlsStream {
+  /** Cancels the call (Triton's response iterator `cancel()`): the callee's request is cancelled, the sink then completes. */
+  cancel(): void;
+}
+
 /** Passed to `createInstance` inside the worker. */
 export interface WorkerContext {
   readonly model: string;
@@ -124,7 +130,7 @@ export interface WorkerContext {
   /** BLS: runs a request through the server (main thread). Rejects with InferError. */
   infer(request: Omit<InferRequest, 'signal' | 'callers'>): Promise<InferResponse>;
   /** BLS, decoupled: each streamed response to `sink.response`, then `sink.complete(error?)`. */
-  inferStream(request: Omit<InferRequest, 'signal' | 'callers'>, sink: ResponseSink): void;
+  inferStream(request: Omit<InferRequest, 'signal' | 'callers'>, sink: ResponseSink): BlsStream;
   /** Lines go to the host's logger. */
   readonly log: Logger;
 }

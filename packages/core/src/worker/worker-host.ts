@@ -49,7 +49,10 @@ interface PendingExecute {
   readonly callers: readonly CallFrame[] | undefined;
   /** Decoupled: indices of the sinks not completed yet. */
   open?: Set<number>;
+  /** The execute call is over (result or crash): its timers stop. */
   cleanup(): void;
+  /** Nothing of it is left running (no open stream either): its BLS calls are cancelled. */
+  release(): void;
 }
 
 /**
@@ -61,12 +64,18 @@ interface OpenStream {
   readonly sinks: readonly ResponseSink[];
   /** Indices of the sinks not completed yet. */
   readonly open: Set<number>;
+  /** Its execute's BLS children and callers live on with it (see PendingExecute). */
+  readonly children: AbortController;
+  readonly callers: readonly CallFrame[] | undefined;
+  release(): void;
 }
 
 interface Generation {
   channel: Channel;
   pending: Map<number, PendingExecute>;
   streams: Map<number, OpenStream>;
+  /** Streaming BLS calls in progress, cancellable by the worker (`bls-cancel`). */
+  blsStreams: Map<number, AbortController>;
   ready: boolean;
   /** When it became ready (Date.now()). */
   readyAt?: number;
@@ -142,6 +151,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         channel: undefined as unknown as Channel,
         pending: new Map(),
         streams: new Map(),
+        blsStreams: new Map(),
         ready: false,
         dead: false,
         started: { resolve, reject },
@@ -221,7 +231,9 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         if (!p) return;
         gen.pending.delete(msg.id);
         p.cleanup();
-        if (p.sinks && !msg.error && p.open && p.open.size > 0) gen.streams.set(msg.id, { sinks: p.sinks, open: p.open });
+        if (p.sinks && !msg.error && p.open && p.open.size > 0) {
+          gen.streams.set(msg.id, { sinks: p.sinks, open: p.open, children: p.children, callers: p.callers, release: p.release });
+        } else p.release();
         this.idle(gen);
         if (msg.error) p.reject(InferError.fromWire(msg.error));
         else if (msg.packed) {
@@ -242,7 +254,10 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         if (msg.response) sink.response({ ...msg.response, outputs: msg.response.outputs.map(normalizeTensor) });
         if (msg.done) {
           owner.open.delete(msg.index);
-          if (owner.open.size === 0 && gen.streams.delete(msg.id)) this.idle(gen);
+          if (owner.open.size === 0 && gen.streams.delete(msg.id)) {
+            owner.release();
+            this.idle(gen);
+          }
           sink.complete(msg.error ? InferError.fromWire(msg.error) : undefined);
         }
         break;
@@ -250,16 +265,27 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       case 'bls': {
         // Only plain fields cross from the worker: the signal and callers are the host's to set.
         const { signal: _s, callers: _c, ...wire } = msg.request as InferRequest;
-        const parent = msg.parent === undefined ? undefined : gen.pending.get(msg.parent);
+        const parent = msg.parent === undefined ? undefined : (gen.pending.get(msg.parent) ?? gen.streams.get(msg.parent));
+        // A call from inside an execute is cancelled with it and names who waits on it; a stream can
+        // also be cancelled by the worker itself.
+        let signal = parent?.children.signal;
+        if (msg.stream) {
+          const own = new AbortController();
+          gen.blsStreams.set(msg.call, own);
+          signal = signal ? AbortSignal.any([signal, own.signal]) : own.signal;
+        }
         const request: InferRequest = {
           ...wire,
           inputs: wire.inputs.map(normalizeTensor),
-          // A call from inside an execute is cancelled with it and names who waits on it.
-          ...(parent ? { signal: parent.children.signal, ...(parent.callers ? { callers: parent.callers } : {}) } : {}),
+          ...(signal ? { signal } : {}),
+          ...(parent?.callers ? { callers: parent.callers } : {}),
         };
         this.onBls(gen, msg.call, request, msg.stream);
         break;
       }
+      case 'bls-cancel':
+        gen.blsStreams.get(msg.call)?.abort();
+        break;
       case 'log':
         if (msg.level === 'verbose') this.log.verbose(msg.verbosity ?? 1, msg.message);
         else this.log[msg.level](msg.message);
@@ -281,6 +307,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         },
         transfer,
       );
+      if (!more) gen.blsStreams.delete(call);
     };
     if (stream && this.o.inferStream) {
       this.o.inferStream(request, { response: (r) => reply(r, undefined, true), complete: (e) => reply(undefined, e ?? undefined, false) });
@@ -308,6 +335,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     for (const s of streams) {
       for (const i of s.open) s.sinks[i]?.complete(error);
       s.open.clear();
+      s.release();
     }
   }
 
@@ -318,6 +346,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     const error = instanceFailure(new InferError('INTERNAL', `${this.label} crashed: ${cause}`));
     for (const p of gen.pending.values()) {
       p.cleanup();
+      p.release();
       p.reject(error);
     }
     gen.pending.clear();
@@ -477,6 +506,8 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         cleanup: () => {
           if (timer) clearTimeout(timer);
           warn.done();
+        },
+        release: () => {
           signal.removeEventListener('abort', onAbort);
           children.abort();
         },
@@ -534,6 +565,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     gen.dead = true;
     for (const p of gen.pending.values()) {
       p.cleanup();
+      p.release();
       p.reject(error);
     }
     gen.pending.clear();

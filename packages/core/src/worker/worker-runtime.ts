@@ -97,6 +97,11 @@ function makeContext(payload: InitPayload): WorkerContext {
     inferStream(request, sink) {
       const call = sendBls(request, true);
       blsCalls.set(call, { sink });
+      return {
+        cancel: () => {
+          if (blsCalls.has(call)) send({ t: 'bls-cancel', call });
+        },
+      };
     },
   };
 }
