@@ -124,8 +124,9 @@ export function spawnProcess(
     // Only what the caller allow-listed: nothing of the server's environment (NODE_OPTIONS included).
     env: { ...(opts.env ?? {}) },
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
-    // Its own session and process group: kill(0) from the child reaches only its own group.
-    detached: true,
+    // Its own session and process group: kill(0) from the child reaches only its own group. (On
+    // Windows `detached` would open a console instead; there is no process group to escape there.)
+    detached: process.platform !== 'win32',
     ...(opts.sandbox?.runAs ?? {}),
   });
   const memoryLimitMb = opts.sandbox?.request.memoryLimitMb;
