@@ -117,16 +117,34 @@ export function sandboxParameters(
     );
   }
   if (isolation === 'process') memoryMb ??= Math.max(DEFAULT_MEMORY_MB, (heapMb ?? 0) + MEMORY_MARGIN_MB);
+  const env = envNames(config);
+  const allowNetwork = bool(config, PARAMETER_KEYS.allowNetwork);
+  const allowAddons = bool(config, PARAMETER_KEYS.allowAddons);
+  if (defaults.forceProcess) {
+    // Uploaded code is untrusted: its own config may not widen the sandbox it is forced into.
+    const widening = [
+      env.length > 0 ? PARAMETER_KEYS.env : undefined,
+      allowNetwork ? PARAMETER_KEYS.allowNetwork : undefined,
+      allowAddons ? PARAMETER_KEYS.allowAddons : undefined,
+    ].filter((k) => k !== undefined);
+    if (widening.length > 0) {
+      throw new InferError(
+        'INVALID_ARG',
+        `model '${config.name}': parameter '${widening[0]}' is refused for a model whose files were uploaded through the load API ` +
+          `(its code runs in the process sandbox, which its own config may not widen)`,
+      );
+    }
+  }
   return {
-    allowAddons: bool(config, PARAMETER_KEYS.allowAddons),
+    allowAddons,
     heapMb,
     executeTimeoutMs: positiveInt(config, PARAMETER_KEYS.executeTimeoutMs),
     executeWarnMs: positiveInt(config, PARAMETER_KEYS.executeWarnMs) ?? 30_000,
     startTimeoutMs: positiveInt(config, PARAMETER_KEYS.startTimeoutMs),
     isolation,
     isolationForced: isolation !== chosen,
-    env: envNames(config),
-    allowNetwork: bool(config, PARAMETER_KEYS.allowNetwork),
+    env,
+    allowNetwork,
     ...(memoryMb !== undefined ? { memoryMb } : {}),
   };
 }

@@ -150,4 +150,26 @@ describe('uploaded model files (load API `file:` overrides)', () => {
     const local = await server.infer({ id: 'l', model: 'attacker', inputs: [int32('X', [1], [1])], parameters: { mode: 'where' } });
     expect(decodeStrings(local.outputs[0]!.data)).toEqual(['thread']);
   });
+
+  it('may not widen their sandbox: tritium.env, tritium.allow_network and tritium.allow_addons are refused', async () => {
+    const model = readFileSync(path.join(FIXTURES, 'attacker/1/model.ts'));
+    for (const [key, value] of [
+      ['tritium.env', 'AWS_SECRET_ACCESS_KEY'],
+      ['tritium.allow_network', 'true'],
+      ['tritium.allow_addons', 'true'],
+    ] as const) {
+      const config = JSON.stringify({
+        name: 'widening',
+        backend: 'python',
+        max_batch_size: 0,
+        input: [{ name: 'X', data_type: 'TYPE_INT32', dims: [1] }],
+        output: [{ name: 'OUT', data_type: 'TYPE_STRING', dims: [1] }],
+        parameters: { [key]: { string_value: value } },
+      });
+      const e = await server.loadModel('widening', { configJson: config, files: { 'file:1/model.ts': model } }).catch((err: InferError) => err);
+      expect((e as InferError).message).toContain(
+        `model 'widening': parameter '${key}' is refused for a model whose files were uploaded through the load API`,
+      );
+    }
+  });
 });
