@@ -48,6 +48,8 @@ export const PARAMETER_KEYS = {
 export const DEFAULT_MEMORY_MB = 1024;
 const MEMORY_MARGIN_MB = 256;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Variables that change how the sandboxed child itself starts (Node flags such as --allow-fs-write, the dynamic loader, the IPC channel). */
+const SANDBOX_ENV = /^(NODE_OPTIONS|NODE_CHANNEL_\w*|NODE_UNIQUE_ID|LD_\w*)$/;
 
 function positiveInt(config: ModelConfig, key: string): number | undefined {
   const raw = config.parameters?.[key]?.string_value;
@@ -78,6 +80,13 @@ function envNames(config: ModelConfig): string[] {
     throw new InferError(
       'INVALID_ARG',
       `model '${config.name}': parameter '${PARAMETER_KEYS.env}' must be a comma-separated list of environment variable names, got '${bad}'`,
+    );
+  }
+  const unsafe = names.find((n) => SANDBOX_ENV.test(n));
+  if (unsafe !== undefined) {
+    throw new InferError(
+      'INVALID_ARG',
+      `model '${config.name}': parameter '${PARAMETER_KEYS.env}' may not pass '${unsafe}': it changes how the sandboxed process starts`,
     );
   }
   return [...new Set(names)];

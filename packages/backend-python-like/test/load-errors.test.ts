@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InferError, normalizeModelConfig, parseModelConfigText, silentLogger, type ModelInstance } from '@tritium/core';
 import { pythonLikeBackend } from '../src/index.ts';
+import { sandboxParameters } from '../src/parameters.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'tritium-pl-load-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -133,5 +134,17 @@ describe('the bundle folder', () => {
       .catch((err: unknown) => err);
     expect(InferError.is(e)).toBe(true);
     expect((e as InferError).message).toBe(`refusing to write model bundles to ${shared}: others may write to it (mode 777); remove it or pass another cacheDir`);
+  });
+});
+
+describe('tritium.env', () => {
+  it('takes names only, and never one that changes how the sandboxed process starts', () => {
+    const cfg = (env: string) =>
+      normalizeModelConfig(parseModelConfigText(`name: "e" backend: "python" parameters { key: "tritium.env" value: { string_value: "${env}" } }`));
+    expect(sandboxParameters(cfg(' A_1, B ,A_1')).env).toEqual(['A_1', 'B']);
+    expect(() => sandboxParameters(cfg('A,B=1'))).toThrow("model 'e': parameter 'tritium.env' must be a comma-separated list of environment variable names, got 'B=1'");
+    for (const name of ['NODE_OPTIONS', 'LD_PRELOAD', 'NODE_CHANNEL_FD']) {
+      expect(() => sandboxParameters(cfg(`HOME,${name}`))).toThrow(`model 'e': parameter 'tritium.env' may not pass '${name}': it changes how the sandboxed process starts`);
+    }
   });
 });
