@@ -5,6 +5,8 @@ import tseslint from 'typescript-eslint';
 
 const noDi = ['inversify', 'reflect-metadata'];
 const transports = ['@grpc/*', 'protobufjs', 'express', 'fastify'];
+// Object-store SDKs live in @tritium/repository-cloud, behind core's repository-source SPI.
+const cloudSdks = ['@aws-sdk/*', '@azure/*', '@google-cloud/*', 'fauxqs', 'azurite'];
 
 export default [
   { ignores: ['**/node_modules/**', '**/dist/**', '**/.generated/**', 'docs/**', '**/*.d.ts', '.nx/**', 'tmp/**'] },
@@ -26,7 +28,12 @@ export default [
             {
               sourceTag: 'type:core',
               onlyDependOnLibsWithTags: ['type:core'],
-              bannedExternalImports: [...noDi, ...transports, 'onnxruntime-*', 'koffi'],
+              bannedExternalImports: [...noDi, ...transports, ...cloudSdks, 'onnxruntime-*', 'koffi'],
+            },
+            {
+              sourceTag: 'type:repository',
+              onlyDependOnLibsWithTags: ['type:core'],
+              bannedExternalImports: [...noDi, ...transports],
             },
             {
               sourceTag: 'type:backend',

@@ -22,6 +22,7 @@ import { TraceSettingsStore } from './protocol/settings.ts';
 import type { TransportContext } from './protocol/context.ts';
 import { TritiumServer } from './tritium-server.ts';
 import { BackendCatalog } from './backend-catalog.ts';
+import { repositorySources } from './repository-sources.ts';
 
 /** Builds the InferenceServer from the bound backends and the options. */
 export type InferenceServerFactory = (deps: { backends: Backend[]; options: ServeOptions; log: TritonLog }) => InferenceServerApi;
@@ -113,7 +114,8 @@ export function createContainer(init: CreateContainerOptions): Container {
 /** Core's InferenceServer over `--model-repository`, configured by the serve flags. */
 export const defaultInferenceServer: InferenceServerFactory = ({ backends, options, log }) =>
   new InferenceServer({
-    repositories: options.modelRepositories,
+    repositories: repositorySources(options.modelRepositories),
+    repositoryCacheDir: options.repositoryCacheDir,
     backends,
     modelControlMode: options.modelControlMode,
     startupModels: options.loadModels,

@@ -63,6 +63,17 @@ export type { ServerExtension } from './server/server-metadata.ts';
 export { ModelRepository } from './repository/model-repository.ts';
 export type { ModelSource, ScanResult, ResolvedModel, ResolvedVersion, RepositoryOptions } from './repository/model-repository.ts';
 export { defaultConfigCodec } from './repository/config-codec.ts';
+export type {
+  RepositorySource,
+  RepositoryEntry,
+  RepositoryEntryKind,
+  RepositoryFetch,
+  RepositoryCallOptions,
+} from './repository/source/repository-source.ts';
+export { localRepositorySource } from './repository/source/local-source.ts';
+export { checkRelativePath } from './repository/source/relative-path.ts';
+export { RepositoryMirror } from './repository/mirror/repository-mirror.ts';
+export type { MirrorOptions, SyncResult } from './repository/mirror/repository-mirror.ts';
 export type { ConfigCodec, NormalizeContext } from './repository/config-codec.ts';
 export { selectVersions, parseVersionDirName } from './repository/version-policy.ts';
 export { assertSafeModelName } from './repository/model-name.ts';

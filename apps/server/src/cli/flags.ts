@@ -14,6 +14,8 @@ export interface ServeOptions {
   modelControlMode: ModelControlMode;
   loadModels: string[];
   repositoryPollSecs: number;
+  /** `--repository-cache-dir`: where object-store repositories are copied (default: a temporary folder). */
+  repositoryCacheDir?: string;
   strictModelConfig: boolean;
   disableAutoCompleteConfig: boolean;
   exitOnError: boolean;
@@ -163,6 +165,7 @@ const VALUE_FLAGS: Record<string, Setter> = {
   },
   'load-model': (o, v) => o.loadModels.push(v),
   'repository-poll-secs': (o, v) => (o.repositoryPollSecs = int('repository-poll-secs', v)),
+  'repository-cache-dir': (o, v) => (o.repositoryCacheDir = v),
   'exit-timeout-secs': (o, v) => (o.exitTimeoutSecs = int('exit-timeout-secs', v)),
   'model-config-name': (o, v) => (o.modelConfigName = v),
   'http-port': (o, v) => (o.httpPort = port('http-port', v)),
@@ -203,10 +206,11 @@ const VALUE_FLAGS: Record<string, Setter> = {
 
 export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [options]
 
-  --model-repository, --model-store <dir>   model repository (repeatable)
+  --model-repository, --model-store <dir>   model repository: a folder, s3://, as:// or gs:// (repeatable)
   --model-control-mode none|poll|explicit   (default none)
   --load-model <name>                       explicit mode: load at start (repeatable, '*' = all)
   --repository-poll-secs <n>                poll mode interval (default 15)
+  --repository-cache-dir <dir>              local copies of s3:// as:// gs:// repositories (default: temporary)
   --strict-model-config, --disable-auto-complete-config
   --exit-on-error <bool> (true)  --strict-readiness <bool> (true)  --exit-timeout-secs <n> (30)
   --model-config-name <name>

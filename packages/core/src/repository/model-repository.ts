@@ -4,7 +4,9 @@
  * auto-complete, Triton's defaults, validation) and picks the versions its policy serves.
  * Read-only: loading is the server's job.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
@@ -16,14 +18,20 @@ import { folderStamp, textStamp } from './fingerprint.ts';
 import { assertSafeModelName } from './model-name.ts';
 import { assertRealPathInside } from './safe-path.ts';
 import { parseVersionDirName, selectVersions } from './version-policy.ts';
+import type { RepositorySource } from './source/repository-source.ts';
+import { localRepositorySource } from './source/local-source.ts';
+import { RepositoryMirror, type MirrorOptions } from './mirror/repository-mirror.ts';
 
 /** Where a model lives. */
 export interface ModelSource {
   readonly name: string;
+  /** The local folder holding the model folder (the repository, or its copy in the cache). */
   readonly repository: string;
   readonly dir: string;
   /** The folder holds files uploaded through the load API (`file:` overrides): its code is untrusted. */
   readonly uploaded?: boolean;
+  /** Set for a repository in object storage: `dir` is its local copy, synced before each read. */
+  readonly mirror?: RepositoryMirror;
 }
 
 export interface ScanResult {
@@ -56,7 +64,15 @@ export interface ResolvedModel {
 }
 
 export interface RepositoryOptions {
-  readonly repositories: readonly string[];
+  /** Local folders (paths) and repository sources (object stores, bound by the server per URL scheme). */
+  readonly repositories: readonly (string | RepositorySource)[];
+  /**
+   * Folder for the local copies of object-store repositories (created owner-only; kept, so a
+   * restart downloads only what changed). Default: a private temporary folder removed by `dispose()`.
+   */
+  readonly cacheDir?: string;
+  /** Bounds and timeouts of the object-store copies. */
+  readonly mirror?: Omit<MirrorOptions, 'log'>;
   readonly backends: readonly Backend[];
   /** `--model-config-name`: use `<model>/configs/<name>.pbtxt` when present. */
   readonly modelConfigName?: string;
@@ -109,15 +125,56 @@ async function readIfExists(p: string): Promise<string | undefined> {
   }
 }
 
+/** One configured repository: where its files come from and where the model code reads them. */
+interface RepositoryLocation {
+  readonly source: RepositorySource;
+  /** Local folder of its model folders: the repository itself, or its copy in the cache. */
+  readonly root: string;
+  readonly mirror?: RepositoryMirror;
+}
+
+/** A cache sub-folder name for a repository URL: readable, unique, safe as one path segment. */
+function cacheFolderName(url: string): string {
+  const readable = url.replace(/^[a-z0-9]+:\/\//i, (m) => m.slice(0, -3) + '-').replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 60);
+  return `${readable}-${createHash('sha256').update(url).digest('hex').slice(0, 12)}`;
+}
+
 export class ModelRepository {
+  /** Local folders the model code reads, one per repository (a cache folder for object stores). */
   readonly repositories: readonly string[];
+  private readonly locations: readonly RepositoryLocation[];
   private readonly codec: ConfigCodec;
   private readonly log: Logger;
+  private readonly cacheDir: string | undefined;
+  private readonly ownsCacheDir: boolean;
 
   constructor(private readonly options: RepositoryOptions) {
-    this.repositories = options.repositories.map((r) => path.resolve(r));
     this.codec = options.codec ?? defaultConfigCodec;
     this.log = options.log ?? silentLogger;
+    const sources = options.repositories.map((r) => (typeof r === 'string' ? localRepositorySource(r) : r));
+    const remote = sources.some((s) => s.localRoot === undefined);
+    this.ownsCacheDir = remote && options.cacheDir === undefined;
+    this.cacheDir = options.cacheDir !== undefined
+      ? path.resolve(options.cacheDir)
+      : remote
+        ? path.join(os.tmpdir(), `tritium-repository-cache-${process.pid}-${randomBytes(6).toString('hex')}`)
+        : undefined;
+    this.locations = sources.map((source) => {
+      if (source.localRoot !== undefined) return { source, root: source.localRoot };
+      const mirror = new RepositoryMirror(source, path.join(this.cacheDir!, cacheFolderName(source.url)), { ...options.mirror, log: this.log });
+      return { source, root: mirror.modelsRoot, mirror };
+    });
+    this.repositories = this.locations.map((l) => l.root);
+  }
+
+  /** Closes the sources' connections and removes the temporary cache folder (when the server made it). */
+  async dispose(): Promise<void> {
+    await Promise.all(this.locations.map((l) => l.source.close?.().catch(() => undefined)));
+    if (this.ownsCacheDir && this.cacheDir) await rm(this.cacheDir, { recursive: true, force: true });
+  }
+
+  private modelSource(location: RepositoryLocation, name: string): ModelSource {
+    return { name, repository: location.root, dir: path.join(location.root, name), mirror: location.mirror };
   }
 
   /** Lists model folders of every repository. Hidden folders (`.git`) are skipped. */
@@ -125,61 +182,56 @@ export class ModelRepository {
     const models = new Map<string, ModelSource>();
     const duplicates = new Set<string>();
     const errors: string[] = [];
-    for (const [i, repository] of this.repositories.entries()) {
-      const names = await this.repositoryEntries(repository, this.options.repositories[i]!, errors);
-      if (!names) continue;
-      for (const name of names) {
-        if (name.startsWith('.')) continue;
-        const dir = path.join(repository, name);
-        if (!(await isDirectory(dir))) continue;
+    for (const location of this.locations) {
+      let entries;
+      try {
+        entries = await location.source.list('');
+      } catch (err) {
+        errors.push(InferError.from(err).message);
+        continue;
+      }
+      for (const entry of entries) {
+        const name = entry.path;
+        if (name.startsWith('.') || entry.kind !== 'dir') continue;
         if (models.has(name) || duplicates.has(name)) {
           duplicates.add(name);
           models.delete(name);
           continue;
         }
-        models.set(name, { name, repository, dir });
+        models.set(name, this.modelSource(location, name));
       }
     }
     return { models, duplicates, errors };
   }
 
   /**
-   * Checks that every repository is a readable directory (startup). Resolves with Triton's
-   * messages for those that are not: `failed to stat file <path>` when the path does not exist,
-   * `failed to open directory <path>` when it is not a directory or cannot be listed.
+   * Checks that every repository can be listed (startup). Resolves with Triton's messages for
+   * those that cannot: `failed to stat file <path>` when a local path does not exist, `failed to
+   * open directory <path>` when it is not a directory or cannot be listed; for an object store,
+   * the source's error naming its URL (missing bucket, refused credentials, unreachable endpoint).
    */
   async checkRepositories(): Promise<string[]> {
     const errors: string[] = [];
-    for (const [i, repository] of this.repositories.entries()) {
-      await this.repositoryEntries(repository, this.options.repositories[i]!, errors);
+    for (const location of this.locations) {
+      await location.source.list('').catch((err: unknown) => errors.push(InferError.from(err).message));
     }
     return errors;
   }
 
-  /** A repository's entries, sorted; undefined (and a line in `errors`) when it cannot be listed. */
-  private async repositoryEntries(repository: string, given: string, errors: string[]): Promise<string[] | undefined> {
-    const st = await stat(repository).catch(() => undefined);
-    // Triton words these with the path as the user gave it (LocalFileSystem::IsDirectory / GetDirectoryContents).
-    if (!st) {
-      errors.push(`failed to stat file ${given}`);
-      return undefined;
-    }
-    try {
-      if (!st.isDirectory()) throw new Error('not a directory');
-      return (await readdir(repository)).sort();
-    } catch {
-      errors.push(`failed to open directory ${given}`);
-      return undefined;
-    }
+  /**
+   * Makes the model's local folder current: for an object store, syncs its copy in the cache
+   * (downloading only what changed); nothing for a local repository.
+   */
+  async localize(source: ModelSource): Promise<void> {
+    if (source.mirror) await source.mirror.sync(source.name);
   }
 
   /** Finds one model by name (explicit loads), with Triton's errors for missing and duplicate names. */
   async find(name: string): Promise<ModelSource> {
     assertSafeModelName(name);
     const found: ModelSource[] = [];
-    for (const repository of this.repositories) {
-      const dir = path.join(repository, name);
-      if (await isDirectory(dir)) found.push({ name, repository, dir });
+    for (const location of this.locations) {
+      if ((await location.source.stat(name))?.kind === 'dir') found.push(this.modelSource(location, name));
     }
     if (found.length === 0) {
       throw new InferError('INVALID_ARG', `failed to poll model '${name}': model not found in any model repository.`);
@@ -207,6 +259,7 @@ export class ModelRepository {
   async read(source: ModelSource, overrides: ReadOverrides = {}): Promise<ResolvedModel> {
     assertSafeModelName(source.name);
     const dir = overrides.dir ?? source.dir;
+    if (!overrides.dir) await this.localize(source);
     if (!overrides.dir) await assertRealPathInside(source.repository, dir, 'model folder');
     const autoComplete = !this.options.disableAutoCompleteConfig;
 

@@ -22,6 +22,7 @@ import { silentLogger, type Logger } from '../logger.ts';
 import { systemClock, type Clock } from '../scheduler/scheduler.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { ModelRepository } from '../repository/model-repository.ts';
+import type { RepositorySource } from '../repository/source/repository-source.ts';
 import type { ConfigCodec } from '../repository/config-codec.ts';
 import { defaultConfigCodec } from '../repository/config-codec.ts';
 import { assertSafeModelName } from '../repository/model-name.ts';
@@ -47,8 +48,13 @@ import { answerInTime, streamInTime } from './request-guard.ts';
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
 export interface InferenceServerOptions {
-  /** `--model-repository` (repeatable). */
-  readonly repositories: readonly string[];
+  /**
+   * `--model-repository` (repeatable): local folders, or repository sources for object stores
+   * (the server binds `s3://`, `as://`, `gs://` to them).
+   */
+  readonly repositories: readonly (string | RepositorySource)[];
+  /** Folder for the local copies of object-store repositories (default: a temporary folder removed at stop). */
+  readonly repositoryCacheDir?: string;
   readonly backends: readonly Backend[];
   /** `--model-control-mode` (default `none`). */
   readonly modelControlMode?: ModelControlMode;
@@ -111,6 +117,7 @@ export class InferenceServer implements InferenceServerApi {
     this.codec = options.configCodec ?? defaultConfigCodec;
     this.repository = new ModelRepository({
       repositories: options.repositories,
+      cacheDir: options.repositoryCacheDir,
       backends: options.backends,
       modelConfigName: options.modelConfigName,
       disableAutoCompleteConfig: options.disableAutoCompleteConfig === true || options.strictModelConfig === true,
@@ -240,6 +247,7 @@ export class InferenceServer implements InferenceServerApi {
       }
       if (record.overrideDir) await rm(record.overrideDir, { recursive: true, force: true });
     }
+    await this.repository.dispose();
   }
 
   /**

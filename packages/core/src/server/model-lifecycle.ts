@@ -257,6 +257,7 @@ export class ModelLifecycle {
   /** Reads an ensemble's step model names without failing on an otherwise invalid config. */
   private async peekComposing(source: ModelSource): Promise<string[]> {
     try {
+      await this.deps.repository.localize(source);
       const text = await readFile(await this.deps.repository.configPath(source.dir), 'utf8');
       return composingModels(this.deps.codec.parseText(text, 'config.pbtxt'));
     } catch {
