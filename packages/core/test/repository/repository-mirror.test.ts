@@ -1,9 +1,10 @@
 /**
  * The cache copy of a remote repository (RepositoryMirror) over a real source on disk: only changed
  * files are fetched, unchanged folders are not touched, files land owner-only, the cache folder is
- * refused when another user could write to it, and paths from a source are checked before use.
+ * refused when another user could write to it, a link planted in it is replaced (never written
+ * through), and paths from a source are checked before use.
  */
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -65,6 +66,31 @@ describe('RepositoryMirror', () => {
     expect(() => lstatSync(path.join(third.dir, '1'))).toThrow();
     const again = remoteView(store);
     expect((await new RepositoryMirror(again, path.join(tmp, 'cache')).sync('m')).filesDownloaded).toBe(0);
+  });
+
+  it('replaces a link planted in the cache instead of writing through it', async () => {
+    const store = path.join(tmp, 'store-link');
+    write(path.join(store, 'k/config.pbtxt'), 'a');
+    write(path.join(store, 'k/1/model.bin'), 'one');
+    const cache = path.join(tmp, 'cache-link');
+    const mirror = new RepositoryMirror(remoteView(store), cache);
+    const { dir } = await mirror.sync('k');
+    // Someone with the server's uid swaps version 1 and config.pbtxt for links to a folder/file outside.
+    const outside = path.join(tmp, 'outside');
+    mkdirSync(outside);
+    write(path.join(outside, 'victim.txt'), 'untouched');
+    rmSync(path.join(dir, '1'), { recursive: true });
+    symlinkSync(outside, path.join(dir, '1'));
+    rmSync(path.join(dir, 'config.pbtxt'));
+    symlinkSync(path.join(outside, 'victim.txt'), path.join(dir, 'config.pbtxt'));
+    write(path.join(store, 'k/config.pbtxt'), 'b');
+    await mirror.sync('k');
+    expect(lstatSync(path.join(dir, '1')).isSymbolicLink()).toBe(false);
+    expect(readFileSync(path.join(dir, '1/model.bin'), 'utf8')).toBe('one');
+    expect(lstatSync(path.join(dir, 'config.pbtxt')).isSymbolicLink()).toBe(false);
+    expect(readFileSync(path.join(dir, 'config.pbtxt'), 'utf8')).toBe('b');
+    expect(readFileSync(path.join(outside, 'victim.txt'), 'utf8')).toBe('untouched');
+    expect(readdirSync(outside)).toEqual(['victim.txt']);
   });
 
   it('refuses a cache folder that others can write to, or that is a link', async () => {
