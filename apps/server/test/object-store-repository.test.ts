@@ -3,7 +3,7 @@
  * backend over a real S3-compatible server (fauxqs) and Azure's Blob emulator (Azurite), both on
  * 127.0.0.1. Poll and explicit modes, downloads only of what changed, Triton's uniqueness rule
  * across a local and an S3 repository, and bad input (hostile keys, a cut connection, a missing
- * bucket, a wrong key, a dead endpoint) that fails with the URL named while loaded models keep serving.
+ * bucket, refused credentials (s3rver and Azurite check them), a dead endpoint) that fails with the URL named while loaded models keep serving.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -15,6 +15,7 @@ import { azureRepositorySource, s3RepositorySource } from '@tritium/repository-c
 import {
   S3_TEST_CREDENTIALS,
   startAzurite,
+  startCredentialCheckingS3,
   startCuttingProxy,
   startS3Emulator,
   type Azurite,
@@ -303,6 +304,28 @@ describe('bad input keeps the loaded models serving', () => {
       await server.stop();
     }
   }, 120_000);
+
+  it('refused S3 credentials fail start naming the URL, never the secret (s3rver checks access keys)', async () => {
+    const strict = await startCredentialCheckingS3(['models']);
+    try {
+      const url = `s3://${strict.hostPort}/models/repo`;
+      // The right key pair lists the (empty) repository.
+      expect(await s3RepositorySource(url, { env: strict.credentials }).list('')).toEqual([]);
+      const secret = 'a-secret-that-must-never-be-printed';
+      const server = new InferenceServer({
+        repositories: [s3RepositorySource(url, { env: { AWS_ACCESS_KEY_ID: 'NOT-A-KNOWN-KEY', AWS_SECRET_ACCESS_KEY: secret } })],
+        backends: [pythonLikeBackend()],
+      });
+      const err = (await server.start().then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as Error;
+      expect(err.message).toContain(`failed to list ${url}: InvalidAccessKeyId`);
+      expect(err.message).not.toContain(secret);
+    } finally {
+      await strict.stop();
+    }
+  }, 60_000);
 
   it('a missing bucket fails start naming the URL', async () => {
     const url = `s3://${s3.hostPort}/no-such-bucket/repo`;

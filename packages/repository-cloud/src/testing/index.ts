@@ -16,3 +16,5 @@ export { startCuttingProxy } from './cutting-proxy.ts';
 export type { CuttingProxy } from './cutting-proxy.ts';
 export { startAzurite, AZURITE_ACCOUNT, AZURITE_KEY } from './azurite.ts';
 export type { Azurite } from './azurite.ts';
+export { startCredentialCheckingS3 } from './s3rver-server.ts';
+export type { CredentialCheckingS3 } from './s3rver-server.ts';
