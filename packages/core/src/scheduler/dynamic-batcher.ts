@@ -67,7 +67,7 @@ interface Entry extends Candidate {
   /** When the model started on the response to come: the execution's start, then each response. */
   responseStartUs?: number;
   /** Own slots this request's callers hold (BLS), released when it is answered. */
-  holds?: CallFrame[];
+  holds: CallFrame[] | undefined;
 }
 
 interface Running {
@@ -246,7 +246,7 @@ export class DynamicBatcher implements Scheduler {
       settled: false,
       delivered: false,
       responses: 0,
-      ...(holds ? { holds } : {}),
+      holds,
     };
     this.count++;
     this.stats.requestQueued();
@@ -395,36 +395,51 @@ export class DynamicBatcher implements Scheduler {
   }
 
   /** One batch on its instance: executed, and bisected if it fails as a whole. */
-  private async runBatch(slot: Slot, entries: Entry[], signal: AbortSignal): Promise<void> {
-    const error = await this.attempt(slot, entries, signal);
-    if (error) await this.bisect(slot, entries, error, signal, true);
+  private runBatch(slot: Slot, entries: Entry[], signal: AbortSignal): Promise<void> {
+    return this.attempt(slot, entries, signal).then((error) => (error ? this.bisect(slot, entries, error, signal, true) : undefined));
   }
 
   /**
-   * Executes the entries not answered yet as one batch and answers each with its result. Returns
-   * the error when the execution failed as a whole (the entries are then left unanswered).
+   * Executes the entries not answered yet as one batch and answers each with its result. Resolves
+   * with the error when the execution failed as a whole (the entries are then left unanswered).
+   * Plain promise chaining, no async function: this is every execution's path.
    */
-  private async attempt(slot: Slot, entries: readonly Entry[], signal: AbortSignal): Promise<InferError | undefined> {
-    const live = entries.filter((e) => e.state !== 'done');
-    if (live.length === 0) return undefined;
+  private attempt(slot: Slot, entries: readonly Entry[], signal: AbortSignal): Promise<InferError | undefined> {
+    const live = entries.every((e) => e.state !== 'done') ? entries : entries.filter((e) => e.state !== 'done');
+    if (live.length === 0) return Promise.resolve(undefined);
     let requests: InferRequest[];
     try {
       requests = this.padded(live);
     } catch (err) {
       this.failBatch(live, InferError.from(err, 'INVALID_ARG'), 'OTHER');
-      return undefined;
+      return Promise.resolve(undefined);
     }
-    const batchSize = live.reduce((n, e) => n + e.batchSize, 0);
+    let batchSize = 0;
     const startUs = this.clock.nowUs();
-    for (const e of live) e.responseStartUs = startUs;
-    let output: ExecuteOutput;
-    try {
-      output = await slot.instance.execute(requests, signal, this.contextOf(slot, live));
-    } catch (err) {
-      this.recordExecution(batchSize, startUs);
-      return InferError.from(err);
+    for (const e of live) {
+      batchSize += e.batchSize;
+      e.responseStartUs = startUs;
     }
-    const timings = this.recordExecution(batchSize, startUs, output?.timings);
+    let call: Promise<ExecuteOutput>;
+    try {
+      call = slot.instance.execute(requests, signal, this.contextOf(slot, live));
+    } catch (err) {
+      call = Promise.reject(err);
+    }
+    return call.then(
+      (output) => {
+        this.answer(live, requests, output, this.recordExecution(batchSize, startUs, output?.timings));
+        return undefined;
+      },
+      (err: unknown) => {
+        this.recordExecution(batchSize, startUs);
+        return InferError.from(err);
+      },
+    );
+  }
+
+  /** Answers each entry of a completed execution with its own result. */
+  private answer(live: readonly Entry[], requests: readonly InferRequest[], output: ExecuteOutput, timings: Required<ExecuteTimings>): void {
     const results = output?.results ?? [];
     if (results.length !== live.length) {
       this.failBatch(
@@ -432,7 +447,7 @@ export class DynamicBatcher implements Scheduler {
         new InferError('INTERNAL', `model '${this.opts.modelName}' instance returned ${results.length} results for ${live.length} requests`),
         'BACKEND',
       );
-      return undefined;
+      return;
     }
     const unpad = this.opts.unpadding;
     results.forEach((r, i) => {
@@ -441,7 +456,6 @@ export class DynamicBatcher implements Scheduler {
       else if (unpad.size > 0 && requests[i] !== e.request) this.finishUnpadded(e, r, timings);
       else this.finish(e, r, undefined, timings);
     });
-    return undefined;
   }
 
   /**
