@@ -4,7 +4,9 @@
  * - without `preserve_ordering`, a request whose shape differs from the batch head is skipped for
  *   this batch instead of cutting it short; it stays at the head of the queue, so it heads the
  *   next batch (never starved);
- * - opt-in padding-aware batching (`tritium.pad.<INPUT>` parameters, see tensor/pad.ts).
+ * - opt-in padding-aware batching (`tritium.pad.<INPUT>` parameters, see tensor/pad.ts);
+ * - poison isolation: a batch whose execute fails as a whole is bisected (poison-isolation.ts);
+ * - BLS cycles are refused at once (call-cycles.ts).
  *
  * Concurrency: one batch in flight per instance; all instances run concurrently. Everything runs
  * on the caller's event loop; no locks. Every accepted request is answered exactly once.
@@ -15,7 +17,7 @@ import type { Logger } from '../logger.ts';
 import { silentLogger } from '../logger.ts';
 import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { CallCycleGuard, executionCallers } from './call-cycles.ts';
-import { isInstanceFailure } from '../backend/instance-failure.ts';
+import { isolatePoison } from './poison-isolation.ts';
 import { padBatch, unpadResponse } from '../tensor/pad.ts';
 import type { BatcherOptions } from './batcher-options.ts';
 import { formBatch, formationRules, type Candidate, type FormationRules } from './batch-formation.ts';
@@ -23,12 +25,6 @@ import { RequestQueue } from './request-queue.ts';
 import { systemClock, type Clock, type Scheduler } from './scheduler.ts';
 import { guardedStats } from './guarded-stats.ts';
 import { nullStatsRecorder, type FailureReason, type StatsRecorder } from './stats-recorder.ts';
-
-/**
- * Errors of a whole execute that may come from one bad request and are worth bisecting.
- * UNAVAILABLE, NOT_FOUND, UNSUPPORTED, ALREADY_EXISTS and CANCELLED say nothing about the data.
- */
-const BISECTABLE: ReadonlySet<string> = new Set(['INTERNAL', 'INVALID_ARG', 'UNKNOWN']);
 
 /** Triton's status for a cancelled request carries no text; we say what happened. */
 export const CANCELLED_MESSAGE = 'request cancelled';
@@ -394,9 +390,17 @@ export class DynamicBatcher implements Scheduler {
     return this.opts.padding.size > 0 ? padBatch(requests, this.opts.padding) : requests;
   }
 
-  /** One batch on its instance: executed, and bisected if it fails as a whole. */
+  /** One batch on its instance: executed, and bisected if it fails as a whole (poison isolation). */
   private runBatch(slot: Slot, entries: Entry[], signal: AbortSignal): Promise<void> {
-    return this.attempt(slot, entries, signal).then((error) => (error ? this.bisect(slot, entries, error, signal, true) : undefined));
+    return this.attempt(slot, entries, signal).then((error) => {
+      if (!error) return undefined;
+      return isolatePoison(entries, error, {
+        pending: (e) => e.state !== 'done',
+        run: (part) => this.attempt(slot, part, signal),
+        fail: (part, err) => this.failBatch(part, err, 'BACKEND'),
+        abandoned: () => signal.aborted,
+      });
+    });
   }
 
   /**
@@ -456,44 +460,6 @@ export class DynamicBatcher implements Scheduler {
       else if (unpad.size > 0 && requests[i] !== e.request) this.finishUnpadded(e, r, timings);
       else this.finish(e, r, undefined, timings);
     });
-  }
-
-  /**
-   * Poison isolation: `entries` failed together with `error` (an execute that rejected as a whole,
-   * e.g. a model that throws). Their halves run again, one after the other on the same instance,
-   * until every failure is pinned on the requests that fail alone; each of those gets the error of
-   * its own execution, and its neighbours get their results. When the first half passes, the
-   * second holds the cause and is split without being run whole. Errors that say nothing about
-   * the data (UNAVAILABLE, CANCELLED, ...) fail the whole batch at once, and so do instance
-   * failures (a crashed or timed-out worker, see instance-failure.ts). A batch of n requests
-   * with k poisoned costs at most 2·k·⌈log2 n⌉ extra executions. `tested`: `error` came from
-   * running exactly these entries (false: they are only known to hold a cause).
-   */
-  private async bisect(slot: Slot, entries: readonly Entry[], error: InferError, signal: AbortSignal, tested: boolean): Promise<void> {
-    const live = entries.filter((e) => e.state !== 'done');
-    if (live.length === 0) return;
-    if (live.length === 1 && !tested) {
-      // Known to hold a cause but never run alone: its own execution gives its own error.
-      const own = await this.attempt(slot, live, signal);
-      if (own) this.failBatch(live, own, 'BACKEND');
-      return;
-    }
-    if (live.length === 1 || !BISECTABLE.has(error.code) || isInstanceFailure(error) || signal.aborted) {
-      this.failBatch(live, error, 'BACKEND');
-      return;
-    }
-    const mid = Math.ceil(live.length / 2);
-    const first = live.slice(0, mid);
-    const second = live.slice(mid);
-    const firstError = await this.attempt(slot, first, signal);
-    if (firstError) await this.bisect(slot, first, firstError, signal, true);
-    if (!firstError && second.length > 1) {
-      // Failures are taken as deterministic: with the first half passing, the cause is in the second.
-      await this.bisect(slot, second, error, signal, false);
-      return;
-    }
-    const secondError = await this.attempt(slot, second, signal);
-    if (secondError) await this.bisect(slot, second, secondError, signal, true);
   }
 
   private finishUnpadded(entry: Entry, response: InferResponse, timings: Required<ExecuteTimings>): void {
