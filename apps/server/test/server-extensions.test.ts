@@ -40,6 +40,13 @@ const PROBES: Record<string, (s: TestServer) => Promise<unknown>> = {
     expect([...r.asTypedArray('OUTPUT0', 'FP32')]).toEqual([2, 3]);
   },
   parameters: async (s) => expect((await s.http.infer('simple', [fp32([4])], { parameters: { note: 'x', n: 3 } })).asTypedArray('OUTPUT0', 'FP32')[0]).toBe(4),
+  sequence: async (s) => {
+    const one = (v: number) => new InferInput('INPUT0', [1], 'INT32').setData(Int32Array.of(v));
+    const first = await s.http.infer('sequence', [one(3)], { sequenceId: 'ext', sequenceStart: true });
+    expect(first.asTypedArray('OUTPUT0', 'INT32')[0]).toBe(3);
+    await s.grpc.infer('sequence', [one(4)], { sequenceId: 'ext', sequenceEnd: true });
+    await expect(s.http.infer('sequence', [one(5)], { sequenceId: 'ext' })).rejects.toMatchObject({ status: '400' });
+  },
   statistics: async (s) => expect((await s.http.getInferenceStatistics('simple')).model_stats[0].name).toBe('simple'),
   logging: async (s) => expect(await s.http.getLogSettings()).toMatchObject({ log_info: true }),
 };
@@ -61,7 +68,7 @@ describe('server metadata extensions', () => {
   let s: TestServer;
   let shm: TestServer;
   beforeAll(async () => {
-    const models = ['simple', 'addsub'];
+    const models = ['simple', 'addsub', 'sequence'];
     s = await startTestServer({ modelControlMode: 'explicit', loadModels: ['*'] }, undefined, models);
     shm = await startTestServer({ modelControlMode: 'explicit', loadModels: ['*'], allowClientShm: true }, undefined, models);
   });
@@ -70,10 +77,11 @@ describe('server metadata extensions', () => {
     await shm?.close();
   });
 
-  it('advertises only what works: no CUDA shared memory, sequences or traces; system shm only when allowed', async () => {
+  it('advertises only what works: no CUDA shared memory or traces; system shm only when allowed', async () => {
     const plain = await checkAdvertised(s);
     expect(plain).toEqual([
       'classification',
+      'sequence',
       'model_repository',
       'model_repository(unload_dependents)',
       'schedule_policy',

@@ -54,9 +54,10 @@ describe('JSON tensor data', () => {
 });
 
 describe('reserved parameters', () => {
-  it('lifts priority/timeout, keeps binary_data_output for the transport, forwards the rest', () => {
+  it('lifts priority/timeout and the sequence keys, keeps binary_data_output for the transport, forwards the rest', () => {
     expect(liftParameters({ priority: 2, timeout: 100, binary_data_output: true, sequence_id: 'abc', custom: 1.5 })).toEqual({
-      parameters: { sequence_id: 'abc', custom: 1.5 },
+      parameters: { custom: 1.5 },
+      sequence: { id: 'abc', start: false, end: false },
       priority: 2,
       timeoutUs: 100,
       binaryDataOutput: true,

@@ -8,6 +8,7 @@ import {
   BACKEND_API_VERSION,
   InferError,
   configToWireDataType,
+  sequenceTensors,
   spawnWorkerInstance,
   type AutoCompleteSpec,
   type Backend,
@@ -19,6 +20,7 @@ import {
   type ModelInput,
   type ModelOutput,
   type DataType,
+  type SequenceTensorSpec,
 } from '@tritium/core';
 import { autoCompleteConfig, autoCompleteSkipped, DEFAULT_MAX_BATCH_SIZE, skippedMessage } from './autocomplete.ts';
 import { DEFAULT_MODEL_FILENAME, readModelIo, resolveModelPath } from './model-io.ts';
@@ -67,6 +69,10 @@ function plan(io: ModelInput | ModelOutput, model: string): TensorPlan {
   };
 }
 
+function sequencePlan(t: SequenceTensorSpec): TensorPlan {
+  return { name: t.name, datatype: t.datatype, dims: [...t.dims] };
+}
+
 class OnnxModel implements BackendModel {
   constructor(
     private readonly spec: LoadSpec,
@@ -79,13 +85,15 @@ class OnnxModel implements BackendModel {
     const strictGpu = this.options.strictGpu ?? truthy(this.spec.backendConfig?.['strict-gpu']);
     const shared = modelSessionOptions(config, this.options.cores);
     const providers = instanceProviders(config, instance, log, strictGpu);
+    const sequence = sequenceTensors(config);
     const init: OnnxInstanceInit = {
       modelPath: this.modelPath,
       modelName: config.name,
       version: this.spec.version,
       maxBatchSize: config.max_batch_size,
-      inputs: config.input.map((i) => plan(i, config.name)),
-      outputs: config.output.map((o) => plan(o, config.name)),
+      // A sequence model also gets the sequence batcher's control and state inputs, and gives its state outputs.
+      inputs: [...config.input.map((i) => plan(i, config.name)), ...sequence.inputs.map(sequencePlan)],
+      outputs: [...config.output.map((o) => plan(o, config.name)), ...sequence.outputs.map(sequencePlan)],
       batchInputs: (config.batch_input ?? []).map((b) => ({
         kind: b.kind,
         target: b.target_name[0]!,

@@ -21,6 +21,28 @@ const ONNX_TO_CONFIG: Readonly<Record<number, ConfigDataType>> = {
   16: 'TYPE_BF16',
 };
 
+/** onnxruntime's element type names (Triton's OnnxDataTypeName), for messages. */
+const ONNX_NAMES: Readonly<Record<number, string>> = {
+  1: 'FLOAT',
+  2: 'UINT8',
+  3: 'INT8',
+  4: 'UINT16',
+  5: 'INT16',
+  6: 'INT32',
+  7: 'INT64',
+  8: 'STRING',
+  9: 'BOOL',
+  10: 'FLOAT16',
+  11: 'DOUBLE',
+  12: 'UINT32',
+  13: 'UINT64',
+  16: 'BFLOAT16',
+};
+
+export function onnxTypeName(onnxType: number): string {
+  return ONNX_NAMES[onnxType] ?? 'UNDEFINED';
+}
+
 /** ONNX element type number → `TYPE_*` (Triton's OnnxDataTypeToModelConfigDataType). */
 export function onnxToConfigType(onnxType: number): ConfigDataType {
   return ONNX_TO_CONFIG[onnxType] ?? 'TYPE_INVALID';

@@ -3,8 +3,8 @@
  * when it creates an instance (`ValidateInputs` / `ValidateOutputs` + backend_common's
  * `CompareDimsSupported`), with Triton's messages.
  */
-import { InferError, compareDimsSupported, configToWireDataType, type ModelConfig } from '@tritium/core';
-import { onnxToConfigType } from './onnx-types.ts';
+import { InferError, compareDimsSupported, configToWireDataType, sequenceTensors, wireToConfigDataType, type ModelConfig } from '@tritium/core';
+import { onnxToConfigType, onnxTypeName } from './onnx-types.ts';
 import { shapeToString, type IoInfo, type ModelIo } from './model-io.ts';
 
 function checkType(kind: 'input' | 'output' | 'batch input', model: string, name: string, configType: string, info: IoInfo): void {
@@ -32,12 +32,30 @@ export function validateModelIo(config: ModelConfig, io: ModelIo): void {
   const maxBatchSize = config.max_batch_size ?? 0;
   const configInputs = config.input ?? [];
   const batchInputs = config.batch_input ?? [];
-  // Triton counts batch inputs among the inputs the model must provide.
-  const expected = configInputs.length + batchInputs.length;
+  // Triton counts batch inputs among the inputs the model must provide, and a sequence model's
+  // control and state inputs.
+  const sequence = sequenceTensors(config);
+  const expected = configInputs.length + batchInputs.length + sequence.inputs.length;
   if (io.inputs.length !== expected) {
     throw new InferError('INVALID_ARG', `unable to load model '${model}', configuration expects ${expected} inputs, model provides ${io.inputs.length}`);
   }
   const inputs = new Map([...io.inputs, ...io.overridableInitializers].map((i) => [i.name, i]));
+  for (const control of sequence.inputs) {
+    if (control.kind !== 'control') continue;
+    const info = inputs.get(control.name);
+    if (!info) throw new InferError('INTERNAL', `configuration specified sequence control '${control.name}', but model does not provide that input`);
+    const debatched = maxBatchSize > 0 ? info.dims.slice(1) : info.dims;
+    if (debatched.length !== 1 || debatched[0] !== 1) {
+      throw new InferError('INVALID_ARG', `unable to load model '${model}', sequence control '${control.name}' in model has dims ${shapeToString(debatched)} but dims [1] is expected`);
+    }
+    const configType = wireToConfigDataType(control.datatype);
+    if (onnxToConfigType(info.onnxType) !== configType) {
+      throw new InferError(
+        'INVALID_ARG',
+        `unable to load model '${model}', sequence control '${control.name}', the model expects data-type ${onnxTypeName(info.onnxType)} but the model configuration specifies data-type ${configType}`,
+      );
+    }
+  }
   for (const input of configInputs) {
     const info = inputs.get(input.name);
     if (!info) {

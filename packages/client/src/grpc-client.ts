@@ -17,6 +17,7 @@ import {
 import { InferenceServerException } from './errors.ts';
 import type { InferInput, InferRequestedOutput } from './infer-input.ts';
 import { InferResult } from './infer-result.ts';
+import { sequenceParameters, type SequenceOptions } from './sequence-options.ts';
 import type { Datatype } from './tensor-data.ts';
 import { pemBytes, type ClientTlsOptions } from './tls-options.ts';
 
@@ -34,7 +35,7 @@ export interface GrpcClientOptions extends ClientTlsOptions {
 const SERVICE = '/inference.GRPCInferenceService/';
 const MAX = 2147483647;
 
-export interface GrpcInferOptions {
+export interface GrpcInferOptions extends SequenceOptions {
   outputs?: readonly InferRequestedOutput[];
   modelVersion?: string;
   requestId?: string;
@@ -55,6 +56,7 @@ export function buildWireRequest(model: string, inputs: readonly InferInput[], o
   const parameters: WireParams = { ...options.parameters };
   if (options.priority !== undefined) parameters['priority'] = options.priority;
   if (options.timeout !== undefined) parameters['timeout'] = options.timeout;
+  Object.assign(parameters, sequenceParameters(options));
   const raw: Uint8Array[] = [];
   const wireInputs = inputs.map((i) => {
     const params: WireParams = {};

@@ -8,6 +8,7 @@ import zlib from 'node:zlib';
 import { InferenceServerException } from './errors.ts';
 import type { InferInput, InferRequestedOutput } from './infer-input.ts';
 import { InferResult, type OutputTensor } from './infer-result.ts';
+import { sequenceParameters, type SequenceOptions } from './sequence-options.ts';
 import type { Datatype } from './tensor-data.ts';
 import { pemBytes, type ClientTlsOptions } from './tls-options.ts';
 
@@ -26,7 +27,7 @@ export interface HttpClientOptions extends ClientTlsOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-export interface HttpInferOptions {
+export interface HttpInferOptions extends SequenceOptions {
   outputs?: readonly InferRequestedOutput[];
   modelVersion?: string;
   requestId?: string;
@@ -216,11 +217,21 @@ export class HttpInferenceServerClient {
   }
 }
 
+/** JSON.stringify, with bigints (a uint64 `sequence_id` past 2^53) written as exact JSON numbers. */
+function jsonWithBigInts(value: unknown): string {
+  let found = false;
+  // A per-call nonce: no string of the caller's can look like the stand-in.
+  const nonce = Math.random().toString(36).slice(2);
+  const text = JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? ((found = true), `bigint:${nonce}:${v}`) : v));
+  return found ? text.replace(new RegExp(`"bigint:${nonce}:(-?\\d+)"`, 'g'), '$1') : text;
+}
+
 export function buildInferBody(inputs: readonly InferInput[], options: HttpInferOptions): { body: Buffer; headerLength?: number } {
   const binaries: Uint8Array[] = [];
   const params: Record<string, unknown> = { ...options.parameters };
   if (options.priority !== undefined) params['priority'] = options.priority;
   if (options.timeout !== undefined) params['timeout'] = options.timeout;
+  Object.assign(params, sequenceParameters(options));
   if (!options.outputs?.length) params['binary_data_output'] = true;
   const header: Record<string, unknown> = {};
   if (options.requestId) header['id'] = options.requestId;
@@ -236,7 +247,7 @@ export function buildInferBody(inputs: readonly InferInput[], options: HttpInfer
     return t;
   });
   if (options.outputs?.length) header['outputs'] = options.outputs.map((o) => ({ name: o.name, parameters: o.parameters }));
-  const json = Buffer.from(JSON.stringify(header));
+  const json = Buffer.from(jsonWithBigInts(header));
   if (binaries.length === 0) return { body: json };
   return { body: Buffer.concat([json, ...binaries]), headerLength: json.length };
 }

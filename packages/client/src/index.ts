@@ -10,6 +10,7 @@ export { HttpInferenceServerClient } from './http-client.ts';
 export type { HttpClientOptions, HttpInferOptions, HttpResponse } from './http-client.ts';
 export { GrpcInferenceServerClient } from './grpc-client.ts';
 export type { GrpcClientOptions, GrpcInferOptions, StreamCallback } from './grpc-client.ts';
+export type { SequenceOptions } from './sequence-options.ts';
 export type { ClientTlsOptions, PemSource } from './tls-options.ts';
 export { InferInput, InferRequestedOutput } from './infer-input.ts';
 export type { InputData } from './infer-input.ts';

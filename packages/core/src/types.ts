@@ -18,6 +18,21 @@ export interface CallFrame {
   readonly id: number;
 }
 
+/**
+ * A sequence's correlation ID (Triton's `sequence_id`): an unsigned 64-bit integer (a number, or a
+ * bigint past 2^53) or a string. 0 and '' mean "no sequence".
+ */
+export type CorrelationId = number | bigint | string;
+
+/** Triton's sequence extension on a request: `sequence_id`, `sequence_start`, `sequence_end`. */
+export interface SequenceFlags {
+  readonly id: CorrelationId;
+  /** First request of the sequence (`sequence_start`). */
+  readonly start?: boolean;
+  /** Last request of the sequence (`sequence_end`). */
+  readonly end?: boolean;
+}
+
 export interface RequestedOutput {
   readonly name: string;
   /** e.g. `classification: 3` (top-k) from Triton's classification extension. */
@@ -42,6 +57,12 @@ export interface InferRequest {
   readonly priority?: number;
   /** Triton's `timeout` in microseconds (queue timeout override); 0/undefined = none. */
   readonly timeoutUs?: number;
+  /**
+   * The sequence this request belongs to (transports lift `sequence_id` / `sequence_start` /
+   * `sequence_end` out of the parameters). Models with `sequence_batching` require it; the sequence
+   * batcher routes every request of a sequence to the same instance slot, in order.
+   */
+  readonly sequence?: SequenceFlags;
   /** Aborting cancels the request (CANCELLED) wherever it is: queued, in an ensemble, in flight. */
   readonly signal?: AbortSignal;
   /**

@@ -9,6 +9,8 @@ export { ONNX_ELEMENT_TYPE, ORT_NODE_ELEMENT_TYPES } from './dtypes.ts';
 export type { ElementType } from './dtypes.ts';
 export { buildAddSubModel, buildNoBatchModel, buildIdentityModel, buildMultiIdentityModel, buildSequenceModel, buildScalarModel } from './op-models.ts';
 export type { AddSubOptions, IdentityOptions, SequenceOptions, ScalarOptions } from './op-models.ts';
+export { buildSequenceControlModel, buildAccumulatorStateModel } from './sequence-models.ts';
+export type { SequenceControlModelOptions } from './sequence-models.ts';
 export { buildBertModel } from './bert.ts';
 export type { BertOptions, BertNames, BertOverrides } from './bert.ts';
 export { writeModel } from './write.ts';

@@ -20,7 +20,7 @@ export interface ConvertedRequest {
 export function fromWireRequest(m: WireInferRequest, ctx: TransportContext, signal?: AbortSignal): ConvertedRequest {
   const model = m.model_name;
   const version = parseModelVersion(m.model_version);
-  const lifted = liftParameters(m.parameters);
+  const lifted = liftParameters(m.parameters, 'grpc');
   const usesRaw = m.raw_input_contents.length > 0;
   let rawIndex = 0;
   const inputs: Tensor[] = [];
@@ -68,6 +68,7 @@ export function fromWireRequest(m: WireInferRequest, ctx: TransportContext, sign
     inputs,
     outputs,
     parameters: lifted.parameters,
+    ...(lifted.sequence ? { sequence: lifted.sequence } : {}),
     priority: lifted.priority,
     timeoutUs: lifted.timeoutUs,
     signal,

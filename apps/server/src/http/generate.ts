@@ -47,6 +47,7 @@ export function parseGenerateBody(body: Buffer, model: string, version: string |
     version: parseModelVersion(version),
     inputs,
     parameters: lifted.parameters,
+    ...(lifted.sequence ? { sequence: lifted.sequence } : {}),
     priority: lifted.priority,
     timeoutUs: lifted.timeoutUs,
     signal,

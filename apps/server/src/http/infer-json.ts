@@ -36,6 +36,23 @@ export function parseJsonBody(bytes: Uint8Array): unknown {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * A `sequence_id` past 2^53 loses digits in JSON.parse, and two sequences could then collide: its
+ * exact value is read back from the header text (the one `"sequence_id": <digits>` in it; any
+ * doubt is refused rather than guessed).
+ */
+function exactSequenceId(parameters: Record<string, unknown> | undefined, header: Uint8Array): Record<string, unknown> | undefined {
+  const id = parameters?.['sequence_id'];
+  if (typeof id !== 'number' || Number.isSafeInteger(id) || !Number.isInteger(id) || id < 0) return parameters;
+  const text = Buffer.from(header.buffer, header.byteOffset, header.byteLength).toString('utf8');
+  const found = new Set([...text.matchAll(/"sequence_id"\s*:\s*(\d+)\s*(?=[,}])/g)].map((m) => m[1]!));
+  const digits = found.size === 1 ? [...found][0]! : undefined;
+  if (digits === undefined || BigInt(digits) > 0xffffffffffffffffn) {
+    throw invalidArg(`Unable to parse 'sequence_id': expected an unsigned 64-bit integer or a string`);
+  }
+  return { ...parameters, sequence_id: BigInt(digits) };
+}
+
 export function parseInferBody(
   body: Buffer,
   headerLength: number | undefined,
@@ -57,7 +74,7 @@ export function parseInferBody(
   if (!Array.isArray(rawInputs)) throw invalidArg("inference request JSON must have an 'inputs' array");
   if (id !== undefined && typeof id !== 'string') throw invalidArg("the request 'id' must be a string");
   if (parameters !== undefined && !isObject(parameters)) throw invalidArg("request 'parameters' must be an object");
-  const lifted = liftParameters(parameters);
+  const lifted = liftParameters(exactSequenceId(parameters, body.subarray(0, jsonLength)));
   let offset = 0;
   const inputs: Tensor[] = rawInputs.map((raw: unknown, i: number) => {
     if (!isObject(raw)) throw invalidArg(`input ${i} must be an object`);
@@ -124,6 +141,7 @@ export function parseInferBody(
     inputs,
     outputs,
     parameters: lifted.parameters,
+    ...(lifted.sequence ? { sequence: lifted.sequence } : {}),
     priority: lifted.priority,
     timeoutUs: lifted.timeoutUs,
     signal,

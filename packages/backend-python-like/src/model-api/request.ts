@@ -43,7 +43,9 @@ export interface InferenceRequestInit {
   /** Version to call; -1/undefined = the one the model's policy serves. */
   readonly modelVersion?: number;
   readonly requestId?: string;
-  readonly correlationId?: number | string;
+  /** BLS to a sequence model: the sequence's ID (pb_utils' `correlation_id`) and `flags` (SEQUENCE_START / _END). */
+  readonly correlationId?: number | bigint | string;
+  readonly flags?: number;
   /** Queue timeout in microseconds (0 = none). */
   readonly timeout?: number;
   readonly parameters?: Readonly<Record<string, ParameterValue>>;
@@ -56,6 +58,14 @@ export interface ExecOptions {
 }
 
 let blsCounter = 0;
+
+/** The `sequence` of a BLS request built with a correlation ID (none for 0 / '' / absent). */
+function sequenceOf(init: InferenceRequestInit): Pick<WireInferRequest, 'sequence'> | undefined {
+  const id = init.correlationId;
+  if (id === undefined || id === 0 || id === 0n || id === '') return undefined;
+  const flags = init.flags ?? 0;
+  return { sequence: { id, start: (flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_START) !== 0, end: (flags & TRITONSERVER_REQUEST_FLAG_SEQUENCE_END) !== 0 } };
+}
 
 /**
  * `pb_utils.InferenceRequest`. In `execute` each request holds the client's inputs (with their batch
@@ -102,18 +112,22 @@ export class InferenceRequest {
     return this.#incoming ? this.#incoming.wire.id : (this.#init.requestId ?? '');
   }
 
-  /** The sequence's correlation id (`sequence_id` parameter), 0 when none. */
-  correlationId(): number | string {
+  /**
+   * The sequence's correlation ID (`sequence_id`), 0 when none: a number, a bigint past 2^53, or a
+   * string. With `sequence_batching`, requests of one sequence reach the same instance, in order,
+   * so an instance can keep per-sequence state keyed by it (or use implicit state).
+   */
+  correlationId(): number | bigint | string {
     if (!this.#incoming) return this.#init.correlationId ?? 0;
-    const id = this.#incoming.wire.parameters?.['sequence_id'];
-    return typeof id === 'number' || typeof id === 'string' ? id : typeof id === 'bigint' ? Number(id) : 0;
+    return this.#incoming.wire.sequence?.id ?? 0;
   }
 
-  /** Request flags (sequence start/end); 0 outside sequences. */
+  /** Request flags: TRITONSERVER_REQUEST_FLAG_SEQUENCE_START / _END of its sequence; 0 outside sequences. */
   flags(): number {
-    const p = this.#incoming?.wire.parameters;
-    if (!p) return 0;
-    return (p['sequence_start'] === true ? TRITONSERVER_REQUEST_FLAG_SEQUENCE_START : 0) | (p['sequence_end'] === true ? TRITONSERVER_REQUEST_FLAG_SEQUENCE_END : 0);
+    if (!this.#incoming) return this.#init.flags ?? 0;
+    const seq = this.#incoming.wire.sequence;
+    if (!seq) return 0;
+    return (seq.start ? TRITONSERVER_REQUEST_FLAG_SEQUENCE_START : 0) | (seq.end ? TRITONSERVER_REQUEST_FLAG_SEQUENCE_END : 0);
   }
 
   /** Queue timeout in microseconds (0 = none). */
@@ -172,6 +186,7 @@ export class InferenceRequest {
       ...(names.length > 0 ? { outputs: names.map((name) => ({ name })) } : {}),
       ...(init.parameters ? { parameters: { ...init.parameters } } : {}),
       ...(init.timeout ? { timeoutUs: init.timeout } : {}),
+      ...(sequenceOf(init) ?? {}),
     };
   }
 

@@ -28,6 +28,12 @@ function specsOf(config: ModelConfig): Map<string, OutputSpec> {
         clientDims: o.reshape && !o.dims.includes(-1) ? o.dims : undefined,
       });
     }
+    // Implicit state outputs (sequence_batching.state): the sequence batcher takes them as the
+    // sequence's next state; they need not be config outputs.
+    for (const st of config.sequence_batching?.state ?? []) {
+      if (specs.has(st.output_name)) continue;
+      specs.set(st.output_name, { configType: st.data_type, datatype: configToWireDataType(st.data_type), dims: st.dims, clientDims: undefined });
+    }
     compiled.set(config, specs);
   }
   return specs;
@@ -64,7 +70,7 @@ export function checkOutputs(
     if (!spec) {
       return new InferError(
         'INTERNAL',
-        `model '${model}': execute returned output '${t.name}', which the model config does not declare (outputs: ${config.output.map((o) => o.name).join(', ') || 'none'})`,
+        `model '${model}': execute returned output '${t.name}', which the model config does not declare (outputs: ${[...specs.keys()].join(', ') || 'none'})`,
       );
     }
     if (spec.datatype && t.datatype !== spec.datatype) {

@@ -1,8 +1,7 @@
 /**
  * Picks the scheduler a model version runs under: ensemble (per-step, or pipeline batching when
- * the ensemble config carries `dynamic_batching`), dynamic batcher, or direct.
+ * the ensemble config carries `dynamic_batching`), sequence batcher, dynamic batcher, or direct.
  */
-import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { ModelInstance } from '../backend/spi.ts';
 import type { Logger } from '../logger.ts';
@@ -12,6 +11,8 @@ import { createPipelineEnsemble } from '../ensemble/runtime/pipeline-ensemble.ts
 import { batcherOptionsFromConfig } from './batcher-options.ts';
 import { createDirectScheduler } from './direct-scheduler.ts';
 import { DynamicBatcher } from './dynamic-batcher.ts';
+import { SequenceBatcher } from './sequence/sequence-batcher.ts';
+import type { InitialStateData } from './sequence/implicit-state.ts';
 import type { Clock, Scheduler } from './scheduler.ts';
 import type { StatsRecorder } from './stats-recorder.ts';
 
@@ -27,6 +28,8 @@ export interface SchedulerDeps {
   readonly clock?: Clock;
   readonly stats?: StatsRecorder;
   readonly log?: Logger;
+  /** `sequence_batching.state` initial values read at load (loadInitialStates), by state input name. */
+  readonly initialStates?: ReadonlyMap<string, InitialStateData>;
   /** Config of another loaded model (ensembles use it for batch/non-batch adaptation). */
   readonly getModelConfig?: (name: string, version?: number) => ModelConfig | undefined;
 }
@@ -44,12 +47,14 @@ export function createScheduler(config: ModelConfig, deps: SchedulerDeps): Sched
     return config.dynamic_batching ? createPipelineEnsemble(config, deps) : new EnsembleScheduler(config, deps);
   }
   if (config.sequence_batching) {
-    // Serving a stateful model without its control inputs and correlation routing would answer
-    // wrongly, not fail: refuse it at load, clearly.
-    throw new InferError(
-      'UNSUPPORTED',
-      `sequence_batching is not supported by Tritium yet (model '${config.name}'): correlation-ID routing and the START/END/READY/CORRID control inputs are not implemented; use dynamic_batching or no scheduler`,
-    );
+    return new SequenceBatcher(config, deps.version, {
+      instances: deps.instances,
+      clock: deps.clock,
+      stats: deps.stats,
+      log: deps.log,
+      decoupled: !!config.model_transaction_policy?.decoupled,
+      ...(deps.initialStates ? { initialStates: deps.initialStates } : {}),
+    });
   }
   const batcherDeps = {
     instances: deps.instances,

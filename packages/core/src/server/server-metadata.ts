@@ -28,9 +28,7 @@ export type ServerExtension = (typeof SERVER_EXTENSIONS)[number];
  * extension only when it works: delete its line here once it does. Transports remove what they
  * cannot serve in their turn (apps/server `protocol/extensions.ts`).
  */
-export const CORE_EXTENSION_GAPS: ReadonlyMap<ServerExtension, string> = new Map<ServerExtension, string>([
-  ['sequence', 'models with sequence_batching are refused at load: there is no sequence batcher yet'],
-]);
+export const CORE_EXTENSION_GAPS: ReadonlyMap<ServerExtension, string> = new Map<ServerExtension, string>([]);
 
 /** Server metadata advertising Triton's extensions, in Triton's order, less those in `gaps`. */
 export function serverMetadata(gaps: ReadonlyMap<string, string> = CORE_EXTENSION_GAPS): ServerMetadata {

@@ -9,6 +9,7 @@ import type { BackendModel, InstanceSpec, ModelInstance } from '../backend/spi.t
 import type { Logger } from '../logger.ts';
 import type { Clock, Scheduler } from '../scheduler/scheduler.ts';
 import { createScheduler } from '../scheduler/create-scheduler.ts';
+import { loadInitialStates } from '../scheduler/sequence/implicit-state.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import type { ResolvedModel, ResolvedVersion } from '../repository/model-repository.ts';
 import { runWarmup } from '../warmup/run-warmup.ts';
@@ -140,7 +141,10 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
       for (const spec of instanceSpecs(config)) created.push({ spec, instance: await start(spec) });
     }
     await runWarmup(config, model.source.dir, created.map((c) => c.instance));
-    const scheduler = createScheduler(config, { ...schedulerDeps, instances: created.map((c) => c.instance) });
+    const initialStates = config.sequence_batching?.state.some((st) => st.initial_state.length > 0)
+      ? await loadInitialStates(config, model.source.dir)
+      : undefined;
+    const scheduler = createScheduler(config, { ...schedulerDeps, instances: created.map((c) => c.instance), ...(initialStates ? { initialStates } : {}) });
     return health.owner(new LoadedVersion(config.name, rv.version, config, rv.stamp, scheduler, created, backendModel, stats));
   } catch (err) {
     await disposeAll(created.map((c) => c.instance), backendModel);

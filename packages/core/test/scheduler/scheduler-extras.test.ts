@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InferError, createScheduler, manualClock, nullStatsRecorder, silentLogger } from '../../src/index.ts';
+import { InferError, SequenceBatcher, createScheduler, manualClock, nullStatsRecorder, silentLogger } from '../../src/index.ts';
 import { identityBackend } from '../../src/testing/index.ts';
 import type { InferResponse, ModelConfig, ModelInstance, ResponseSink, StatsRecorder } from '../../src/index.ts';
 import { config, dynamicBatching, flush, identity, manualInstance, req, settle, valueOf } from './helpers.ts';
@@ -189,17 +189,20 @@ describe('with the worker-thread identity backend', () => {
 });
 
 describe('sequence batching', () => {
-  it('refuses a sequence_batching model at load with UNSUPPORTED rather than serving it without its controls', () => {
-    const cfg = config({
-      sequence_batching: { max_sequence_idle_microseconds: 1_000_000, control_input: [], state: [], iterative_sequence: false },
-    });
+  const sequenceBatching = (iterative: boolean) => ({ max_sequence_idle_microseconds: 1_000_000, control_input: [], state: [], iterative_sequence: iterative });
+  it('gives a sequence_batching model the sequence batcher', () => {
+    const s = createScheduler(config({ sequence_batching: sequenceBatching(false) }), { modelName: 'm', version: 1, instances: [manualInstance()], infer: () => Promise.reject(new Error('unused')) });
+    expect(s).toBeInstanceOf(SequenceBatcher);
+  });
+
+  it('refuses iterative_sequence (request rescheduling) at load with UNSUPPORTED rather than ignoring it', () => {
     let error: unknown;
     try {
-      createScheduler(cfg, { modelName: 'm', version: 1, instances: [manualInstance()], infer: () => Promise.reject(new Error('unused')) });
+      createScheduler(config({ sequence_batching: sequenceBatching(true) }), { modelName: 'm', version: 1, instances: [manualInstance()], infer: () => Promise.reject(new Error('unused')) });
     } catch (e) {
       error = e;
     }
     expect(InferError.is(error) && error.code).toBe('UNSUPPORTED');
-    expect((error as Error).message).toMatch(/^sequence_batching is not supported by Tritium yet \(model 'm'\)/);
+    expect((error as Error).message).toMatch(/iterative_sequence/);
   });
 });

@@ -156,10 +156,8 @@ describe('InferenceServer', () => {
   });
 
   it('reports metadata as Triton does', () => {
-    expect(server.serverMetadata()).toMatchObject({ name: 'triton', extensions: SERVER_EXTENSIONS.filter((e) => e !== 'sequence') });
+    expect(server.serverMetadata()).toMatchObject({ name: 'triton', extensions: [...SERVER_EXTENSIONS] });
     expect(SERVER_EXTENSIONS.slice(0, 3)).toEqual(['classification', 'sequence', 'model_repository']);
-    // No sequence batcher: the sequence extension is not advertised (a sequence_batching model is refused).
-    expect(server.serverMetadata().extensions).not.toContain('sequence');
     expect(server.modelMetadata('m')).toEqual({
       name: 'm',
       versions: ['1', '2'],

@@ -35,7 +35,7 @@ export function stepVersion(step: EnsembleStep): number | undefined {
 
 /**
  * The internal request for one step: inputs renamed and batch-adapted for the composing model,
- * requested outputs = the step's output_map keys; id, parameters, priority, timeout and the
+ * requested outputs = the step's output_map keys; id, parameters, priority, timeout, sequence and the
  * cancellation signal copied from the ensemble request (as Triton does), and its BLS callers.
  */
 export function stepRequest(
@@ -60,6 +60,8 @@ export function stepRequest(
     ...(request.parameters ? { parameters: request.parameters } : {}),
     ...(request.priority !== undefined ? { priority: request.priority } : {}),
     ...(request.timeoutUs !== undefined ? { timeoutUs: request.timeoutUs } : {}),
+    // Triton gives every step the ensemble request's correlation ID and sequence flags.
+    ...(request.sequence ? { sequence: request.sequence } : {}),
     ...(request.signal ? { signal: request.signal } : {}),
     ...(request.callers ? { callers: request.callers } : {}),
     ...(request.preformed ? { preformed: true } : {}),

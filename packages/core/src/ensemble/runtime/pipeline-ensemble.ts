@@ -60,6 +60,7 @@ export async function runPipelineBatch(
     ...(first.parameters ? { parameters: first.parameters } : {}),
     ...(first.priority !== undefined ? { priority: first.priority } : {}),
     ...(first.timeoutUs !== undefined ? { timeoutUs: first.timeoutUs } : {}),
+    ...(first.sequence ? { sequence: first.sequence } : {}),
     ...held,
     signal,
     // The ensemble's batcher already waited for this batch: steps' batchers must not wait again.
