@@ -24,6 +24,10 @@ export const COMMANDS: Readonly<Record<string, { summary: string; load: () => Pr
     summary: 'perf_analyzer-compatible load generator',
     load: async () => (await import('./perf-command.ts')).perfCommand,
   },
+  deploy: {
+    summary: 'print Kubernetes or KServe manifests for Tritium (deploy kubernetes|kserve --help)',
+    load: async () => (await import('./deploy-command.ts')).deployCommand,
+  },
 };
 
 /** This package's version (package.json sits two folders above both src/cli and a built dist/cli). */
