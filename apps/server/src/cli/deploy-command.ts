@@ -4,13 +4,15 @@
  * flags after `--` are the pods' own; probes, ports, the grace period and the autoscaling
  * queries are derived from them.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { nearestName } from '@tritium/core';
 import { DeployOptionError, finishDeployOptions, type Autoscaler, type DeployOptions, type DeployTarget } from '../deploy/deploy-options.ts';
 import { kserveManifests } from '../deploy/kserve-manifests.ts';
 import { kubernetesManifests } from '../deploy/kubernetes-manifests.ts';
 import { renderManifests, renderStream } from '../deploy/manifest-yaml.ts';
+import { tritiumVersion } from './main.ts';
 
 export interface DeployCommandIo {
   stdout: { write(text: string): unknown };
@@ -77,14 +79,8 @@ function int(flag: string, v: string | undefined, fallback: number, min: number)
   return Number(v);
 }
 
-/** This package's version, for the default image tag. */
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
-  return pkg.version ?? 'latest';
-}
-
 /** Parses the command line into options (throws DeployOptionError naming the flag). */
-export function parseDeployArgs(args: readonly string[], version = packageVersion()): { options: DeployOptions; outputDir?: string } | 'help' {
+export function parseDeployArgs(args: readonly string[], version = tritiumVersion()): { options: DeployOptions; outputDir?: string } | 'help' {
   const dashdash = args.indexOf('--');
   const own = dashdash < 0 ? args : args.slice(0, dashdash);
   const serveArgs = dashdash < 0 ? [] : args.slice(dashdash + 1);
@@ -92,7 +88,10 @@ export function parseDeployArgs(args: readonly string[], version = packageVersio
   try {
     parsed = parseArgs({ args: [...own], options: OPTIONS, allowPositionals: true, strict: true });
   } catch (e) {
-    throw new DeployOptionError((e as Error).message);
+    const unknown = /^Unknown option '(--?[^']*)'/.exec((e as Error).message)?.[1];
+    if (unknown === undefined) throw new DeployOptionError((e as Error).message);
+    const guess = nearestName(Object.keys(OPTIONS), unknown.replace(/^-+/, ''));
+    throw new DeployOptionError(`unrecognized flag '${unknown}'${guess ? `; did you mean '--${guess}'?` : ''} (tritium serve flags go after --)`);
   }
   const v = parsed.values;
   if (v.help) return 'help';

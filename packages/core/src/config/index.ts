@@ -8,7 +8,7 @@ export type { NormalizeOptions, VersionDirEntry } from './normalize.ts';
 export { validateModelConfig, ConfigValidationError, pathEscapesParent } from './validate.ts';
 export type { ValidateOptions } from './validate.ts';
 export { checkModelNameMatchesDirectory } from './model-name.ts';
-export { MESSAGES, ENUMS, MODEL_CONFIG, messageDescriptor, enumDescriptor } from './schema.ts';
+export { MESSAGES, ENUMS, MODEL_CONFIG, messageDescriptor, enumDescriptor, nearestName } from './schema.ts';
 export type { FieldDescriptor, MessageDescriptor, EnumDescriptor, ScalarType, ValueType } from './schema.ts';
 export { modelConfigToJson, modelConfigFromJson } from './json.ts';
 export type { JsonPrintOptions } from './json.ts';
