@@ -107,6 +107,9 @@ export class InferenceServer implements InferenceServerApi {
   private ops: Promise<unknown> = Promise.resolve();
   private started = false;
   private stopping = false;
+  /** Client requests accepted and not yet answered (a stop waits for them before unloading). */
+  private inflight = 0;
+  private onIdle: (() => void) | undefined;
   private pollTimer: ReturnType<typeof setInterval> | undefined;
   private readonly loadDeps: VersionLoadDeps;
 
@@ -128,8 +131,10 @@ export class InferenceServer implements InferenceServerApi {
     this.infer = this.infer.bind(this);
     this.inferStream = this.inferStream.bind(this);
     this.loadDeps = {
-      infer: this.infer,
-      inferStream: this.inferStream,
+      // Ensemble steps and BLS calls belong to a client request already accepted: like Triton's
+      // InferAsync while SERVER_EXITING, they are served during a stop, so that request finishes.
+      infer: (request) => this.enqueueRouted(request, false),
+      inferStream: (request, sink) => this.enqueueRoutedStream(request, sink, false),
       getModelConfig: (name, version) => this.tryRoute(name, version)?.config,
       backendConfig: options.backendConfig,
       clock: options.clock,
@@ -213,12 +218,26 @@ export class InferenceServer implements InferenceServerApi {
     });
   }
 
-  /** Readiness drops, new requests get UNAVAILABLE, in-flight ones finish, then models unload. */
+  /**
+   * Readiness drops, new requests get UNAVAILABLE, accepted ones finish (their ensemble steps and
+   * BLS calls included: no model unloads while a client request is in flight), then models unload;
+   * past `timeoutMs` (Triton's --exit-timeout-secs) what still runs is torn down.
+   */
   async stop(options: { timeoutMs?: number } = {}): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const started = Date.now();
     await this.ops.catch(() => undefined);
+    if (this.inflight > 0) {
+      let idleTimer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => (this.onIdle = resolve)),
+        new Promise<void>((resolve) => (idleTimer = setTimeout(resolve, Math.max(0, timeoutMs - (Date.now() - started))))),
+      ]);
+      clearTimeout(idleTimer);
+    }
     const live: LoadedVersion[] = [];
     for (const record of this.lifecycle.models.values()) {
       for (const slot of record.slots.values()) {
@@ -230,9 +249,8 @@ export class InferenceServer implements InferenceServerApi {
     }
     const pending = new Set(live);
     const drained = Promise.all(live.map((v) => v.unload().finally(() => pending.delete(v))));
-    const timeoutMs = options.timeoutMs ?? 30_000;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, timeoutMs - (Date.now() - started)))))]);
     clearTimeout(timer);
     // Past the exit timeout (Triton's --exit-timeout-secs) what is still running is torn down.
     if (pending.size > 0) {
@@ -333,27 +351,50 @@ export class InferenceServer implements InferenceServerApi {
 
   // ---------------------------------------------------------------- inference
 
-  /** Routes, validates and enqueues in one synchronous step (see the class comment). */
   /**
    * Routes, validates and enqueues in one synchronous step. The request's `timeout` and its signal
    * always answer it, even if its execute never returns (see request-guard.ts).
    */
   infer(request: InferRequest): Promise<InferResponse> {
-    try {
-      const loaded = this.routeForInference(request);
-      return answerInTime(request, this.clock, (r) => loaded.scheduler.enqueue(r));
-    } catch (err) {
-      return Promise.reject(InferError.from(err));
-    }
+    return this.enqueueRouted(request, true);
   }
 
   inferStream(request: InferRequest, sink: ResponseSink): void {
+    this.enqueueRoutedStream(request, sink, true);
+  }
+
+  /** `client`: a transport's request (refused once stopping, counted until answered); else a step or BLS call. */
+  private enqueueRouted(request: InferRequest, client: boolean): Promise<InferResponse> {
+    let answer: Promise<InferResponse>;
+    try {
+      const loaded = this.routeForInference(request, client);
+      answer = answerInTime(request, this.clock, (r) => loaded.scheduler.enqueue(r));
+    } catch (err) {
+      return Promise.reject(InferError.from(err));
+    }
+    if (!client) return answer;
+    this.inflight++;
+    return answer.finally(() => this.settled());
+  }
+
+  private enqueueRoutedStream(request: InferRequest, sink: ResponseSink, client: boolean): void {
     let loaded: LoadedVersion;
     try {
-      loaded = this.routeForInference(request);
+      loaded = this.routeForInference(request, client);
     } catch (err) {
       sink.complete(InferError.from(err));
       return;
+    }
+    if (client) {
+      this.inflight++;
+      const outer = sink;
+      sink = {
+        response: (response) => outer.response(response),
+        complete: (error) => {
+          this.settled();
+          outer.complete(error);
+        },
+      };
     }
     streamInTime(request, sink, this.clock, (r, s) => {
       if (loaded.scheduler.enqueueStream) {
@@ -370,8 +411,12 @@ export class InferenceServer implements InferenceServerApi {
     });
   }
 
-  private routeForInference(request: InferRequest): LoadedVersion {
-    if (this.stopping) throw new InferError('UNAVAILABLE', 'Server is stopping: new inference requests are refused');
+  private settled(): void {
+    if (--this.inflight === 0) this.onIdle?.();
+  }
+
+  private routeForInference(request: InferRequest, client: boolean): LoadedVersion {
+    if (client && this.stopping) throw new InferError('UNAVAILABLE', 'Server is stopping: new inference requests are refused');
     const loaded = this.route(request.model, request.version);
     validateRequest(loaded.config, request);
     return loaded;

@@ -389,4 +389,20 @@ describe('model control: poll', () => {
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
     await stopped;
   });
+
+  it('stops gracefully through ensembles: accepted requests run every step before any model unloads', async () => {
+    // Pipeline batching (dynamic_batching on the ensemble, as the example's sentiment_ensemble): requests
+    // wait in the ensemble's queue, so their step into 's' is issued only after the stop has begun.
+    const pipeline = ENSEMBLE('s').replace('ensemble_scheduling', 'dynamic_batching { max_queue_delay_microseconds: 100000 }\nensemble_scheduling');
+    const { server } = await serve({ s: { config: identityConfig('s') }, ens: { config: pipeline } }, {});
+    const ensRequest = (id: string): InferRequest => ({ id, model: 'ens', inputs: [tensorFromTyped('IN', 'FP32', [1, 4], new Float32Array([1, 2, 3, 4]))] });
+    const inflight = Array.from({ length: 50 }, (_, i) => server.infer(ensRequest(String(i))));
+    const stopped = server.stop();
+    expect((await errorOf(server.infer(ensRequest('late')))).message).toBe('Server is stopping: new inference requests are refused');
+    expect((await errorOf(server.infer(request('s')))).code).toBe('UNAVAILABLE');
+    const results = await Promise.allSettled(inflight);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    await stopped;
+    expect(server.modelReady('s')).toBe(false);
+  });
 });
