@@ -18,6 +18,8 @@ BASE=${BASE:-localhost/tritium-node:bookworm}
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$ROOT/deploy/container/containers.conf}
 NAME=tritium-try-$$
 
+# podman's periodic healthcheck timers need systemd, absent here: drop its complaints, keep the rest.
+quiet_systemd() { grep -v 'systemd connection' >&2 || true; }
 step() { printf '\n[%4ss] %s\n' "$SECONDS" "$*"; }
 cleanup() {
   podman rm -f -t 0 "$NAME-mounted" >/dev/null 2>&1 || true
@@ -88,7 +90,7 @@ step "podman run $IMAGE (read-only root, tmpfs /tmp, ports published on 127.0.0.
 # --health-interval=disable: podman's periodic checks need systemd, which this machine lacks; the
 # script runs the image's HEALTHCHECK itself (podman healthcheck run).
 podman run -d --name "$NAME" --health-interval=disable --read-only --tmpfs /tmp:rw,size=2g,mode=1777 \
-  -p 127.0.0.1::8000 -p 127.0.0.1::8001 -p 127.0.0.1::8002 "$IMAGE" >/dev/null
+  -p 127.0.0.1::8000 -p 127.0.0.1::8001 -p 127.0.0.1::8002 "$IMAGE" >/dev/null 2> >(quiet_systemd)
 HTTP=$(podman port "$NAME" 8000/tcp | head -1)
 METRICS=$(podman port "$NAME" 8002/tcp | head -1)
 echo "published: HTTP $HTTP, gRPC $(podman port "$NAME" 8001/tcp | head -1), metrics $METRICS"
@@ -124,10 +126,10 @@ echo "metrics: $(node -e "fetch('http://$METRICS/metrics').then(r => r.text()).t
 # ---- 5. a repository mounted over the example: Triton's `simple` (examples/model_repository), read-only
 step "a mounted repository: examples/model_repository at /models (read-only bind mount)"
 podman run -d --name "$NAME-mounted" --health-interval=disable --read-only --tmpfs /tmp:rw,size=1g,mode=1777 \
-  -v "$ROOT/examples/model_repository:/models:ro" "$IMAGE" serve --model-repository=/models >/dev/null
+  -v "$ROOT/examples/model_repository:/models:ro" "$IMAGE" serve --model-repository=/models >/dev/null 2> >(quiet_systemd)
 wait_healthy "$NAME-mounted"
 podman exec -i "$NAME-mounted" node --input-type=module - simple <deploy/container/in-container-client.mjs
-podman rm -f -t 5 "$NAME-mounted" >/dev/null
+podman rm -f -t 5 "$NAME-mounted" >/dev/null 2> >(quiet_systemd)
 
 if [ -n "${KEEP:-}" ]; then
   step "KEEP=1: container $NAME left running (podman rm -f $NAME)"
