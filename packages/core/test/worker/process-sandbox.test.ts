@@ -145,6 +145,8 @@ describe('process sandbox: attacks', () => {
       // the sandbox's own: the signal reaches only the sandbox, which may die (INTERNAL; it restarts).
       await answer(inst, `kill:${target}`).catch((e: InferError) => expect(e.message).toMatch(/crashed: worker process killed by SIGKILL$/));
     }
+    // Everything it may signal: inside its PID namespace, nothing but itself.
+    expect(await answer(inst, 'kill:-1').catch((e: InferError) => e.message)).toMatch(/^(sent|ESRCH)$|crashed: worker process killed by SIGKILL$/);
     // Still here (this test process plays the server), and so are the others.
     expect(await answer(inst, 'ok')).toBe('\t');
     expect(await answer(sibling, 'ok')).toBe('\t');

@@ -8,8 +8,9 @@
  * limit) · `delay:<ms>` (then ok; aborting the execute cancels it) · `read:<path>` (reads a file and
  * returns its bytes as OUTPUT0; a denied read fails that request) · `bls:<model>` (forwards the
  * request's inputs to another model through ctx.infer and returns its outputs).
- * Sandbox attacks, each answering OUTPUT0 = UTF-8 text saying what happened: `kill:<pid>|ppid|group`
- * (SIGKILL to a pid, the parent, or the own process group: `sent` or the error code) · `env` (the
+ * Sandbox attacks, each answering OUTPUT0 = UTF-8 text saying what happened: `kill:<pid>|ppid|group|-1`
+ * (SIGKILL to a pid, the parent, the own process group, or everything it may signal (-1, only
+ * inside a PID namespace): `sent` or the error code) · `env` (the
  * environment as JSON) · `connect:<host>:<port>` (a TCP connection: `connected` or the error code)
  * · `alloc:<MiB>` (ArrayBuffers of 16 MiB, touched, until MiB are held: `allocated N MiB` or
  * `failed after N MiB: <error>`). Config parameter `fault_on_start: "fail-while:<path>"` makes
@@ -87,6 +88,9 @@ async function run(init: TestModelInit, ctx: WorkerContext, request: InferReques
     }
     case 'kill': {
       const pid = arg === 'ppid' ? process.ppid : arg === 'group' ? 0 : Number(arg);
+      // kill(-1) reaches every process this uid may signal: only ever tried from inside a fresh
+      // PID namespace (node is pid 2 there, under the sandbox's init), never on a host.
+      if (pid === -1 && process.pid > 2) return text(init, request, 'refused: not inside a PID namespace');
       let outcome = 'sent';
       try {
         process.kill(pid, 'SIGKILL');
