@@ -69,6 +69,7 @@ export function createContainer(init: CreateContainerOptions): Container {
         log: ctx.get(TOKENS.Log),
         limits: {
           maxInputBytes: options.httpMaxInputSize,
+          maxJsonBytes: options.httpMaxJsonSize,
           maxTensorElements: options.maxTensorElements,
           maxHeaderCount: options.httpMaxHeaderCount,
         },

@@ -32,6 +32,7 @@ export interface ServeOptions {
   grpcAddress: string;
   metricsAddress: string;
   httpMaxInputSize: number;
+  httpMaxJsonSize: number;
   maxTensorElements: number;
   httpMaxHeaderCount: number;
   allowClientShm: boolean;
@@ -78,6 +79,7 @@ export function defaultServeOptions(): ServeOptions {
     grpcAddress: '0.0.0.0',
     metricsAddress: '0.0.0.0',
     httpMaxInputSize: DEFAULT_LIMITS.maxInputBytes,
+    httpMaxJsonSize: DEFAULT_LIMITS.maxJsonBytes,
     maxTensorElements: DEFAULT_LIMITS.maxTensorElements,
     httpMaxHeaderCount: DEFAULT_LIMITS.maxHeaderCount,
     allowClientShm: false,
@@ -175,6 +177,7 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'grpc-address': (o, v) => (o.grpcAddress = v),
   'metrics-address': (o, v) => (o.metricsAddress = v),
   'http-max-input-size': (o, v) => (o.httpMaxInputSize = int('http-max-input-size', v, 1)),
+  'http-max-json-size': (o, v) => (o.httpMaxJsonSize = int('http-max-json-size', v, 1)),
   'max-tensor-elements': (o, v) => (o.maxTensorElements = int('max-tensor-elements', v, 1)),
   'http-max-header-count': (o, v) => (o.httpMaxHeaderCount = int('http-max-header-count', v, 1)),
   'http-headers-timeout-secs': (o, v) => (o.httpConnections = { ...o.httpConnections, headersTimeoutMs: int('http-headers-timeout-secs', v, 1) * 1000 }),
@@ -217,7 +220,7 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --http-port/--grpc-port/--metrics-port <n> (8000/8001/8002; 0 = any free port)
   --allow-http/--allow-grpc/--allow-metrics <bool> (true)
   --http-address/--grpc-address/--metrics-address <addr> (0.0.0.0)
-  --http-max-input-size <bytes> (64 MB)  --max-tensor-elements <n>  --http-max-header-count <n>
+  --http-max-input-size <bytes> (64 MB)  --http-max-json-size <bytes> (16 MB)  --max-tensor-elements <n>  --http-max-header-count <n>
   --http-headers-timeout-secs <n> (60)  --http-request-timeout-secs <n> (60)  --http-max-connections <n> (10000)
   --allow-client-shm <bool> (false)  --allow-model-file-load <bool> (false)
   --log-verbose <n>  --log-info/--log-warning/--log-error <bool>  --log-format default|ISO8601  --log-file <path>

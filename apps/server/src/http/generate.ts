@@ -8,25 +8,41 @@
 import type { ServerResponse } from 'node:http';
 import { InferError, parseModelVersion, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
-import { liftParameters } from '../protocol/params.ts';
+import type { TransportLimits } from '../protocol/limits.ts';
+import { liftParameters, type LiftedParams } from '../protocol/params.ts';
 import { checkShape, exactJson, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
 import { invalidArg } from '../protocol/status.ts';
-import { parseJsonBody } from './infer-json.ts';
 
 const wire = (t: string) => (t === 'TYPE_STRING' ? 'BYTES' : t.slice(5));
 
-export function parseGenerateBody(body: Buffer, model: string, version: string | undefined, ctx: TransportContext, signal: AbortSignal): InferRequest {
-  const json = parseJsonBody(body);
+/** What a generate body needs of the model config (plain data, so the JSON worker can use it). */
+export interface GenerateSpec {
+  readonly input: readonly { readonly name: string; readonly data_type: string; readonly dims: readonly number[] }[];
+  readonly max_batch_size: number;
+}
+
+export function generateSpecOf(ctx: TransportContext, model: string, version: string | undefined): GenerateSpec {
+  const config = ctx.api.modelConfig(model, version || undefined);
+  return { input: config.input.map((i) => ({ name: i.name, data_type: i.data_type, dims: [...i.dims] })), max_batch_size: config.max_batch_size };
+}
+
+export interface GeneratePlan {
+  readonly id: string;
+  readonly inputs: Tensor[];
+  readonly lifted: LiftedParams;
+}
+
+/** Checks a parsed generate body and converts its values to tensors (pure: may run in the JSON worker). */
+export function planGenerate(json: unknown, spec: GenerateSpec, model: string, limits: TransportLimits): GeneratePlan {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalidArg('generate request body must be a JSON object');
   const { id, parameters, ...fields } = json as Record<string, unknown>;
   if (id !== undefined && typeof id !== 'string') throw invalidArg("the request 'id' must be a string");
   if (parameters !== undefined && (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters))) {
     throw invalidArg("'parameters' must be a JSON object");
   }
-  const config = ctx.api.modelConfig(model, version || undefined);
   const lifted = liftParameters(parameters as Record<string, unknown> | undefined);
   const inputs: Tensor[] = Object.entries(fields).map(([name, value]) => {
-    const input = config.input.find((i) => i.name === name);
+    const input = spec.input.find((i) => i.name === name);
     if (!input) throw invalidArg(`unexpected inference input '${name}' for model '${model}'`);
     const datatype = wire(input.data_type) as Tensor['datatype'];
     const values = Array.isArray(value) ? value.flat(Infinity) : [value];
@@ -37,19 +53,24 @@ export function parseGenerateBody(body: Buffer, model: string, version: string |
       throw invalidArg(`unable to deduce the shape of input '${name}' for model '${model}' from ${values.length} element(s) and dims [${input.dims.join(',')}]`);
     }
     let shape = dims.map((d) => (d >= 0 ? d : values.length / fixed));
-    if (config.max_batch_size > 0) shape = [1, ...shape];
-    const count = checkShape(shape, name, ctx.limits);
+    if (spec.max_batch_size > 0) shape = [1, ...shape];
+    const count = checkShape(shape, name, limits);
     return { name, datatype, shape, data: jsonDataToBytes(datatype, values, count, name) };
   });
+  return { id: id ?? '', inputs, lifted };
+}
+
+/** The request a generate plan describes. */
+export function generateRequest(plan: GeneratePlan, model: string, version: string | undefined, signal: AbortSignal): InferRequest {
   return {
-    id: id ?? '',
+    id: plan.id,
     model,
     version: parseModelVersion(version),
-    inputs,
-    parameters: lifted.parameters,
-    ...(lifted.sequence ? { sequence: lifted.sequence } : {}),
-    priority: lifted.priority,
-    timeoutUs: lifted.timeoutUs,
+    inputs: plan.inputs,
+    parameters: plan.lifted.parameters,
+    ...(plan.lifted.sequence ? { sequence: plan.lifted.sequence } : {}),
+    priority: plan.lifted.priority,
+    timeoutUs: plan.lifted.timeoutUs,
     signal,
   };
 }

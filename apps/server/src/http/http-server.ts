@@ -10,13 +10,15 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { parseModelVersion } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
 import { mapError, TransportError } from '../protocol/status.ts';
 import { applyClassification, wantsClassification } from '../protocol/classification.ts';
-import { compress, pickEncoding, readBody } from './body.ts';
-import { buildInferReply, checkNotDecoupled, parseInferBody } from './infer-json.ts';
+import { compress, pickEncoding, readBody, type BodyLimit } from './body.ts';
+import { buildInferReply, checkHeaderLength, checkNotDecoupled, parseInferBody, requestFromPlan } from './infer-json.ts';
 import { matchRoute, type Reply } from './routes.ts';
-import { generateOnce, generateStream, parseGenerateBody } from './generate.ts';
+import { generateOnce, generateRequest, generateSpecOf, generateStream } from './generate.ts';
+import { JsonParser, type JsonParserOptions } from './json-parser.ts';
 import { exactJson } from '../protocol/tensors.ts';
 import { failedRestriction, httpRestrictedMessage, type Restrictions } from '../protocol/restricted.ts';
 import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';
@@ -31,11 +33,14 @@ export interface HttpTransportOptions {
   readonly tls?: TlsOptions;
   /** `--http-headers-timeout-secs`, `--http-request-timeout-secs`, `--http-max-connections`. */
   readonly connections?: HttpConnectionLimits;
+  /** Where large JSON bodies are parsed (a worker thread by default). */
+  readonly json?: JsonParserOptions;
 }
 
 export class HttpTransport {
   private server: http.Server | undefined;
   private boundPort = 0;
+  private json: JsonParser | undefined;
 
   constructor(
     private readonly ctx: TransportContext,
@@ -79,7 +84,11 @@ export class HttpTransport {
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.options.port, this.options.address, () => {
+      // Node's default accept backlog is 511: when thousands of clients connect at once (c=2000), the
+      // kernel drops SYNs past it (ListenOverflows) and a health probe's connection waits for SYN
+      // retransmits (1 s, 3 s, 7 s): probes timed out at 10 s. Ask for a queue as deep as the
+      // connection cap; the kernel clamps it to net.core.somaxconn.
+      server.listen({ port: this.options.port, host: this.options.address, backlog: Math.min(65535, Math.max(511, limits.maxConnections)) }, () => {
         server.off('error', reject);
         resolve();
       });
@@ -106,6 +115,18 @@ export class HttpTransport {
       });
       server.closeIdleConnections();
     });
+    await this.json?.close();
+    this.json = undefined;
+  }
+
+  /** The JSON limit, never above the input limit. */
+  private jsonLimit(): BodyLimit {
+    const { maxJsonBytes, maxInputBytes } = this.ctx.limits;
+    return maxJsonBytes < maxInputBytes ? { bytes: maxJsonBytes, json: true } : { bytes: maxInputBytes, json: false };
+  }
+
+  private get parser(): JsonParser {
+    return (this.json ??= new JsonParser(this.options.json));
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -133,9 +154,8 @@ export class HttpTransport {
       this.sendJson(res, pathKnown ? 405 : 404, { error: pathKnown ? 'Method Not Allowed' : 'Not Found' });
       return;
     }
-    const body = () => readBody(req, this.ctx.limits.maxInputBytes);
     if (matched.route.handle === 'infer') {
-      await this.infer(req, res, matched.params['model']!, matched.params['version'], body);
+      await this.infer(req, res, matched.params['model']!, matched.params['version']);
       return;
     }
     if (matched.route.handle === 'generate' || matched.route.handle === 'generate_stream') {
@@ -143,7 +163,11 @@ export class HttpTransport {
       res.once('close', () => {
         if (!res.writableFinished) abort.abort();
       });
-      const request = parseGenerateBody(await body(), matched.params['model']!, matched.params['version'], this.ctx, abort.signal);
+      const model = matched.params['model']!;
+      const version = matched.params['version'];
+      const bytes = await readBody(req, this.jsonLimit());
+      const spec = generateSpecOf(this.ctx, model, version);
+      const request = generateRequest(await this.parser.planGenerate(bytes, spec, model, this.ctx.limits), model, version, abort.signal);
       if (matched.route.handle === 'generate') {
         this.sendJson(res, 200, await generateOnce(this.ctx, request));
       } else {
@@ -151,7 +175,15 @@ export class HttpTransport {
       }
       return;
     }
-    const reply: Reply = await matched.route.handle({ method, params: matched.params, body, ctx: this.ctx });
+    // The load API carries model files as base64 JSON: with --allow-model-file-load it may be as large
+    // as any input; every other JSON body has the JSON limit.
+    const limit: BodyLimit =
+      matched.route.modelFiles && this.ctx.allowModelFileLoad ? { bytes: this.ctx.limits.maxInputBytes, json: false } : this.jsonLimit();
+    const json = async (): Promise<unknown> => {
+      const bytes = await readBody(req, limit);
+      return bytes.length === 0 ? undefined : this.parser.parse(bytes);
+    };
+    const reply: Reply = await matched.route.handle({ method, params: matched.params, json, ctx: this.ctx });
     if (method === 'GET') req.resume();
     if (reply.rawJson !== undefined) {
       await this.send(res, reply.status, { 'content-type': 'application/json' }, [Buffer.from(reply.rawJson)]);
@@ -163,13 +195,7 @@ export class HttpTransport {
     }
   }
 
-  private async infer(
-    req: IncomingMessage,
-    res: ServerResponse,
-    model: string,
-    version: string | undefined,
-    readBodyFn: () => Promise<Buffer>,
-  ): Promise<void> {
+  private async infer(req: IncomingMessage, res: ServerResponse, model: string, version: string | undefined): Promise<void> {
     const headerText = req.headers['inference-header-content-length'];
     let headerLength: number | undefined;
     if (headerText !== undefined) {
@@ -179,14 +205,33 @@ export class HttpTransport {
         throw new TransportError(`invalid Inference-Header-Content-Length '${String(headerText)}'`, 400);
       }
     }
-    const body = await readBodyFn();
+    // Without the binary extension the whole body is JSON: read it under the JSON limit. With it,
+    // the JSON header is held to that limit before anything is read, the binary part to the input's.
+    const jsonLimit = this.jsonLimit();
+    if (headerLength !== undefined && headerLength > jsonLimit.bytes) {
+      req.resume();
+      throw new TransportError(
+        `JSON inference header of ${headerLength} bytes exceeds the server's maximum JSON size of ${jsonLimit.bytes} bytes (--http-max-json-size)`,
+        413,
+      );
+    }
+    const body = await readBody(req, headerLength === undefined ? jsonLimit : { bytes: this.ctx.limits.maxInputBytes, json: false });
     checkNotDecoupled(this.ctx, model, version);
     const abort = new AbortController();
     const onClose = () => {
       if (!res.writableFinished) abort.abort();
     };
     res.once('close', onClose);
-    const parsed = parseInferBody(body, headerLength, model, version, this.ctx, abort.signal);
+    let parsed;
+    if (headerLength === 0) {
+      parsed = parseInferBody(body, headerLength, model, version, this.ctx, abort.signal);
+    } else {
+      parseModelVersion(version); // a malformed version is reported before anything in the body
+      const jsonLength = checkHeaderLength(headerLength, body.length);
+      const binary = body.subarray(jsonLength);
+      const plan = await this.parser.planInfer(body.subarray(0, jsonLength), binary.length, model, this.ctx.limits);
+      parsed = requestFromPlan(plan, binary, model, version, this.ctx, abort.signal);
+    }
     let response = await this.ctx.api.infer(parsed.request);
     if (wantsClassification(parsed.request.outputs)) {
       response = applyClassification(response, parsed.request.outputs, this.ctx.api.modelConfig(model).max_batch_size);

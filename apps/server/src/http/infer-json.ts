@@ -1,15 +1,17 @@
 /**
  * KServe v2 HTTP inference: the JSON header plus the binary tensor extension, in and out. Binary
- * inputs are sliced from the body (views, no copy); binary outputs are appended as they are.
+ * inputs are sliced from the body (views, no copy); binary outputs are appended as they are. The
+ * header is checked in two steps: planInfer (pure, may run in the JSON worker) then requestFromPlan
+ * (binary slices, shared memory, on the main thread).
  */
-import { DATA_TYPE_SIZE, InferError, isDataType, parseModelVersion, type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import { DATA_TYPE_SIZE, InferError, isDataType, parseModelVersion, type DataType, type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
-import { liftParameters } from '../protocol/params.ts';
+import type { TransportLimits } from '../protocol/limits.ts';
+import { liftParameters, type LiftedParams } from '../protocol/params.ts';
+import { parseJsonBody } from './json-decode.ts';
 import { shmRefOf, type ShmRef } from '../protocol/shared-memory.ts';
 import { checkDataType, checkShape, exactJson, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
 import { invalidArg } from '../protocol/status.ts';
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 export interface ParsedHttpInfer {
   readonly request: InferRequest;
@@ -19,19 +21,21 @@ export interface ParsedHttpInfer {
   readonly defaultBinary: boolean;
 }
 
-/** Parses JSON bytes strictly (invalid UTF-8 and syntax errors are INVALID_ARG). */
-export function parseJsonBody(bytes: Uint8Array): unknown {
-  let text: string;
-  try {
-    text = strictUtf8.decode(bytes);
-  } catch {
-    throw invalidArg('failed to parse the request JSON buffer: The document is not valid UTF-8');
-  }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw invalidArg(`failed to parse the request JSON buffer: ${(e as Error).message}`);
-  }
+/** Where an input's bytes are: converted from JSON `data`, a slice of the binary part, or shared memory. */
+export type PlannedSource = { readonly data: Uint8Array } | { readonly binary: readonly [offset: number, size: number] } | { readonly shm: ShmRef };
+
+/**
+ * A request as the JSON header describes it, checked and with JSON `data` already converted to
+ * bytes, but nothing read from the body's binary part or shared memory yet. Plain data (structured-
+ * cloneable), so the JSON worker can build it and hand it back with the bytes transferred.
+ */
+export interface InferPlan {
+  readonly id: string;
+  readonly inputs: readonly { readonly name: string; readonly datatype: DataType; readonly shape: number[]; readonly source: PlannedSource }[];
+  readonly outputs?: RequestedOutput[];
+  readonly outputBinary: Map<string, boolean>;
+  readonly outputShm: Map<string, ShmRef>;
+  readonly lifted: LiftedParams;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -53,30 +57,21 @@ function exactSequenceId(parameters: Record<string, unknown> | undefined, header
   return { ...parameters, sequence_id: BigInt(digits) };
 }
 
-export function parseInferBody(
-  body: Buffer,
-  headerLength: number | undefined,
-  model: string,
-  versionText: string | undefined,
-  ctx: TransportContext,
-  signal: AbortSignal,
-): ParsedHttpInfer {
-  const version = parseModelVersion(versionText);
-  if (headerLength === 0) return rawBinaryRequest(body, model, versionText, version, ctx, signal);
-  const jsonLength = headerLength ?? body.length;
-  if (jsonLength > body.length) {
-    throw invalidArg(`Inference-Header-Content-Length (${jsonLength}) is larger than the request body (${body.length} bytes)`);
-  }
-  const header = parseJsonBody(body.subarray(0, jsonLength));
-  const binary = body.subarray(jsonLength);
+/**
+ * Checks a parsed inference JSON header and converts its JSON tensor data (pure: no server state, so
+ * it runs on the main thread for small bodies and in the JSON worker for large ones).
+ * `headerBytes` is the header's JSON text (for exactSequenceId), `binaryLength` the size of the binary
+ * part that follows it.
+ */
+export function planInfer(header: unknown, headerBytes: Uint8Array, binaryLength: number, model: string, limits: TransportLimits): InferPlan {
   if (!isObject(header)) throw invalidArg('inference request JSON must be an object');
   const { inputs: rawInputs, outputs: rawOutputs, id, parameters } = header;
   if (!Array.isArray(rawInputs)) throw invalidArg("inference request JSON must have an 'inputs' array");
   if (id !== undefined && typeof id !== 'string') throw invalidArg("the request 'id' must be a string");
   if (parameters !== undefined && !isObject(parameters)) throw invalidArg("request 'parameters' must be an object");
-  const lifted = liftParameters(exactSequenceId(parameters, body.subarray(0, jsonLength)));
+  const lifted = liftParameters(exactSequenceId(parameters, headerBytes));
   let offset = 0;
-  const inputs: Tensor[] = rawInputs.map((raw: unknown, i: number) => {
+  const inputs = rawInputs.map((raw: unknown, i: number) => {
     if (!isObject(raw)) throw invalidArg(`input ${i} must be an object`);
     const name = raw['name'];
     if (typeof name !== 'string') throw invalidArg(`input ${i} must have a string 'name'`);
@@ -84,34 +79,34 @@ export function parseInferBody(
     if (!Array.isArray(raw['shape'])) throw invalidArg(`input '${name}' must have a 'shape' array`);
     const datatype = checkDataType(raw['datatype'], name);
     const shape = raw['shape'] as number[];
-    const count = checkShape(shape, name, ctx.limits);
+    const count = checkShape(shape, name, limits);
     const params = raw['parameters'];
     if (params !== undefined && !isObject(params)) throw invalidArg(`'parameters' of input '${name}' must be an object`);
     const shm = shmRefOf(params, name);
     const binarySize = params?.['binary_data_size'];
-    let data: Uint8Array;
+    let source: PlannedSource;
     if (shm) {
-      data = ctx.shm.read(shm.region, shm.offset, shm.byteSize, name);
+      source = { shm };
     } else if (binarySize !== undefined) {
       if (typeof binarySize !== 'number' || !Number.isInteger(binarySize) || binarySize < 0) {
         throw invalidArg(`'binary_data_size' of input '${name}' must be a non-negative integer`);
       }
-      if (offset + binarySize > binary.length) {
+      if (offset + binarySize > binaryLength) {
         throw invalidArg(
-          `unexpected total byte size ${offset + binarySize} for input '${name}', expecting no more than ${binary.length} bytes of binary data`,
+          `unexpected total byte size ${offset + binarySize} for input '${name}', expecting no more than ${binaryLength} bytes of binary data`,
         );
       }
-      data = binary.subarray(offset, offset + binarySize);
+      source = { binary: [offset, binarySize] };
       offset += binarySize;
     } else if ('data' in raw) {
-      data = jsonDataToBytes(datatype, raw['data'], count, name);
+      source = { data: jsonDataToBytes(datatype, raw['data'], count, name) };
     } else {
       throw invalidArg(`unable to find data for input tensor '${name}' for model '${model}' in request.`);
     }
-    return { name, datatype, shape, data };
+    return { name, datatype, shape, source };
   });
-  if (offset !== binary.length) {
-    throw invalidArg(`unexpected additional input data for model '${model}': ${binary.length - offset} bytes of binary data not claimed by any input`);
+  if (offset !== binaryLength) {
+    throw invalidArg(`unexpected additional input data for model '${model}': ${binaryLength - offset} bytes of binary data not claimed by any input`);
   }
   const outputBinary = new Map<string, boolean>();
   const outputShm = new Map<string, ShmRef>();
@@ -134,19 +129,68 @@ export function parseInferBody(
       return Object.keys(forwarded).length ? { name, parameters: forwarded } : { name };
     });
   }
+  return { id: id ?? '', inputs, outputs, outputBinary, outputShm, lifted };
+}
+
+/** The request a plan describes: binary inputs sliced from `binary` (views), shared-memory inputs read. */
+export function requestFromPlan(
+  plan: InferPlan,
+  binary: Uint8Array,
+  model: string,
+  versionText: string | undefined,
+  ctx: TransportContext,
+  signal: AbortSignal,
+): ParsedHttpInfer {
+  const inputs: Tensor[] = plan.inputs.map(({ name, datatype, shape, source }) => {
+    let data: Uint8Array;
+    if ('data' in source) data = source.data;
+    else if ('binary' in source) data = binary.subarray(source.binary[0], source.binary[0] + source.binary[1]);
+    else data = ctx.shm.read(source.shm.region, source.shm.offset, source.shm.byteSize, name);
+    return { name, datatype, shape, data };
+  });
+  const { lifted } = plan;
   const request: InferRequest = {
-    id: id ?? '',
+    id: plan.id,
     model,
-    version,
+    version: parseModelVersion(versionText),
     inputs,
-    outputs,
+    outputs: plan.outputs,
     parameters: lifted.parameters,
     ...(lifted.sequence ? { sequence: lifted.sequence } : {}),
     priority: lifted.priority,
     timeoutUs: lifted.timeoutUs,
     signal,
   };
-  return { request, outputBinary, outputShm, defaultBinary: lifted.binaryDataOutput ?? false };
+  return { request, outputBinary: plan.outputBinary, outputShm: plan.outputShm, defaultBinary: lifted.binaryDataOutput ?? false };
+}
+
+/**
+ * Parses an inference body on the calling thread: `Inference-Header-Content-Length: 0` is a raw
+ * binary request; otherwise the JSON header (the whole body without the header length) then the
+ * binary part. The transport sends large JSON headers to the JSON worker instead (json-parser.ts).
+ */
+export function parseInferBody(
+  body: Buffer,
+  headerLength: number | undefined,
+  model: string,
+  versionText: string | undefined,
+  ctx: TransportContext,
+  signal: AbortSignal,
+): ParsedHttpInfer {
+  if (headerLength === 0) return rawBinaryRequest(body, model, versionText, parseModelVersion(versionText), ctx, signal);
+  const jsonLength = checkHeaderLength(headerLength, body.length);
+  const headerBytes = body.subarray(0, jsonLength);
+  const plan = planInfer(parseJsonBody(headerBytes), headerBytes, body.length - jsonLength, model, ctx.limits);
+  return requestFromPlan(plan, body.subarray(jsonLength), model, versionText, ctx, signal);
+}
+
+/** The JSON header's length: Inference-Header-Content-Length, or the whole body without it. */
+export function checkHeaderLength(headerLength: number | undefined, bodyLength: number): number {
+  const jsonLength = headerLength ?? bodyLength;
+  if (jsonLength > bodyLength) {
+    throw invalidArg(`Inference-Header-Content-Length (${jsonLength}) is larger than the request body (${bodyLength} bytes)`);
+  }
+  return jsonLength;
 }
 
 /** `Inference-Header-Content-Length: 0`: the body is the one input's bytes, batch 1, outputs binary. */

@@ -8,7 +8,6 @@ import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
 import { logSettingsOf, updateLogSettings } from '../protocol/settings.ts';
 import { advertisedServerMetadata } from '../protocol/extensions.ts';
 import { invalidArg } from '../protocol/status.ts';
-import { parseJsonBody } from './infer-json.ts';
 import type { RestrictedCategory } from '../protocol/restricted.ts';
 
 /** What a handler returns: a status with an optional JSON body (undefined = empty body). */
@@ -22,8 +21,8 @@ export interface Reply {
 export interface RouteInput {
   readonly method: string;
   readonly params: Readonly<Record<string, string | undefined>>;
-  /** Reads (and decompresses) the body; only POST handlers call it. */
-  readonly body: () => Promise<Buffer>;
+  /** Reads (and decompresses) the body and parses it as JSON (undefined when empty); only POST handlers call it. */
+  readonly json: () => Promise<unknown>;
   readonly ctx: TransportContext;
 }
 
@@ -32,6 +31,8 @@ export interface Route {
   /** Triton's restricted-API category (`--http-restricted-api`). */
   readonly category: RestrictedCategory;
   readonly methods: readonly string[];
+  /** The body may carry model files (base64): read up to --http-max-input-size when file loads are allowed. */
+  readonly modelFiles?: true;
   /** `infer` is handled by the transport itself (binary body and reply). */
   readonly handle: ((input: RouteInput) => Promise<Reply> | Reply) | 'infer' | 'generate' | 'generate_stream';
 }
@@ -40,9 +41,8 @@ const M = '(?<model>[^/]+)';
 const V = '(?:/versions/(?<version>[^/]+))?';
 
 async function jsonBody(input: RouteInput): Promise<Record<string, unknown>> {
-  const body = await input.body();
-  if (body.length === 0) return {};
-  const parsed = parseJsonBody(body);
+  const parsed = await input.json();
+  if (parsed === undefined) return {};
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalidArg('request body must be a JSON object');
   return parsed as Record<string, unknown>;
 }
@@ -127,6 +127,7 @@ export const ROUTES: readonly Route[] = [
   {
     pattern: new RegExp(`^/v2/repository(?:/(?<repo>[^/]+))?/models/${M}/load$`),
     category: 'model-repository',
+    modelFiles: true,
     methods: ['POST'],
     handle: async (input) => {
       const body = await jsonBody(input);

@@ -2,6 +2,13 @@
 export interface TransportLimits {
   /** Largest request body, compressed or decompressed (`--http-max-input-size`, 64 MB). */
   readonly maxInputBytes: number;
+  /**
+   * Largest JSON part of an HTTP request (`--http-max-json-size`, 16 MB): a whole JSON body, or the
+   * JSON header before binary tensor data. JSON costs far more to parse than its size (a 16 MB body of
+   * one-element arrays takes seconds and hundreds of MB), so it gets its own, lower limit; binary
+   * tensor data keeps `maxInputBytes`.
+   */
+  readonly maxJsonBytes: number;
   /** Largest element count of one tensor. */
   readonly maxTensorElements: number;
   /** Most HTTP headers per request. */
@@ -10,6 +17,7 @@ export interface TransportLimits {
 
 export const DEFAULT_LIMITS: TransportLimits = {
   maxInputBytes: 64 * 1024 * 1024,
+  maxJsonBytes: 16 * 1024 * 1024,
   maxTensorElements: 1 << 28,
   maxHeaderCount: 100,
 };

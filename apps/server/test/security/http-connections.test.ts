@@ -4,8 +4,9 @@
  * `--http-request-timeout-secs` and `--http-max-connections` bound them (short values here; the
  * defaults are 60 s, 60 s and 10000). Waiting for a slow model does not count against the client.
  */
+import http from 'node:http';
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InferInput } from '@tritium/client';
 import { defaultServeOptions, parseServeFlags } from '../../src/cli/flags.ts';
 import { startTestServer, type TestServer } from '../support/start-server.ts';
@@ -89,6 +90,23 @@ describe('connection cap', () => {
     }
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     holders[1]!.destroy();
+  });
+});
+
+describe('accept backlog (hole 9)', () => {
+  it('the HTTP listener asks for an accept queue as deep as the connection cap, not Node\'s 511', async () => {
+    // With 511, 2000 clients connecting at once overflowed the kernel's accept queue: SYNs were
+    // dropped and health probes waited for retransmits (1 s, 3 s, 7 s) until they timed out.
+    // bench/overload.bench.ts shows the effect (kernel ListenOverflows); here, what is asked for.
+    const listen = vi.spyOn(http.Server.prototype, 'listen');
+    const t = await startTestServer({ httpConnections: { headersTimeoutMs: 60_000, requestTimeoutMs: 60_000, maxConnections: 3000 } }, undefined, ['simple']);
+    try {
+      const options = listen.mock.calls.map((c) => c[0]).find((o) => typeof o === 'object' && o !== null && 'backlog' in o) as { backlog: number } | undefined;
+      expect(options?.backlog).toBe(3000);
+    } finally {
+      listen.mockRestore();
+      await t.close();
+    }
   });
 });
 
