@@ -217,7 +217,8 @@ export class DynamicBatcher implements Scheduler {
     if (policy.maxQueueSize > 0 && this.queue.sizeOf(level) >= policy.maxQueueSize) {
       if (holds) this.cycles.release(holds);
       this.stats.requestFailed(0, 'REJECTED', false);
-      deliver(new InferError('UNAVAILABLE', `${request.id ? `[request id: ${request.id}] ` : ''}Exceeds maximum queue size`));
+      // Under overload this answer is given thousands of times a second: keep it cheap (no stack).
+      deliver(InferError.quick('UNAVAILABLE', `${request.id ? `[request id: ${request.id}] ` : ''}Exceeds maximum queue size`));
       return;
     }
     // Triton (PolicyQueue::Enqueue): the request's timeout only ever lowers a non-zero default.
