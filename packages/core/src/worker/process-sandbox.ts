@@ -145,6 +145,24 @@ function tryRun(command: string, args: readonly string[], as?: { uid: number; gi
   });
 }
 
+type Identity = { uid: number; gid: number } | undefined;
+
+/** One round of probes for the tools, all at once, run as `as`. */
+async function probeTools(node: string, as: Identity) {
+  const run = async (name: string, args: (tool: string) => string[], what: string) => {
+    const tool = findTool(name);
+    if (!tool) return { why: `${name} (util-linux) not found` };
+    const why = await tryRun(tool, args(tool), as);
+    return why ? { tool, why: `${what} failed: ${why}` } : { tool };
+  };
+  const [prlimit, setpriv, unshareNet] = await Promise.all([
+    run('prlimit', () => ['--data=1073741824', '--', node, '-e', '0'], 'prlimit --data'),
+    run('setpriv', () => ['--pdeathsig', 'KILL', '--no-new-privs', '--', node, '-e', '0'], 'setpriv --pdeathsig'),
+    run('unshare', () => [...NAMESPACE_FLAGS, '--net', '--', node, '-e', '0'], 'unshare --net'),
+  ]);
+  return { prlimit, setpriv, unshareNet };
+}
+
 async function probe(): Promise<SandboxHost> {
   const problems: Partial<Record<SandboxGuaranteeId, string>> = {};
   if (process.platform !== 'linux') {
@@ -152,41 +170,26 @@ async function probe(): Promise<SandboxHost> {
     return { netns: false, problems: { signals: why, network: why, memory: why, cleanup: why } };
   }
   const node = process.execPath;
-  const isRoot = process.getuid?.() === 0;
-  let runAs: { uid: number; gid: number } | undefined = isRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : undefined;
-  if (runAs) {
-    const why = await tryRun(node, ['-e', '0'], runAs);
-    if (why) {
-      problems.files = `uid ${SANDBOX_UID} cannot run ${node} (${why}); the sandbox keeps the server's uid`;
-      runAs = undefined;
-    }
+  let runAs: Identity = process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : undefined;
+  // The usual case takes one round of short runs, all at once.
+  const [nobodyWhy, first] = await Promise.all([runAs ? tryRun(node, ['-e', '0'], runAs) : undefined, probeTools(node, runAs)]);
+  let tools = first;
+  if (nobodyWhy) {
+    problems.files = `uid ${SANDBOX_UID} cannot run ${node} (${nobodyWhy}); the sandbox keeps the server's uid`;
+    runAs = undefined;
+    tools = await probeTools(node, undefined);
   }
-  const [prlimitWhy, setprivWhy] = await Promise.all([
-    (async () => {
-      const tool = findTool('prlimit');
-      if (!tool) return { why: 'prlimit (util-linux) not found' };
-      const why = await tryRun(tool, ['--data=1073741824', '--', node, '-e', '0'], runAs);
-      return why ? { why: `prlimit --data failed: ${why}` } : { tool };
-    })(),
-    (async () => {
-      const tool = findTool('setpriv');
-      if (!tool) return { why: 'setpriv (util-linux) not found' };
-      const why = await tryRun(tool, ['--pdeathsig', 'KILL', '--no-new-privs', '--', node, '-e', '0'], runAs);
-      return why ? { why: `setpriv --pdeathsig failed: ${why}` } : { tool };
-    })(),
-  ]);
-  if (prlimitWhy.why) problems.memory = prlimitWhy.why;
-  if (setprivWhy.why) problems.cleanup = setprivWhy.why;
+  if (tools.prlimit.why) problems.memory = tools.prlimit.why;
+  if (tools.setpriv.why) problems.cleanup = tools.setpriv.why;
 
   let unshare: string | undefined;
   let netns = false;
-  const tool = findTool('unshare');
+  const tool = tools.unshareNet.tool;
   if (!tool) {
-    problems.signals = 'unshare (util-linux) not found';
-    problems.network = 'unshare (util-linux) not found';
+    problems.signals = tools.unshareNet.why;
+    problems.network = tools.unshareNet.why;
   } else {
-    const attempt = async (as: typeof runAs): Promise<boolean> => {
-      const withNet = await tryRun(tool, [...NAMESPACE_FLAGS, '--net', '--', node, '-e', '0'], as);
+    const attempt = async (as: Identity, withNet: string | undefined): Promise<boolean> => {
       if (!withNet) {
         netns = true;
         return true;
@@ -197,11 +200,11 @@ async function probe(): Promise<SandboxHost> {
         problems.network = problems.signals;
         return false;
       }
-      problems.network = `network namespaces are refused here (unshare --net: ${withNet})`;
+      problems.network = `network namespaces are refused here (${withNet})`;
       return true;
     };
-    if (await attempt(runAs)) unshare = tool;
-    else if (runAs && (await attempt(undefined))) {
+    if (await attempt(runAs, tools.unshareNet.why)) unshare = tool;
+    else if (runAs && (await attempt(undefined, await tryRun(tool, [...NAMESPACE_FLAGS, '--net', '--', node, '-e', '0'])))) {
       // Namespaces work for root only (e.g. unprivileged user namespaces are switched off): they
       // guard more (signals, network) than the separate uid does, so keep them.
       unshare = tool;
@@ -218,8 +221,8 @@ async function probe(): Promise<SandboxHost> {
     netns,
     problems,
     ...(unshare ? { unshare } : {}),
-    ...(prlimitWhy.tool ? { prlimit: prlimitWhy.tool } : {}),
-    ...(setprivWhy.tool ? { setpriv: setprivWhy.tool } : {}),
+    ...(tools.prlimit.tool && !tools.prlimit.why ? { prlimit: tools.prlimit.tool } : {}),
+    ...(tools.setpriv.tool && !tools.setpriv.why ? { setpriv: tools.setpriv.tool } : {}),
     ...(runAs ? { runAs } : {}),
   };
 }
