@@ -14,4 +14,6 @@ if (existsSync(file)) {
   skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
 }
 if (rc !== 0 && failed === 0) failed = 1;
-console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+// Skips go on a line of their own: the last line stays exactly `N passed, N failed`.
+if (skipped) console.log(`${skipped} skipped`);
+console.log(`${passed} passed, ${failed} failed`);
