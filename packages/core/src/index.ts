@@ -7,6 +7,8 @@ export type { ErrorCode, WireError } from './errors.ts';
 export * from './tensor/data-type.ts';
 export * from './tensor/tensor.ts';
 export type * from './types.ts';
+export type { RequestTrace, TraceActivity, TraceTensorActivity } from './trace/request-trace.ts';
+export { traceNowNs, compositeTrace, reportCompute } from './trace/request-trace.ts';
 export type * from './config/model-config.ts';
 export { toNumber, emptyDynamicBatching } from './config/model-config.ts';
 export { BACKEND_API_VERSION } from './backend/spi.ts';

@@ -1,4 +1,5 @@
 import type { Tensor } from './tensor/tensor.ts';
+import type { RequestTrace } from './trace/request-trace.ts';
 
 /** A request parameter: what KServe's InferParameter oneof can carry (uint64 beyond 2^53 as bigint). */
 export type ParameterValue = string | number | boolean | bigint;
@@ -76,6 +77,36 @@ export interface InferRequest {
    * own max_queue_delay again, merging only what is already queued beside it.
    */
   readonly preformed?: boolean;
+  /** The request's trace, when the transport sampled it (see trace/request-trace.ts); never sent to workers. */
+  readonly trace?: RequestTrace;
+  /**
+   * An ensemble step's request: where the composing model adds the compute time it spent on this
+   * request (Triton's secondary statistics aggregator), so the ensemble reports the sum of its
+   * composing models' compute. Never sent to workers.
+   */
+  readonly computeSink?: ComputeSink;
+  /**
+   * Pipeline batching: the ensemble requests a merged request carries. A model counts each as one
+   * request (Triton counts one request per ensemble request at every step), with `priorQueueNs`
+   * added to its queue time (the wait in the ensemble's batcher, charged to the first step, where a
+   * Triton ensemble's requests wait). Never sent to workers.
+   */
+  readonly carried?: readonly CarriedRequest[];
+}
+
+/** Compute durations (ns) of one execution, as the statistics record them. */
+export interface ComputeDurations {
+  readonly computeInputNs: number;
+  readonly computeInferNs: number;
+  readonly computeOutputNs: number;
+}
+
+export interface ComputeSink {
+  add(durations: ComputeDurations): void;
+}
+
+export interface CarriedRequest {
+  readonly priorQueueNs: number;
 }
 
 export interface InferResponse {

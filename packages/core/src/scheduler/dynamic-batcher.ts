@@ -19,6 +19,7 @@ import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../ty
 import { CallCycleGuard, executionCallers } from './call-cycles.ts';
 import { isolatePoison } from './poison-isolation.ts';
 import { padBatch, unpadResponse } from '../tensor/pad.ts';
+import { reportCompute } from '../trace/request-trace.ts';
 import type { BatcherOptions } from './batcher-options.ts';
 import { formBatch, formationRules, type Candidate, type FormationRules } from './batch-formation.ts';
 import { RequestQueue } from './request-queue.ts';
@@ -36,6 +37,11 @@ export interface BatcherDeps {
   readonly log?: Logger;
   /** Decoupled model: executions go through `executeDecoupled`. */
   readonly decoupled?: boolean;
+  /**
+   * Report COMPUTE_* activities to the traces of the requests an execution carried (default true).
+   * False for a pipeline ensemble's batcher: its "execution" is the steps, which trace themselves.
+   */
+  readonly traceCompute?: boolean;
 }
 
 /** Outcome of an entry: a response, an error, or null for a stream completed without error. */
@@ -89,6 +95,7 @@ export class DynamicBatcher implements Scheduler {
   private readonly stats: StatsRecorder;
   private readonly log: Logger;
   private readonly decoupled: boolean;
+  private readonly traceCompute: boolean;
   private readonly slots: Slot[];
   private readonly cycles: CallCycleGuard;
   private readonly queue: RequestQueue<Entry>;
@@ -108,6 +115,7 @@ export class DynamicBatcher implements Scheduler {
     this.log = deps.log ?? silentLogger;
     this.stats = deps.stats ? guardedStats(deps.stats, this.log, options.modelName) : nullStatsRecorder;
     this.decoupled = !!deps.decoupled;
+    this.traceCompute = deps.traceCompute !== false;
     this.cycles = new CallCycleGuard(options.modelName, deps.instances.length);
     this.slots = deps.instances.map((instance, i) => ({ instance, busy: false, context: { callers: [this.cycles.frames[i]!] } }));
     this.queue = new RequestQueue<Entry>(options.levelCount);
@@ -189,7 +197,7 @@ export class DynamicBatcher implements Scheduler {
       return;
     }
     if (request.signal?.aborted) {
-      this.stats.requestFailed(0, 'CANCELED', false);
+      this.failedBeforeQueue(request, 'CANCELED');
       deliver(new InferError('CANCELLED', CANCELLED_MESSAGE));
       return;
     }
@@ -199,7 +207,7 @@ export class DynamicBatcher implements Scheduler {
       batchSize = o.batchSize(request);
       key = o.shapeKey(request);
     } catch (e) {
-      this.stats.requestFailed(0, 'OTHER', false);
+      this.failedBeforeQueue(request, 'OTHER');
       deliver(InferError.from(e, 'INVALID_ARG'));
       return;
     }
@@ -207,7 +215,7 @@ export class DynamicBatcher implements Scheduler {
     try {
       holds = this.cycles.admit(request);
     } catch (e) {
-      this.stats.requestFailed(0, 'OTHER', false);
+      this.failedBeforeQueue(request, 'OTHER');
       deliver(InferError.from(e));
       return;
     }
@@ -216,7 +224,7 @@ export class DynamicBatcher implements Scheduler {
     const policy = o.policies[level]!;
     if (policy.maxQueueSize > 0 && this.queue.sizeOf(level) >= policy.maxQueueSize) {
       if (holds) this.cycles.release(holds);
-      this.stats.requestFailed(0, 'REJECTED', false);
+      this.failedBeforeQueue(request, 'REJECTED');
       // Under overload this answer is given thousands of times a second: keep it cheap (no stack).
       deliver(InferError.quick('UNAVAILABLE', `${request.id ? `[request id: ${request.id}] ` : ''}Exceeds maximum queue size`));
       return;
@@ -246,7 +254,8 @@ export class DynamicBatcher implements Scheduler {
       holds,
     };
     this.count++;
-    this.stats.requestQueued();
+    for (let i = weightOf(request); i > 0; i--) this.stats.requestQueued();
+    request.trace?.report('QUEUE_START', now * 1000);
     this.queue.push(entry);
     if (o.preserveOrdering) this.order.push(entry);
     if (timeoutUs > 0) entry.timer = this.clock.setTimer(timeoutUs, () => this.expire(entry));
@@ -352,7 +361,7 @@ export class DynamicBatcher implements Scheduler {
       e.timer?.cancel();
       e.timer = undefined;
       e.queueNs = (now - e.arrivalUs) * 1000;
-      this.stats.requestDequeued(e.queueNs);
+      for (let i = weightOf(e.request); i > 0; i--) this.stats.requestDequeued(e.queueNs);
     }
     slot.busy = true;
     const done = (): void => {
@@ -375,7 +384,7 @@ export class DynamicBatcher implements Scheduler {
       return;
     }
     // Runs synchronously up to the instance's execute call, so batches start in dispatch order.
-    this.runBatch(slot, entries, signal)
+    this.runBatch(slot, entries, signal, now)
       .catch((err: unknown) => this.internalError(entries, err))
       .finally(done);
   }
@@ -392,8 +401,9 @@ export class DynamicBatcher implements Scheduler {
   }
 
   /** One batch on its instance: executed, and bisected if it fails as a whole (poison isolation). */
-  private runBatch(slot: Slot, entries: Entry[], signal: AbortSignal): Promise<void> {
-    return this.attempt(slot, entries, signal).then((error) => {
+  private runBatch(slot: Slot, entries: Entry[], signal: AbortSignal, dispatchedUs: number): Promise<void> {
+    // The first attempt starts when the batch left the queue: queue and compute meet exactly.
+    return this.attempt(slot, entries, signal, dispatchedUs).then((error) => {
       if (!error) return undefined;
       return isolatePoison(entries, error, {
         pending: (e) => e.state !== 'done',
@@ -409,7 +419,7 @@ export class DynamicBatcher implements Scheduler {
    * with the error when the execution failed as a whole (the entries are then left unanswered).
    * Plain promise chaining, no async function: this is every execution's path.
    */
-  private attempt(slot: Slot, entries: readonly Entry[], signal: AbortSignal): Promise<InferError | undefined> {
+  private attempt(slot: Slot, entries: readonly Entry[], signal: AbortSignal, startedUs?: number): Promise<InferError | undefined> {
     const live = entries.every((e) => e.state !== 'done') ? entries : entries.filter((e) => e.state !== 'done');
     if (live.length === 0) return Promise.resolve(undefined);
     let requests: InferRequest[];
@@ -420,7 +430,7 @@ export class DynamicBatcher implements Scheduler {
       return Promise.resolve(undefined);
     }
     let batchSize = 0;
-    const startUs = this.clock.nowUs();
+    const startUs = startedUs ?? this.clock.nowUs();
     for (const e of live) {
       batchSize += e.batchSize;
       e.responseStartUs = startUs;
@@ -433,11 +443,13 @@ export class DynamicBatcher implements Scheduler {
     }
     return call.then(
       (output) => {
-        this.answer(live, requests, output, this.recordExecution(batchSize, startUs, output?.timings));
+        const timings = this.recordExecution(batchSize, startUs, output?.timings);
+        this.traceExecution(live, startUs, timings);
+        this.answer(live, requests, output, timings);
         return undefined;
       },
       (err: unknown) => {
-        this.recordExecution(batchSize, startUs);
+        this.traceExecution(live, startUs, this.recordExecution(batchSize, startUs));
         return InferError.from(err);
       },
     );
@@ -504,11 +516,37 @@ export class DynamicBatcher implements Scheduler {
     try {
       const context = this.contextOf(slot, entries);
       timings = this.recordExecution(batchSize, startUs, (await exec.call(slot.instance, requests, sinks, signal, context)) ?? undefined);
+      this.traceExecution(entries, startUs, timings);
     } catch (err) {
       timings = this.recordExecution(batchSize, startUs);
+      this.traceExecution(entries, startUs, timings);
       this.failBatch(entries, InferError.from(err), 'BACKEND');
     }
-    for (const { entry, totalNs } of awaitingTimings) this.stats.requestSucceeded(totalNs, { queueNs: entry.queueNs, ...timings });
+    for (const { entry } of awaitingTimings) entry.request.computeSink?.add(timings);
+    for (const { entry, totalNs } of awaitingTimings) this.succeeded(entry, totalNs, timings);
+  }
+
+  /** COMPUTE_* of one execution on the traces of the requests it carried. */
+  private traceExecution(entries: readonly Entry[], startUs: number, timings: Required<ExecuteTimings>): void {
+    if (!this.traceCompute) return;
+    for (const e of entries) if (e.request.trace) reportCompute(e.request.trace, startUs * 1000, timings);
+  }
+
+  /** Success statistics of one entry: once per request it carries (pipeline batches carry several). */
+  private succeeded(entry: Entry, totalNs: number, t: Required<ExecuteTimings>): void {
+    const carried = entry.request.carried;
+    if (!carried) this.stats.requestSucceeded(totalNs, { queueNs: entry.queueNs, ...t, batchSize: entry.batchSize });
+    else for (const c of carried) this.stats.requestSucceeded(totalNs + c.priorQueueNs, { queueNs: entry.queueNs + c.priorQueueNs, ...t });
+  }
+
+  private failed(request: InferRequest, totalNs: number, reason: FailureReason, dequeued: boolean): void {
+    const carried = request.carried;
+    if (!carried) this.stats.requestFailed(totalNs, reason, dequeued);
+    else for (const c of carried) this.stats.requestFailed(totalNs + c.priorQueueNs, reason, dequeued);
+  }
+
+  private failedBeforeQueue(request: InferRequest, reason: FailureReason): void {
+    this.failed(request, 0, reason, false);
   }
 
   private recordExecution(batchSize: number, startUs: number, reported?: ExecuteTimings): Required<ExecuteTimings> {
@@ -545,12 +583,15 @@ export class DynamicBatcher implements Scheduler {
     if (entry.holds) this.cycles.release(entry.holds);
     const nowUs = this.clock.nowUs();
     const totalNs = (nowUs - entry.arrivalUs) * 1000;
-    if (reason) this.stats.requestFailed(totalNs, reason, dequeued);
+    if (reason) this.failed(entry.request, totalNs, reason, dequeued);
     else if (timings !== 'later') {
       const t = timings ?? { computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 };
-      this.stats.requestSucceeded(totalNs, { queueNs: entry.queueNs, ...t });
+      this.succeeded(entry, totalNs, t);
+      entry.request.computeSink?.add(t);
     }
-    if (dequeued && entry.responseStartUs !== undefined) this.lastResponse(entry, reason, timings, nowUs - entry.responseStartUs);
+    if (dequeued && entry.responseStartUs !== undefined) {
+      for (let i = weightOf(entry.request); i > 0; i--) this.lastResponse(entry, reason, timings, nowUs - entry.responseStartUs);
+    }
     entry.settled = true;
     if (this.opts.preserveOrdering && reason !== 'CANCELED') {
       entry.held = outcome;
@@ -622,4 +663,9 @@ function timingsOf(t: ExecuteTimings | undefined, elapsedNs: number): Required<E
     return { computeInputNs: t.computeInputNs ?? 0, computeInferNs: t.computeInferNs ?? 0, computeOutputNs: t.computeOutputNs ?? 0 };
   }
   return { computeInputNs: 0, computeInferNs: elapsedNs, computeOutputNs: 0 };
+}
+
+/** How many requests an entry stands for in the statistics (a pipeline batch counts each it carries). */
+function weightOf(request: InferRequest): number {
+  return request.carried?.length ?? 1;
 }

@@ -12,6 +12,14 @@ export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
  */
 export type ResponseOutcome = 'success' | 'fail' | 'empty' | 'cancel';
 
+export interface SuccessDurations {
+  readonly queueNs: number;
+  readonly computeInputNs: number;
+  readonly computeInferNs: number;
+  readonly computeOutputNs: number;
+  readonly batchSize?: number;
+}
+
 export interface StatsRecorder {
   /** A request entered the queue (pending count +1). */
   requestQueued(): void;
@@ -19,8 +27,12 @@ export interface StatsRecorder {
   requestDequeued(queueNs: number): void;
   /** One model execution of `batchSize` inferences (sum of the requests' batch dims). */
   execution(batchSize: number, timings: { computeInputNs: number; computeInferNs: number; computeOutputNs: number }): void;
-  /** A request finished successfully; `totalNs` from arrival to response. Per-request compute shares included. */
-  requestSucceeded(totalNs: number, durations: { queueNs: number; computeInputNs: number; computeInferNs: number; computeOutputNs: number }): void;
+  /**
+   * A request finished successfully; `totalNs` from arrival to response, with the compute of the
+   * execution that carried it. `batchSize` (the request's own, when the scheduler knows it) is what
+   * an ensemble counts as its one "execution" per request, as Triton does.
+   */
+  requestSucceeded(totalNs: number, durations: SuccessDurations): void;
   /** A request failed (rejected in queue, cancelled, backend error, other). If it never left the queue, `dequeued` is false. */
   requestFailed(totalNs: number, reason: FailureReason, dequeued: boolean): void;
   /**

@@ -21,6 +21,7 @@ import type { Backend } from '../backend/spi.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import { systemClock, type Clock } from '../scheduler/scheduler.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import { traceNowNs, type RequestTrace } from '../trace/request-trace.ts';
 import { ModelRepository } from '../repository/model-repository.ts';
 import type { RepositorySource } from '../repository/source/repository-source.ts';
 import type { ConfigCodec } from '../repository/config-codec.ts';
@@ -365,12 +366,23 @@ export class InferenceServer implements InferenceServerApi {
 
   /** `client`: a transport's request (refused once stopping, counted until answered); else a step or BLS call. */
   private enqueueRouted(request: InferRequest, client: boolean): Promise<InferResponse> {
+    const trace = request.trace;
     let answer: Promise<InferResponse>;
     try {
       const loaded = this.routeForInference(request, client);
+      if (trace) startTrace(trace, loaded, request);
       answer = answerInTime(request, this.clock, (r) => loaded.scheduler.enqueue(r));
     } catch (err) {
+      trace?.release();
       return Promise.reject(InferError.from(err));
+    }
+    if (trace) {
+      answer = answer
+        .then((response) => {
+          if (trace.tensors) for (const t of response.outputs) trace.reportTensor('TENSOR_BACKEND_OUTPUT', t);
+          return response;
+        })
+        .finally(() => endTrace(trace));
     }
     if (!client) return answer;
     this.inflight++;
@@ -382,8 +394,21 @@ export class InferenceServer implements InferenceServerApi {
     try {
       loaded = this.routeForInference(request, client);
     } catch (err) {
+      request.trace?.release();
       sink.complete(InferError.from(err));
       return;
+    }
+    const trace = request.trace;
+    if (trace) {
+      startTrace(trace, loaded, request);
+      const inner = sink;
+      sink = {
+        response: (r) => inner.response(r),
+        complete: (error) => {
+          endTrace(trace);
+          inner.complete(error);
+        },
+      };
     }
     if (client) {
       this.inflight++;
@@ -592,4 +617,16 @@ export class InferenceServer implements InferenceServerApi {
     return run;
   }
 
+}
+
+/** REQUEST_START of a routed request (Triton's InferenceServer::InferAsync): the version it reached, its id. */
+function startTrace(trace: RequestTrace, loaded: LoadedVersion, request: InferRequest): void {
+  trace.setModel(loaded.name, loaded.version, request.id);
+  trace.report('REQUEST_START', traceNowNs());
+  if (trace.tensors) for (const t of request.inputs) trace.reportTensor('TENSOR_QUEUE_INPUT', t);
+}
+
+function endTrace(trace: RequestTrace): void {
+  trace.report('REQUEST_END', traceNowNs());
+  trace.release();
 }

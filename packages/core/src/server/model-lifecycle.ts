@@ -51,8 +51,7 @@ export class ModelLifecycle {
     const key = `${name}\0${version}`;
     let s = this.stats.get(key);
     if (!s) {
-      const perStepEnsemble = config.platform === 'ensemble' && !config.dynamic_batching;
-      s = perStepEnsemble ? new EnsembleStats(name, String(version)) : new ModelStats(name, String(version));
+      s = config.platform === 'ensemble' ? new EnsembleStats(name, String(version)) : new ModelStats(name, String(version));
       this.stats.set(key, s);
     }
     return s;

@@ -3,7 +3,7 @@
  * ModelStatistics (HTTP/gRPC statistics extension) and the counters behind Triton's Prometheus
  * metrics. All durations are kept in nanoseconds.
  */
-import type { FailureReason, ResponseOutcome, StatsRecorder } from '../scheduler/stats-recorder.ts';
+import type { FailureReason, ResponseOutcome, StatsRecorder, SuccessDurations } from '../scheduler/stats-recorder.ts';
 import type { ModelStatistics, StatisticDuration } from './server-api.ts';
 
 const duration = (): StatisticDuration => ({ count: 0, ns: 0 });
@@ -72,6 +72,11 @@ export class ModelStats implements StatsRecorder {
   }
 
   execution(batchSize: number, t: { computeInputNs: number; computeInferNs: number; computeOutputNs: number }): void {
+    this.addExecution(batchSize, t);
+  }
+
+  /** One execution of `batchSize` inferences (Triton's UpdateInferBatchStatsWithDuration). */
+  protected addExecution(batchSize: number, t: { computeInputNs: number; computeInferNs: number; computeOutputNs: number }): void {
     this.executionCount++;
     this.inferenceCount += batchSize;
     this.lastInferenceMs = this.now();
@@ -85,10 +90,7 @@ export class ModelStats implements StatsRecorder {
     add(b.compute_output, t.computeOutputNs);
   }
 
-  requestSucceeded(
-    totalNs: number,
-    d: { queueNs: number; computeInputNs: number; computeInferNs: number; computeOutputNs: number },
-  ): void {
+  requestSucceeded(totalNs: number, d: SuccessDurations): void {
     add(this.success, totalNs);
     add(this.queue, d.queueNs);
     add(this.computeInput, d.computeInputNs);
@@ -189,20 +191,20 @@ export class ModelStats implements StatsRecorder {
 }
 
 /**
- * An ensemble's statistics as Triton reports them: request counts and end-to-end times of the
- * ensemble requests, `inference_count` per successful request and no executions of its own (its
- * composing models report their executions under their own names).
+ * An ensemble's statistics as Triton reports them (ensemble_scheduler.cc RequestTracker): per
+ * successful request its end-to-end time, its queue (a per-step ensemble routes at once: 0; a
+ * pipeline ensemble: the wait in its batcher, which the first step's queue also carries), the SUM
+ * of its composing models' compute, and one execution of the request's batch size (so
+ * `execution_count` counts requests and `batch_stats` their sizes). The batches a pipeline
+ * ensemble forms are not executions of its own: its steps report them under their names.
  */
 export class EnsembleStats extends ModelStats {
   override execution(): void {
-    // An ensemble never executes a model itself: Triton reports execution_count 0 for it.
+    // Executions are counted per successful request, below.
   }
 
-  override requestSucceeded(
-    totalNs: number,
-    d: { queueNs: number; computeInputNs: number; computeInferNs: number; computeOutputNs: number },
-  ): void {
+  override requestSucceeded(totalNs: number, d: SuccessDurations): void {
     super.requestSucceeded(totalNs, d);
-    this.inferenceCount++;
+    this.addExecution(Math.max(1, d.batchSize ?? 1), d);
   }
 }

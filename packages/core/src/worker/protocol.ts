@@ -12,8 +12,8 @@ import { packBatch, unpackBatch, type PackedBatch } from './batch-codec.ts';
 /** Brand so a stray message on the same port (e.g. user code's own postMessage) is never mistaken for ours. */
 export const BRAND = 'tritium-worker/1' as const;
 
-/** An InferRequest as it crosses: everything but the (uncloneable) signal and the server-side callers. */
-export type WireRequest = Omit<InferRequest, 'signal' | 'callers'>;
+/** An InferRequest as it crosses: everything but the (uncloneable) signal and the server-side state (callers, trace hooks). */
+export type WireRequest = Omit<InferRequest, 'signal' | 'callers' | 'trace' | 'computeSink' | 'carried'>;
 
 /** One slot of an execute's results. */
 export type WireResult = { readonly ok: true; readonly response: InferResponse } | { readonly ok: false; readonly error: WireError };
@@ -91,9 +91,9 @@ export function isProtocolMessage(value: unknown): value is { brand: typeof BRAN
   return typeof value === 'object' && value !== null && (value as { brand?: unknown }).brand === BRAND;
 }
 
-/** Strips the signal (not cloneable) and the callers (server state, never shown to a worker); keeps the rest as plain data. */
+/** Strips the signal (not cloneable), the callers and the trace hooks (server state, never shown to a worker); keeps the rest as plain data. */
 export function toWireRequest(request: InferRequest): WireRequest {
-  const { signal: _signal, callers: _callers, ...rest } = request;
+  const { signal: _signal, callers: _callers, trace: _trace, computeSink: _sink, carried: _carried, ...rest } = request;
   return rest;
 }
 

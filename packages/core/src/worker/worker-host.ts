@@ -20,6 +20,7 @@ import { InferError } from '../errors.ts';
 import type { ExecuteContext, ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
 import { instanceFailure } from '../backend/instance-failure.ts';
 import { silentLogger, type Logger } from '../logger.ts';
+import { compositeTrace, type RequestTrace } from '../trace/request-trace.ts';
 import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { spawnProcess, spawnThread, type Channel } from './channel.ts';
 import {
@@ -49,6 +50,8 @@ interface PendingExecute {
   readonly callers: readonly CallFrame[] | undefined;
   /** Decoupled: indices of the sinks not completed yet. */
   open?: Set<number>;
+  /** Traces of the requests this execute carries: BLS calls made meanwhile are their children. */
+  traces?: readonly RequestTrace[];
   /** The execute call is over (result or crash): its timers stop. */
   cleanup(): void;
   /** Nothing of it is left running (no open stream either): its BLS calls are cancelled. */
@@ -67,6 +70,8 @@ interface OpenStream {
   /** Its execute's BLS children and callers live on with it (see PendingExecute). */
   readonly children: AbortController;
   readonly callers: readonly CallFrame[] | undefined;
+  /** Its execute's traces (see PendingExecute). */
+  readonly traces?: readonly RequestTrace[];
   release(): void;
 }
 
@@ -232,7 +237,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         gen.pending.delete(msg.id);
         p.cleanup();
         if (p.sinks && !msg.error && p.open && p.open.size > 0) {
-          gen.streams.set(msg.id, { sinks: p.sinks, open: p.open, children: p.children, callers: p.callers, release: p.release });
+          gen.streams.set(msg.id, { sinks: p.sinks, open: p.open, children: p.children, callers: p.callers, release: p.release, ...(p.traces ? { traces: p.traces } : {}) });
         } else p.release();
         this.idle(gen);
         if (msg.error) p.reject(InferError.fromWire(msg.error));
@@ -263,11 +268,12 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         break;
       }
       case 'bls': {
-        // Only plain fields cross from the worker: the signal and callers are the host's to set.
-        const { signal: _s, callers: _c, ...wire } = msg.request as InferRequest;
+        // Only plain fields cross from the worker: the signal, callers and trace hooks are the host's to set.
+        const { signal: _s, callers: _c, trace: _t, computeSink: _k, carried: _r, ...wire } = msg.request as InferRequest;
         const parent = msg.parent === undefined ? undefined : (gen.pending.get(msg.parent) ?? gen.streams.get(msg.parent));
         // A call from inside an execute is cancelled with it and names who waits on it; a stream can
         // also be cancelled by the worker itself.
+        const parentTrace = compositeTrace(parent?.traces ?? []);
         let signal = parent?.children.signal;
         if (msg.stream) {
           const own = new AbortController();
@@ -279,6 +285,8 @@ class WorkerHostInstance<Init> implements WorkerInstance {
           inputs: wire.inputs.map(normalizeTensor),
           ...(signal ? { signal } : {}),
           ...(parent?.callers ? { callers: parent.callers } : {}),
+          // A call made during a traced execute is a child of the traces of the requests it carries.
+          ...(parentTrace ? { trace: parentTrace.spawnChild() } : {}),
         };
         this.onBls(gen, msg.call, request, msg.stream);
         break;
@@ -496,6 +504,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         children.abort();
       };
       signal.addEventListener('abort', onAbort, { once: true });
+      const traces = batch.flatMap((r) => (r.trace ? [r.trace] : []));
       gen.pending.set(id, {
         resolve,
         reject,
@@ -503,6 +512,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         children,
         callers: context?.callers,
         ...(sinks ? { open: new Set(sinks.map((_, i) => i)) } : {}),
+        ...(traces.length > 0 ? { traces } : {}),
         cleanup: () => {
           if (timer) clearTimeout(timer);
           warn.done();

@@ -51,10 +51,17 @@ describe('ModelStats', () => {
     ]);
   });
 
-  it('counts an ensemble request as one inference and no executions', () => {
+  it('counts an ensemble request as one execution of its batch size with its composing compute (Triton RequestTracker)', () => {
     const e = new EnsembleStats('e', '1');
     e.execution();
     e.requestSucceeded(10, d(0, 0));
-    expect(e.snapshot()).toMatchObject({ inference_count: 1, execution_count: 0 });
+    e.requestSucceeded(50, { queueNs: 0, computeInputNs: 1, computeInferNs: 20, computeOutputNs: 3, batchSize: 4 });
+    const s = e.snapshot();
+    expect(s).toMatchObject({ inference_count: 5, execution_count: 2 });
+    expect(s.inference_stats.compute_infer).toEqual({ count: 2, ns: 20 });
+    expect(s.batch_stats.map((b) => [b.batch_size, b.compute_infer.count, b.compute_infer.ns])).toEqual([
+      [1, 1, 0],
+      [4, 1, 20],
+    ]);
   });
 });

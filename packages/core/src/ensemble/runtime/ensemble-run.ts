@@ -8,7 +8,7 @@
 import { InferError } from '../../errors.ts';
 import { toNumber, type EnsembleStep, type ModelConfig } from '../../config/model-config.ts';
 import type { Tensor } from '../../tensor/tensor.ts';
-import type { InferRequest, InferResponse } from '../../types.ts';
+import type { CarriedRequest, ComputeSink, InferRequest, InferResponse } from '../../types.ts';
 import { CANCELLED_MESSAGE } from '../../scheduler/dynamic-batcher.ts';
 import { adaptTensor, dimsOf } from './adapt.ts';
 import type { Semaphore } from './semaphore.ts';
@@ -20,6 +20,8 @@ export interface EnsembleContext {
   readonly getModelConfig?: (name: string, version?: number) => ModelConfig | undefined;
   /** One per step (`max_inflight_requests`), shared by all requests of this ensemble; empty when unlimited. */
   readonly semaphores: readonly Semaphore[];
+  /** See {@link firstStepIndex}. */
+  readonly firstStep: number;
 }
 
 /** Prefix Triton puts on every ensemble error. */
@@ -43,6 +45,7 @@ export function stepRequest(
   step: EnsembleStep,
   stepConfig: ModelConfig | undefined,
   lookup: (ensembleTensor: string) => Tensor | null | undefined,
+  observe?: StepObservation,
 ): InferRequest {
   const version = stepVersion(step);
   const batching = (stepConfig?.max_batch_size ?? 0) > 0;
@@ -65,11 +68,46 @@ export function stepRequest(
     ...(request.signal ? { signal: request.signal } : {}),
     ...(request.callers ? { callers: request.callers } : {}),
     ...(request.preformed ? { preformed: true } : {}),
+    ...(request.trace ? { trace: request.trace.spawnChild() } : {}),
+    ...(observe?.computeSink ? { computeSink: observe.computeSink } : {}),
+    ...(observe?.carried ? { carried: observe.carried } : {}),
   };
 }
 
+/**
+ * What an ensemble passes its step requests besides data: where they add their compute time (summed
+ * into the ensemble's statistics, as Triton does) and, in a pipeline batch, the ensemble requests
+ * the merged request carries (`firstCarried` for the steps that read only ensemble inputs: their
+ * queue time includes the wait in the ensemble's batcher).
+ */
+export interface EnsembleObservation {
+  readonly computeSink?: ComputeSink;
+  readonly carried?: readonly CarriedRequest[];
+  readonly firstCarried?: readonly CarriedRequest[];
+}
+
+interface StepObservation {
+  readonly computeSink?: ComputeSink;
+  readonly carried?: readonly CarriedRequest[];
+}
+
+/** The step that carries the ensemble batcher's wait: the first (in config order) fed by ensemble inputs only. */
+export function firstStepIndex(config: ModelConfig): number {
+  const steps = config.ensemble_scheduling?.step ?? [];
+  const inputs = new Set(config.input.map((i) => i.name));
+  const i = steps.findIndex((s) => Object.values(s.input_map).every((t) => inputs.has(t)));
+  return Math.max(0, i);
+}
+
+/** The observation for step `index` of `ctx`. */
+export function stepObservation(ctx: EnsembleContext, index: number, observe: EnsembleObservation | undefined): StepObservation | undefined {
+  if (!observe) return undefined;
+  const carried = index === ctx.firstStep && observe.firstCarried ? observe.firstCarried : observe.carried;
+  return { computeSink: observe.computeSink, carried };
+}
+
 /** Runs `request` (addressed to the ensemble) through its steps; resolves with the ensemble response. */
-export function runEnsemble(ctx: EnsembleContext, request: InferRequest): Promise<InferResponse> {
+export function runEnsemble(ctx: EnsembleContext, request: InferRequest, observe?: EnsembleObservation): Promise<InferResponse> {
   const { config } = ctx;
   const steps = config.ensemble_scheduling?.step ?? [];
   const prefix = ensemblePrefix(config.name);
@@ -110,7 +148,7 @@ export function runEnsemble(ctx: EnsembleContext, request: InferRequest): Promis
         if (firstError) return;
         if (request.signal?.aborted) throw new InferError('CANCELLED', CANCELLED_MESSAGE);
         const stepConfig = ctx.getModelConfig?.(step.model_name, stepVersion(step));
-        const response = await ctx.infer(stepRequest(request, step, stepConfig, (name) => tensors.get(name)));
+        const response = await ctx.infer(stepRequest(request, step, stepConfig, (name) => tensors.get(name), stepObservation(ctx, index, observe)));
         if (firstError) return;
         const produced = new Map(response.outputs.map((o) => [o.name, o]));
         for (const [modelOutput, ensembleTensor] of Object.entries(step.output_map)) {

@@ -15,7 +15,8 @@ import { systemClock, type Clock, type Scheduler } from '../../scheduler/schedul
 import { nullStatsRecorder, type StatsRecorder } from '../../scheduler/stats-recorder.ts';
 import { guardedStats } from '../../scheduler/guarded-stats.ts';
 import { silentLogger, type Logger } from '../../logger.ts';
-import { runEnsemble, type EnsembleContext } from './ensemble-run.ts';
+import { firstStepIndex, runEnsemble, type EnsembleContext } from './ensemble-run.ts';
+import { ComputeTotal } from './compute-total.ts';
 import { hasDecoupledStep, runEnsembleStream, type InferStream } from './ensemble-stream.ts';
 import { Semaphore } from './semaphore.ts';
 
@@ -41,6 +42,7 @@ export function ensembleContext(config: ModelConfig, deps: EnsembleDeps): Ensemb
     getModelConfig: deps.getModelConfig,
     // No semaphores when unlimited: acquiring one would still cost a microtask per step.
     semaphores: limit > 0 ? steps.map(() => new Semaphore(limit)) : [],
+    firstStep: firstStepIndex(config),
   };
 }
 
@@ -74,13 +76,14 @@ export class EnsembleScheduler implements Scheduler {
   }
 
   async enqueue(incoming: InferRequest): Promise<InferResponse> {
-    this.admit(incoming);
+    const batchSize = this.admit(incoming);
     const request = this.named(incoming);
     const stream = this.streaming();
-    const start = this.begin();
+    const start = this.begin(request);
+    const total = new ComputeTotal();
     try {
-      const response = stream ? await this.collectOne(stream, request) : await runEnsemble(this.ctx, request);
-      this.succeeded(start);
+      const response = stream ? await this.collectOne(stream, request, total) : await runEnsemble(this.ctx, request, { computeSink: total });
+      this.succeeded(start, request, batchSize, total);
       return response;
     } catch (err) {
       throw this.failed(start, err);
@@ -101,27 +104,35 @@ export class EnsembleScheduler implements Scheduler {
       );
       return;
     }
+    let batchSize: number;
     try {
-      this.admit(request);
+      batchSize = this.admit(request);
     } catch (err) {
       sink.complete(InferError.from(err));
       return;
     }
-    const start = this.begin();
-    runEnsembleStream(this.ctx, stream, this.named(request), {
-      response: (r) => sink.response(r),
-      complete: (error) => {
-        if (error) sink.complete(this.failed(start, error));
-        else {
-          this.succeeded(start);
-          sink.complete();
-        }
-        this.end();
+    const start = this.begin(request);
+    const total = new ComputeTotal();
+    runEnsembleStream(
+      this.ctx,
+      stream,
+      this.named(request),
+      {
+        response: (r) => sink.response(r),
+        complete: (error) => {
+          if (error) sink.complete(this.failed(start, error));
+          else {
+            this.succeeded(start, request, batchSize, total);
+            sink.complete();
+          }
+          this.end();
+        },
       },
-    });
+      { computeSink: total },
+    );
   }
 
-  private collectOne(stream: InferStream, request: InferRequest): Promise<InferResponse> {
+  private collectOne(stream: InferStream, request: InferRequest, total: ComputeTotal): Promise<InferResponse> {
     return new Promise((resolve, reject) => {
       const responses: InferResponse[] = [];
       runEnsembleStream(this.ctx, stream, request, {
@@ -131,7 +142,7 @@ export class EnsembleScheduler implements Scheduler {
           else if (responses.length === 1) resolve(responses[0]!);
           else reject(new InferError('UNSUPPORTED', `model '${this.config.name}' is decoupled and sent ${responses.length} responses; use a streaming call`));
         },
-      });
+      }, { computeSink: total });
     });
   }
 
@@ -143,17 +154,19 @@ export class EnsembleScheduler implements Scheduler {
     return request.callers && request.callers.length > 0 ? { ...request, callers: [...request.callers, this.frame] } : request;
   }
 
-  /** Throws UNAVAILABLE after stop() and Triton's batch-size errors. */
-  private admit(request: InferRequest): void {
+  /** Throws UNAVAILABLE after stop() and Triton's batch-size errors; returns the request's batch size. */
+  private admit(request: InferRequest): number {
     if (this.stopped) {
       throw new InferError('UNAVAILABLE', `model '${this.config.name}' version ${this.ctx.version} is not accepting requests (unloading)`);
     }
-    batchSizeOf(request, this.config);
+    return batchSizeOf(request, this.config);
   }
 
-  private begin(): number {
+  private begin(request: InferRequest): number {
     this.count++;
-    return this.clock.nowUs();
+    const now = this.clock.nowUs();
+    request.trace?.report('QUEUE_START', now * 1000);
+    return now;
   }
 
   private end(): void {
@@ -161,8 +174,14 @@ export class EnsembleScheduler implements Scheduler {
     if (this.count === 0) for (const d of this.drained.splice(0)) d();
   }
 
-  private succeeded(startUs: number): void {
-    this.stats.requestSucceeded((this.clock.nowUs() - startUs) * 1000, { queueNs: 0, computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 });
+  /**
+   * Triton's ensemble statistics (EnsembleContext's RequestTracker): the request's end-to-end time,
+   * the sum of its composing models' compute, and one execution of its batch size. A nested
+   * ensemble adds its sum to the outer ensemble's.
+   */
+  private succeeded(startUs: number, request: InferRequest, batchSize: number, total: ComputeTotal): void {
+    this.stats.requestSucceeded((this.clock.nowUs() - startUs) * 1000, { queueNs: 0, ...total.durations(), batchSize: Math.max(1, batchSize) });
+    request.computeSink?.add(total.durations());
   }
 
   private failed(startUs: number, err: unknown): InferError {

@@ -15,7 +15,7 @@ import type { Tensor } from '../../tensor/tensor.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../../types.ts';
 import { CANCELLED_MESSAGE } from '../../scheduler/dynamic-batcher.ts';
 import { adaptTensor, dimsOf } from './adapt.ts';
-import { ensemblePrefix, stepRequest, stepVersion, type EnsembleContext } from './ensemble-run.ts';
+import { ensemblePrefix, stepObservation, stepRequest, stepVersion, type EnsembleContext, type EnsembleObservation } from './ensemble-run.ts';
 
 /** Streaming entry point of the server (decoupled steps answer through it). */
 export type InferStream = (request: InferRequest, sink: ResponseSink) => void;
@@ -44,7 +44,7 @@ export function hasDecoupledStep(ctx: EnsembleContext): boolean {
 }
 
 /** Runs `request` through the ensemble, sending every ensemble response to `sink`, then completing it. */
-export function runEnsembleStream(ctx: EnsembleContext, inferStream: InferStream, request: InferRequest, sink: ResponseSink): void {
+export function runEnsembleStream(ctx: EnsembleContext, inferStream: InferStream, request: InferRequest, sink: ResponseSink, observe?: EnsembleObservation): void {
   const { config } = ctx;
   const steps = config.ensemble_scheduling?.step ?? [];
   const prefix = ensemblePrefix(config.name);
@@ -101,7 +101,7 @@ export function runEnsembleStream(ctx: EnsembleContext, inferStream: InferStream
       if (firstError) return;
       if (request.signal?.aborted) throw new InferError('CANCELLED', CANCELLED_MESSAGE);
       const stepConfig = ctx.getModelConfig?.(step.model_name, stepVersion(step));
-      const req = stepRequest(request, step, stepConfig, (name) => scope.get(name));
+      const req = stepRequest(request, step, stepConfig, (name) => scope.get(name), stepObservation(ctx, index, observe));
       if (stepConfig?.model_transaction_policy?.decoupled) {
         streaming = true;
         inferStream(req, {

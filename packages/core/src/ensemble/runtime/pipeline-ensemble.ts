@@ -16,36 +16,61 @@
  * pipeline batches run at once (default 2).
  */
 import { InferError } from '../../errors.ts';
-import type { ExecuteResult, ModelInstance } from '../../backend/spi.ts';
+import type { ExecuteOutput, ModelInstance } from '../../backend/spi.ts';
 import type { ModelConfig } from '../../config/model-config.ts';
 import type { CallFrame, InferRequest } from '../../types.ts';
 import { concatInputs, rowsOf, splitOutputs } from '../../tensor/batch.ts';
 import { batcherOptionsFromConfig } from '../../scheduler/batcher-options.ts';
 import { DynamicBatcher } from '../../scheduler/dynamic-batcher.ts';
-import type { Scheduler } from '../../scheduler/scheduler.ts';
+import { systemClock, type Clock, type Scheduler } from '../../scheduler/scheduler.ts';
+import { compositeTrace } from '../../trace/request-trace.ts';
+import { ComputeTotal } from './compute-total.ts';
 import { runEnsemble, type EnsembleContext } from './ensemble-run.ts';
 import { ensembleContext, type EnsembleDeps } from './ensemble-scheduler.ts';
 import { requestSemanticsKey } from './merge-key.ts';
 
 export const PIPELINE_CONCURRENCY_PARAMETER = 'tritium.pipeline.concurrency';
 
+/** When a request entered the pipeline's batcher (µs, the batcher's clock): stamped by the scheduler below. */
+const ARRIVAL = Symbol('tritium.pipeline.arrivalUs');
+type Stamped = InferRequest & { readonly [ARRIVAL]?: number };
+
 /**
  * Runs a batch of ensemble requests as ONE pipeline request and splits the final outputs back per
  * request. A failing step fails the whole batch (the returned promise rejects): the ensemble's
  * batcher then bisects it like any failing batch (see DynamicBatcher), so only poisoned requests
  * fail, each with its own error.
+ *
+ * Statistics and traces follow Triton's per-step ensemble for the same requests: each step counts
+ * every ensemble request the batch carries; the first step's queue includes each one's wait in the
+ * ensemble's batcher; the returned timings are the sum of the steps' compute (the ensemble's
+ * compute); each traced request gets every step as a child of its own trace, linked to the others
+ * of its batch.
  */
 export async function runPipelineBatch(
   ctx: EnsembleContext,
   batch: readonly InferRequest[],
   signal: AbortSignal,
   callers?: readonly CallFrame[],
-): Promise<ExecuteResult[]> {
+  nowUs: () => number = () => Math.round(performance.now() * 1000),
+): Promise<ExecuteOutput> {
   const first = batch[0]!;
   // The pipeline slot this batch holds, and whoever waits on its requests, go with every step (BLS cycles).
   const held = callers ? { callers } : {};
+  const now = nowUs();
+  const waits = batch.map((r) => {
+    const arrival = (r as Stamped)[ARRIVAL];
+    return { priorQueueNs: arrival === undefined ? 0 : Math.max(0, now - arrival) * 1000 };
+  });
+  const total = new ComputeTotal();
+  const traces = batch.flatMap((r) => (r.trace ? [r.trace] : []));
+  if (traces.length > 1) for (const t of traces) t.linkBatch(traces);
+  const trace = compositeTrace(traces);
+  const observe = { computeSink: total, carried: batch.map(() => ({ priorQueueNs: 0 })), firstCarried: waits };
   if (batch.length === 1) {
-    return [await runEnsemble(ctx, { ...first, signal, preformed: true, ...held })];
+    const { trace: _own, ...single } = first;
+    const response = await runEnsemble(ctx, { ...single, ...(trace ? { trace } : {}), signal, preformed: true, ...held }, observe);
+    return { results: [response], timings: total.durations() };
   }
   const inputs = first.inputs.map((t) => concatInputs(batch, t.name));
   const wantsAll = batch.some((r) => !r.outputs || r.outputs.length === 0);
@@ -65,15 +90,17 @@ export async function runPipelineBatch(
     signal,
     // The ensemble's batcher already waited for this batch: steps' batchers must not wait again.
     preformed: true,
+    ...(trace ? { trace } : {}),
   };
-  const response = await runEnsemble(ctx, merged);
-  return splitOutputs(batch, response.outputs, { model: ctx.config.name, version: ctx.version, rows: batch.map(rowsOf) });
+  const response = await runEnsemble(ctx, merged, observe);
+  const results = splitOutputs(batch, response.outputs, { model: ctx.config.name, version: ctx.version, rows: batch.map(rowsOf) });
+  return { results, timings: total.durations() };
 }
 
 /** A virtual instance: one pipeline batch in flight at a time. */
-function pipelineInstance(ctx: EnsembleContext): ModelInstance {
+function pipelineInstance(ctx: EnsembleContext, clock: Clock): ModelInstance {
   return {
-    execute: async (batch, signal, context) => ({ results: await runPipelineBatch(ctx, batch, signal, context?.callers) }),
+    execute: (batch, signal, context) => runPipelineBatch(ctx, batch, signal, context?.callers, () => clock.nowUs()),
     dispose: () => Promise.resolve(),
   };
 }
@@ -81,15 +108,25 @@ function pipelineInstance(ctx: EnsembleContext): ModelInstance {
 /** Creates the pipeline-batching scheduler for an ensemble config with `dynamic_batching`. */
 export function createPipelineEnsemble(config: ModelConfig, deps: EnsembleDeps): Scheduler {
   const ctx = ensembleContext(config, deps);
+  const clock = deps.clock ?? systemClock;
   const raw = config.parameters?.[PIPELINE_CONCURRENCY_PARAMETER]?.string_value;
   const concurrency = raw === undefined ? 2 : Number(raw);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new InferError('INVALID_ARG', `parameter '${PIPELINE_CONCURRENCY_PARAMETER}' must be a positive integer for '${config.name}', got '${raw}'`);
   }
-  const instances = Array.from({ length: concurrency }, () => pipelineInstance(ctx));
+  const instances = Array.from({ length: concurrency }, () => pipelineInstance(ctx, clock));
   const options = batcherOptionsFromConfig(config, deps.version);
   const shapeKey = options.shapeKey;
   // Only requests whose parameters, priority and timeout agree share a pipeline batch.
   const pipelineOptions = { ...options, shapeKey: (r: InferRequest) => shapeKey(r) + requestSemanticsKey(r) };
-  return new DynamicBatcher(pipelineOptions, { instances, clock: deps.clock, stats: deps.stats, log: deps.log });
+  const batcher = new DynamicBatcher(pipelineOptions, { instances, clock, stats: deps.stats, log: deps.log, traceCompute: false });
+  const stamp = (r: InferRequest): Stamped => ({ ...r, [ARRIVAL]: clock.nowUs() });
+  return {
+    enqueue: (request) => batcher.enqueue(stamp(request)),
+    enqueueStream: (request, sink) => batcher.enqueueStream(stamp(request), sink),
+    get inflight() {
+      return batcher.inflight;
+    },
+    stop: () => batcher.stop(),
+  };
 }
