@@ -4,7 +4,9 @@ import { defineConfig } from 'vitest/config';
 // points every @tritium/* import at src/*.ts (package.json `exports`). Workers and spawned CLIs run
 // the compiled dist/ (vitest.build.ts runs `tsc -b` first). The json reporter feeds .ci/run's
 // `N passed, N failed` line.
-const conditions = ['@tritium/source', 'node', 'development|production']; // Vite's server defaults less 'module' (bundler-only builds, e.g. the AWS SDK's dist-es, do not run on Node)
+// Vite's server defaults less 'module': bundler-only builds published under it (the AWS SDK's dist-es,
+// OpenTelemetry's ESM importing files without their extension) do not run on Node, which ignores it.
+const conditions = ['@tritium/source', 'node', 'development|production'];
 
 export default defineConfig({
   resolve: { conditions },

@@ -18,7 +18,7 @@ import { HttpTransport } from './http/http-server.ts';
 import { GrpcTransport } from './grpc/grpc-server.ts';
 import { MetricsTransport } from './metrics/metrics-server.ts';
 import { SharedMemoryRegistry } from './protocol/shared-memory.ts';
-import { TraceSettingsStore } from './protocol/settings.ts';
+import { TraceManager } from './tracing/trace-manager.ts';
 import type { TransportContext } from './protocol/context.ts';
 import { TritiumServer } from './tritium-server.ts';
 import { BackendCatalog } from './backend-catalog.ts';
@@ -74,7 +74,7 @@ export function createContainer(init: CreateContainerOptions): Container {
           maxHeaderCount: options.httpMaxHeaderCount,
         },
         shm: new SharedMemoryRegistry(options.allowClientShm),
-        trace: new TraceSettingsStore(),
+        tracing: new TraceManager(options.trace, ctx.get(TOKENS.Log)),
         allowModelFileLoad: options.allowModelFileLoad,
       }),
     )

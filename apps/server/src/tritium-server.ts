@@ -75,6 +75,8 @@ export class TritiumServer {
       await this.api.stop({ timeoutMs }).catch((e) => this.log.error(`stopping the inference server: ${(e as Error).message}`));
       await Promise.all([this.http.stop(1000), this.grpc.stop(1000), this.metrics.stop()]);
       this.context.shm.close();
+      // Traces of the requests that just drained are written, and the trace file's array closed.
+      await this.context.tracing.shutdown().catch((e) => this.log.error(`writing traces: ${(e as Error).message}`));
     })();
     return this.stopping;
   }

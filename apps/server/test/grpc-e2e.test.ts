@@ -276,9 +276,12 @@ describe('gRPC repository, shared memory, settings', () => {
 
   it('reads and updates trace and log settings', async () => {
     expect((await s.grpc.getTraceSettings())['trace_level']).toEqual(['OFF']);
-    const t = await s.grpc.updateTraceSettings({ trace_level: ['TIMESTAMPS'] }, 'simple');
-    expect(t['trace_level']).toEqual(['TIMESTAMPS']);
-    expect((await s.grpc.getTraceSettings())['trace_level']).toEqual(['OFF']);
+    // No trace file was given at start: Triton refuses to turn tracing on.
+    const off = await grpcError(s.grpc.updateTraceSettings({ trace_level: ['TIMESTAMPS'] }, 'simple'));
+    expect(off.message).toBe('Attempting to set invalid trace setting :trace file name is not given');
+    const t = await s.grpc.updateTraceSettings({ trace_rate: ['5'] }, 'simple');
+    expect(t['trace_rate']).toEqual(['5']);
+    expect((await s.grpc.getTraceSettings())['trace_rate']).toEqual(['1000']);
     const l = await s.grpc.updateLogSettings({ log_verbose_level: 2 });
     expect(l['log_verbose_level']).toBe(2);
     expect((await s.grpc.getLogSettings())['log_info']).toBe(true);

@@ -211,9 +211,10 @@ describe('HTTP repository, shared memory, settings', () => {
   });
 
   it('trace settings (global and per model) and logging', async () => {
-    expect((await s.http.getTraceSettings())['trace_rate']).toEqual(['1000']);
-    expect((await s.http.updateTraceSettings({ trace_rate: '7' }, 'simple'))['trace_rate']).toEqual(['7']);
-    expect((await s.http.updateTraceSettings({ trace_rate: null }, 'simple'))['trace_rate']).toEqual(['1000']);
+    // Triton's HTTP shape: trace_level a list, the other settings strings.
+    expect(await s.http.getTraceSettings()).toMatchObject({ trace_level: ['OFF'], trace_rate: '1000', trace_count: '-1', trace_mode: 'triton' });
+    expect((await s.http.updateTraceSettings({ trace_rate: '7' }, 'simple'))['trace_rate']).toBe('7');
+    expect((await s.http.updateTraceSettings({ trace_rate: null }, 'simple'))['trace_rate']).toBe('1000');
     const bad = await httpError(s.http.updateTraceSettings({ nope: 'x' }));
     expect(bad.status).toBe('400');
     const log = await s.http.getLogSettings();

@@ -48,6 +48,11 @@ const PROBES: Record<string, (s: TestServer) => Promise<unknown>> = {
     await expect(s.http.infer('sequence', [one(5)], { sequenceId: 'ext' })).rejects.toMatchObject({ status: '400' });
   },
   statistics: async (s) => expect((await s.http.getInferenceStatistics('simple')).model_stats[0].name).toBe('simple'),
+  trace: async (s) => {
+    expect(await s.http.getTraceSettings()).toMatchObject({ trace_level: ['OFF'], trace_mode: 'triton' });
+    expect((await s.grpc.updateTraceSettings({ trace_count: ['3'] }, 'simple'))['trace_count']).toEqual(['3']);
+    await s.grpc.updateTraceSettings({ trace_count: [] }, 'simple');
+  },
   logging: async (s) => expect(await s.http.getLogSettings()).toMatchObject({ log_info: true }),
 };
 
@@ -77,7 +82,7 @@ describe('server metadata extensions', () => {
     await shm?.close();
   });
 
-  it('advertises only what works: no CUDA shared memory or traces; system shm only when allowed', async () => {
+  it('advertises only what works: no CUDA shared memory; system shm only when allowed', async () => {
     const plain = await checkAdvertised(s);
     expect(plain).toEqual([
       'classification',
@@ -89,6 +94,7 @@ describe('server metadata extensions', () => {
       'binary_tensor_data',
       'parameters',
       'statistics',
+      'trace',
       'logging',
     ]);
     const withShm = await checkAdvertised(shm);

@@ -187,10 +187,11 @@ export class HttpInferenceServerClient {
   getCudaSharedMemoryStatus(region?: string): Promise<any[]> {
     return this.getJson(`/v2/cudasharedmemory${region ? `/region/${enc(region)}` : ''}/status`);
   }
-  getTraceSettings(model?: string): Promise<Record<string, string[]>> {
+  /** Triton's HTTP shape: `trace_level` a list, the other settings strings. */
+  getTraceSettings(model?: string): Promise<Record<string, string | string[]>> {
     return this.getJson(model ? `/v2/models/${enc(model)}/trace/setting` : '/v2/trace/setting');
   }
-  updateTraceSettings(settings: Record<string, string[] | string | null>, model?: string): Promise<Record<string, string[]>> {
+  updateTraceSettings(settings: Record<string, string[] | string | null>, model?: string): Promise<Record<string, string | string[]>> {
     return this.postJson(model ? `/v2/models/${enc(model)}/trace/setting` : '/v2/trace/setting', settings);
   }
   getLogSettings(): Promise<Record<string, unknown>> {

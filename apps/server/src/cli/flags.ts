@@ -6,6 +6,7 @@
 import { DEFAULT_HTTP_CONNECTION_LIMITS, DEFAULT_LIMITS, type HttpConnectionLimits } from '../protocol/limits.ts';
 import { addRestriction, type Restrictions } from '../protocol/restricted.ts';
 import type { TlsOptions } from '../protocol/tls.ts';
+import { parseTraceFlags, TraceConfigError, type TraceConfig, type TraceFlags } from '../tracing/trace-config.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
@@ -55,6 +56,10 @@ export interface ServeOptions {
   httpSsl: TlsOptions;
   /** `--http-headers-timeout-secs`, `--http-request-timeout-secs`, `--http-max-connections`. */
   httpConnections: HttpConnectionLimits;
+  /** The trace flags as given (`--trace-config`, deprecated `--trace-*`). */
+  traceFlags: { config: string[]; file?: string; level: string[]; rate?: string; count?: string; logFrequency?: string };
+  /** What they configure (`parseServeFlags` fills it; Triton's defaults otherwise). */
+  trace: TraceConfig;
 }
 
 
@@ -95,7 +100,19 @@ export function defaultServeOptions(): ServeOptions {
     grpcSsl: { useSsl: false, useMutualAuth: false },
     httpSsl: { useSsl: false, useMutualAuth: false },
     httpConnections: { ...DEFAULT_HTTP_CONNECTION_LIMITS },
+    traceFlags: { config: [], level: [] },
+    trace: parseTraceFlags({ config: [] }, {}),
   };
+}
+
+/** The trace configuration of parsed flags (FlagError naming the flag when a value is wrong). */
+export function traceConfigOf(flags: TraceFlags): TraceConfig {
+  try {
+    return parseTraceFlags(flags);
+  } catch (e) {
+    if (e instanceof TraceConfigError) throw new FlagError(e.message);
+    throw e;
+  }
 }
 
 export class FlagError extends Error {}
@@ -197,6 +214,13 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'http-server-cert': (o, v) => (o.httpSsl.serverCert = v),
   'http-server-key': (o, v) => (o.httpSsl.serverKey = v),
   'http-root-cert': (o, v) => (o.httpSsl.rootCert = v),
+  'trace-config': (o, v) => void o.traceFlags.config.push(v),
+  // Deprecated in Triton, still accepted (--trace-config wins).
+  'trace-file': (o, v) => (o.traceFlags.file = v),
+  'trace-level': (o, v) => void o.traceFlags.level.push(v),
+  'trace-rate': (o, v) => (o.traceFlags.rate = v),
+  'trace-count': (o, v) => (o.traceFlags.count = v),
+  'trace-log-frequency': (o, v) => (o.traceFlags.logFrequency = v),
   'backend-config': (o, v) => {
     const comma = v.indexOf(',');
     const pair = comma < 0 ? v : v.slice(comma + 1);
@@ -225,6 +249,9 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --allow-client-shm <bool> (false)  --allow-model-file-load <bool> (false)
   --log-verbose <n>  --log-info/--log-warning/--log-error <bool>  --log-format default|ISO8601  --log-file <path>
   --backend-config <backend>,<key>=<value>
+  --trace-config <setting>=<value>            level=OFF|TIMESTAMPS|TENSORS, rate=<n> (1000), count=<n> (-1), mode=triton|opentelemetry
+  --trace-config triton,<setting>=<value>     file=<path> (trace JSON; log-frequency=<n> writes <path>.0, .1, ...)
+  --trace-config opentelemetry,<setting>=<value>   url=<OTLP/HTTP endpoint>, resource=<key>=<value>, bsp_max_queue_size, bsp_schedule_delay, bsp_max_export_batch_size
   --http-restricted-api <apis>:<header>=<value>   gate categories behind a header (repeatable)
   --grpc-restricted-protocol <protocols>:<key>=<value>   same over gRPC (metadata triton-grpc-protocol-<key>)
       categories: health, metadata, inference, shared-memory, model-config, model-repository, statistics, trace, logging
@@ -287,5 +314,6 @@ export function parseServeFlags(argv: readonly string[]): ServeOptions {
   }
   checkTls('grpc', o.grpcSsl);
   checkTls('http', o.httpSsl);
+  o.trace = traceConfigOf(o.traceFlags);
   return o;
 }

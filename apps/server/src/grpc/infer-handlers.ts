@@ -3,16 +3,27 @@ import { status as GrpcStatus, type sendUnaryData, type ServerDuplexStream, type
 import { InferError, type InferResponse } from '@tritium/core';
 import type { WireInferRequest, WireStreamResponse } from '@tritium/client/proto';
 import type { TransportContext } from '../protocol/context.ts';
-import { mapError } from '../protocol/status.ts';
+import { logServerFault, mapError } from '../protocol/status.ts';
+import { traceNowNs } from '@tritium/core';
 import { applyClassification, wantsClassification } from '../protocol/classification.ts';
 import { DecodeFailure } from './service-definition.ts';
 import { fromWireRequest, toWireResponse } from './infer-convert.ts';
 
 export const DECOUPLED_UNARY_MESSAGE = "ModelInfer RPC doesn't support models with decoupled transaction policy";
 
-function grpcError(error: unknown): { code: GrpcStatus; details: string } {
+/** The gRPC status of an error, logged as HTTP logs it when it is the server's fault (see logServerFault). */
+function grpcError(ctx: TransportContext, rpc: string, error: unknown): { code: GrpcStatus; details: string } {
   const m = mapError(error);
+  logServerFault(ctx.log, `gRPC ${rpc}`, m);
   return { code: m.grpcStatus, details: m.message };
+}
+
+/** The W3C trace context from the call's metadata (gRPC keys are lower case already). */
+function metadataCarrier(call: { metadata: { get(key: string): unknown[] } }): (name: string) => string | undefined {
+  return (name) => {
+    const v = call.metadata.get(name)[0];
+    return v === undefined ? undefined : String(v);
+  };
 }
 
 export function modelInferHandler(ctx: TransportContext) {
@@ -32,22 +43,30 @@ export function modelInferHandler(ctx: TransportContext) {
       }
       converted = fromWireRequest(msg, ctx, abort.signal);
     } catch (e) {
-      callback(grpcError(e));
+      callback(grpcError(ctx, 'ModelInfer', e));
       return;
     }
     const { request, outputShm } = converted;
-    ctx.api.infer(request).then(
+    const sampled = ctx.tracing.sample(request.model, metadataCarrier(call));
+    sampled?.capture('GRPC_WAITREAD_END', traceNowNs());
+    const send = (error: ReturnType<typeof grpcError> | null, value?: unknown): void => {
+      sampled?.capture('GRPC_SEND_START', traceNowNs());
+      callback(error, value);
+      sampled?.capture('GRPC_SEND_END', traceNowNs());
+      sampled?.done();
+    };
+    ctx.api.infer(sampled ? { ...request, trace: sampled.trace } : request).then(
       (response) => {
         try {
           if (wantsClassification(request.outputs)) {
             response = applyClassification(response, request.outputs, ctx.api.modelConfig(request.model).max_batch_size);
           }
-          callback(null, toWireResponse(response, outputShm, ctx));
+          send(null, toWireResponse(response, outputShm, ctx));
         } catch (e) {
-          callback(grpcError(e));
+          send(grpcError(ctx, 'ModelInfer', e));
         }
       },
-      (e) => callback(grpcError(e)),
+      (e) => send(grpcError(ctx, 'ModelInfer', e)),
     );
   };
 }
@@ -75,10 +94,12 @@ export function modelStreamInferHandler(ctx: TransportContext) {
       if (grpcErrorMode) {
         closed = true;
         for (const a of aborts) a.abort();
-        call.emit('error', grpcError(error));
+        call.emit('error', grpcError(ctx, 'ModelStreamInfer', error));
         return;
       }
-      call.write({ error_message: mapError(error).message, infer_response: id ? emptyResponse(id) : undefined });
+      const m = mapError(error);
+      logServerFault(ctx.log, 'gRPC ModelStreamInfer', m);
+      call.write({ error_message: m.message, infer_response: id ? emptyResponse(id) : undefined });
     };
     call.on('data', (msg: WireInferRequest | DecodeFailure) => {
       if (closed) return;
@@ -99,7 +120,9 @@ export function modelStreamInferHandler(ctx: TransportContext) {
       pending++;
       let last: InferResponse | undefined;
       const decoupled = safeIsDecoupled(ctx, msg);
-      ctx.api.inferStream(request, {
+      const sampled = ctx.tracing.sample(request.model, metadataCarrier(call));
+      sampled?.capture('GRPC_WAITREAD_END', traceNowNs());
+      ctx.api.inferStream(sampled ? { ...request, trace: sampled.trace } : request, {
         response: (r) => {
           if (closed) return;
           try {
@@ -110,6 +133,8 @@ export function modelStreamInferHandler(ctx: TransportContext) {
           }
         },
         complete: (error) => {
+          sampled?.capture('INFER_RESPONSE_COMPLETE', traceNowNs());
+          sampled?.done();
           aborts.delete(abort);
           pending--;
           if (error) fail(error, request.id);

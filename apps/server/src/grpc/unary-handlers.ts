@@ -1,5 +1,7 @@
 /** Handlers of every unary RPC except ModelInfer: plain objects in (protobufjs), plain objects out. */
 import { InferError } from '@tritium/core';
+import { checkTraceModel } from '../tracing/trace-model.ts';
+import { parseGrpcTraceUpdate } from '../tracing/trace-settings.ts';
 import type { TransportContext } from '../protocol/context.ts';
 import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
 import { LOG_FILE_UPDATE_MESSAGE, updateLogSettings } from '../protocol/settings.ts';
@@ -87,13 +89,12 @@ export const UNARY_HANDLERS: Record<string, Unary> = {
   },
   TraceSetting: (req, ctx) => {
     const model = req.model_name || undefined;
-    if (model) ctx.api.modelConfig(model);
-    const changes: Record<string, string[] | null> = {};
-    for (const [k, v] of Object.entries((req.settings ?? {}) as Record<string, { value: string[] }>)) {
-      changes[k] = v.value.length ? v.value : null;
-    }
-    const settings = ctx.trace.update(changes, model);
-    return { settings: Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, { value: v }])) };
+    checkTraceModel(ctx, model);
+    const store = ctx.tracing.settings;
+    const given = Object.entries((req.settings ?? {}) as Record<string, { value?: string[] }>);
+    // Triton updates only when the request names settings; otherwise it reports them.
+    if (given.length > 0) store.update(parseGrpcTraceUpdate(Object.fromEntries(given.map(([k, v]) => [k, v.value ?? []]))), model);
+    return { settings: Object.fromEntries(Object.entries(store.report(model)).map(([k, v]) => [k, { value: v }])) };
   },
   LogSettings: (req, ctx) => {
     const settings = (req.settings ?? {}) as Record<string, Record<string, unknown>>;

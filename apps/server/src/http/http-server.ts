@@ -12,10 +12,12 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parseModelVersion } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
-import { mapError, TransportError } from '../protocol/status.ts';
+import { logServerFault, mapError, TransportError } from '../protocol/status.ts';
+import { traceNowNs, type InferResponse } from '@tritium/core';
+import type { SampledTrace } from '../tracing/trace-manager.ts';
 import { applyClassification, wantsClassification } from '../protocol/classification.ts';
 import { compress, pickEncoding, readBody, type BodyLimit } from './body.ts';
-import { buildInferReply, checkHeaderLength, checkNotDecoupled, parseInferBody, requestFromPlan } from './infer-json.ts';
+import { buildInferReply, checkHeaderLength, checkNotDecoupled, parseInferBody, requestFromPlan, type ParsedHttpInfer } from './infer-json.ts';
 import { matchRoute, type Reply } from './routes.ts';
 import { generateOnce, generateRequest, generateSpecOf, generateStream } from './generate.ts';
 import { JsonParser, type JsonParserOptions } from './json-parser.ts';
@@ -196,6 +198,7 @@ export class HttpTransport {
   }
 
   private async infer(req: IncomingMessage, res: ServerResponse, model: string, version: string | undefined): Promise<void> {
+    const recvStartNs = traceNowNs();
     const headerText = req.headers['inference-header-content-length'];
     let headerLength: number | undefined;
     if (headerText !== undefined) {
@@ -216,13 +219,14 @@ export class HttpTransport {
       );
     }
     const body = await readBody(req, headerLength === undefined ? jsonLimit : { bytes: this.ctx.limits.maxInputBytes, json: false });
+    const recvEndNs = traceNowNs();
     checkNotDecoupled(this.ctx, model, version);
     const abort = new AbortController();
     const onClose = () => {
       if (!res.writableFinished) abort.abort();
     };
     res.once('close', onClose);
-    let parsed;
+    let parsed: ParsedHttpInfer;
     if (headerLength === 0) {
       parsed = parseInferBody(body, headerLength, model, version, this.ctx, abort.signal);
     } else {
@@ -232,7 +236,32 @@ export class HttpTransport {
       const plan = await this.parser.planInfer(body.subarray(0, jsonLength), binary.length, model, this.ctx.limits);
       parsed = requestFromPlan(plan, binary, model, version, this.ctx, abort.signal);
     }
-    let response = await this.ctx.api.infer(parsed.request);
+    // Sampled once the request is known; the receive timestamps are the ones taken above.
+    const sampled = this.ctx.tracing.sample(model, (name) => headerValue(req, name));
+    if (!sampled) {
+      await this.reply(req, res, model, parsed, await this.ctx.api.infer(parsed.request), onClose);
+      return;
+    }
+    sampled.capture('HTTP_RECV_START', recvStartNs);
+    sampled.capture('HTTP_RECV_END', recvEndNs);
+    try {
+      const response = await this.ctx.api.infer({ ...parsed.request, trace: sampled.trace });
+      await this.reply(req, res, model, parsed, response, onClose, sampled);
+    } finally {
+      sampled.done();
+    }
+  }
+
+  private async reply(
+    req: IncomingMessage,
+    res: ServerResponse,
+    model: string,
+    parsed: ParsedHttpInfer,
+    inferred: InferResponse,
+    onClose: () => void,
+    sampled?: SampledTrace,
+  ): Promise<void> {
+    let response = inferred;
     if (wantsClassification(parsed.request.outputs)) {
       response = applyClassification(response, parsed.request.outputs, this.ctx.api.modelConfig(model).max_batch_size);
     }
@@ -246,7 +275,9 @@ export class HttpTransport {
     } else {
       headers['content-type'] = 'application/json';
     }
+    sampled?.capture('HTTP_SEND_START', traceNowNs());
     await this.send(res, 200, headers, parts, pickEncoding(req.headers['accept-encoding']));
+    sampled?.capture('HTTP_SEND_END', traceNowNs());
   }
 
   /** Writes one reply; `encoding` (successful inference replies only) compresses the body. */
@@ -279,7 +310,7 @@ export class HttpTransport {
 
   private sendError(req: IncomingMessage, res: ServerResponse, error: unknown): void {
     const m = mapError(error);
-    if (m.httpStatus >= 500 && m.httpStatus !== 501 && m.httpStatus !== 503) this.ctx.log.error(`HTTP ${req.method} ${req.url}: ${m.message}`);
+    logServerFault(this.ctx.log, `HTTP ${req.method} ${req.url}`, m);
     if (res.headersSent) {
       res.destroy();
       return;
@@ -291,4 +322,10 @@ export class HttpTransport {
     }
     this.sendJson(res, m.httpStatus, { error: m.message });
   }
+}
+
+/** One request header's value (the W3C trace context for sampling). */
+function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
 }

@@ -8,6 +8,8 @@ import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
 import { logSettingsOf, updateLogSettings } from '../protocol/settings.ts';
 import { advertisedServerMetadata } from '../protocol/extensions.ts';
 import { invalidArg } from '../protocol/status.ts';
+import { checkTraceModel } from '../tracing/trace-model.ts';
+import { httpTraceReport, parseHttpTraceUpdate } from '../tracing/trace-settings.ts';
 import type { RestrictedCategory } from '../protocol/restricted.ts';
 
 /** What a handler returns: a status with an optional JSON body (undefined = empty body). */
@@ -55,14 +57,10 @@ function cudaUnsupported(): never {
 
 async function traceSetting(input: RouteInput): Promise<Reply> {
   const model = input.params['model'];
-  if (model) input.ctx.api.modelConfig(model);
-  if (input.method === 'GET') return ok(input.ctx.trace.get(model));
-  const body = await jsonBody(input);
-  const changes: Record<string, string[] | null> = {};
-  for (const [k, v] of Object.entries(body)) {
-    changes[k] = v === null ? null : Array.isArray(v) ? v.map(String) : [String(v)];
-  }
-  return ok(input.ctx.trace.update(changes, model));
+  checkTraceModel(input.ctx, model);
+  const store = input.ctx.tracing.settings;
+  if (input.method === 'POST') store.update(parseHttpTraceUpdate(await jsonBody(input)), model);
+  return ok(httpTraceReport(store.report(model)));
 }
 
 export const ROUTES: readonly Route[] = [

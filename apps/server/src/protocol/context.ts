@@ -2,14 +2,15 @@
 import type { InferenceServerApi } from '@tritium/core';
 import type { TransportLimits } from './limits.ts';
 import type { SharedMemoryRegistry } from './shared-memory.ts';
-import type { TraceSettingsStore } from './settings.ts';
+import type { TraceManager } from '../tracing/trace-manager.ts';
 import type { TritonLog } from '../logging/triton-log.ts';
 
 export interface TransportContext {
   readonly api: InferenceServerApi;
   readonly limits: TransportLimits;
   readonly shm: SharedMemoryRegistry;
-  readonly trace: TraceSettingsStore;
+  /** Trace settings and sampling (`--trace-config`, the trace extension). */
+  readonly tracing: TraceManager;
   readonly log: TritonLog;
   /** Whether the load API may carry model files (`file:<version>/<name>` parameters). */
   readonly allowModelFileLoad: boolean;

@@ -11,7 +11,6 @@ import { CUDA_SHM_UNSUPPORTED_MESSAGE, SHM_DISABLED_MESSAGE } from './shared-mem
 export function transportExtensionGaps(ctx: Pick<TransportContext, 'shm'>): ReadonlyMap<string, string> {
   const gaps = new Map<string, string>([
     ['cuda_shared_memory', CUDA_SHM_UNSUPPORTED_MESSAGE],
-    ['trace', 'trace settings are kept and reported, but no trace is written yet'],
   ]);
   if (!ctx.shm.allowed) gaps.set('system_shared_memory', SHM_DISABLED_MESSAGE);
   return gaps;

@@ -1,49 +1,9 @@
 /**
- * Trace and log settings as Triton's `/v2/trace/setting` and `/v2/logging` expose them. Trace
- * settings are kept (globally and per model) and reported back; Tritium records no traces yet.
- * Log settings drive the server's TritonLog.
+ * Log settings as Triton's `/v2/logging` exposes them; they drive the server's TritonLog. (Trace
+ * settings live in tracing/trace-settings.ts.)
  */
 import { InferError } from '@tritium/core';
 import type { TritonLog } from '../logging/triton-log.ts';
-
-export type TraceSettings = Record<string, string[]>;
-
-const TRACE_DEFAULTS: TraceSettings = {
-  trace_file: [''],
-  trace_level: ['OFF'],
-  trace_rate: ['1000'],
-  trace_count: ['-1'],
-  log_frequency: ['0'],
-  trace_mode: ['triton'],
-};
-
-export class TraceSettingsStore {
-  private readonly global: TraceSettings = structuredClone(TRACE_DEFAULTS);
-  private readonly perModel = new Map<string, TraceSettings>();
-
-  get(model?: string): TraceSettings {
-    return { ...this.global, ...(model ? (this.perModel.get(model) ?? {}) : {}) };
-  }
-
-  /** Updates settings; a `null` value resets the key (to the global value for a model, the default globally). */
-  update(changes: Record<string, string[] | null>, model?: string): TraceSettings {
-    for (const [key, value] of Object.entries(changes)) {
-      if (!(key in TRACE_DEFAULTS)) throw new InferError('INVALID_ARG', `unknown trace setting '${key}'`);
-      if (value !== null && (!Array.isArray(value) || value.some((v) => typeof v !== 'string'))) {
-        throw new InferError('INVALID_ARG', `trace setting '${key}' must be a list of strings or null`);
-      }
-    }
-    const target = model ? (this.perModel.get(model) ?? {}) : this.global;
-    for (const [key, value] of Object.entries(changes)) {
-      if (value === null) {
-        if (model) delete target[key];
-        else target[key] = [...TRACE_DEFAULTS[key]!];
-      } else target[key] = [...value];
-    }
-    if (model) this.perModel.set(model, target);
-    return this.get(model);
-  }
-}
 
 export interface LogSettings {
   log_file: string;

@@ -87,3 +87,12 @@ export function mapError(error: unknown): MappedError {
 export function invalidArg(message: string): InferError {
   return new InferError('INVALID_ARG', message);
 }
+
+/**
+ * Logs an error the server answered with when it is the server's fault (HTTP 500 and the other 5xx
+ * but 501/503: a backend failure such as an ONNX Runtime error), the same way for HTTP and gRPC, so
+ * an operator sees it whichever protocol the client used. Client errors are not logged.
+ */
+export function logServerFault(log: { error(message: string): void }, where: string, m: MappedError): void {
+  if (m.httpStatus >= 500 && m.httpStatus !== 501 && m.httpStatus !== 503) log.error(`${where}: ${m.message}`);
+}
