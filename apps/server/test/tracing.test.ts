@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, existsSync
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InferInput } from '@tritium/client';
+import { GrpcInferenceServerClient, InferInput } from '@tritium/client';
 import { parseTraceFlags } from '../src/tracing/trace-config.ts';
 import { startTestServer, type TestServer } from './support/start-server.ts';
 import { OtlpReceiver } from './support/otlp-receiver.ts';
@@ -241,7 +241,6 @@ describe('tracing: OpenTelemetry over OTLP/HTTP', () => {
     await s.http.infer('first', [input('INPUT0')]); // no context, rate 0: not traced
     await s.http.infer('ens', [input('IN')], { requestId: 'otel-http', headers: { traceparent: `00-${clientTrace}-${clientSpan}-01` } });
     const grpcTrace = '0af7651916cd43dd8448eb211c80319c';
-    const { GrpcInferenceServerClient } = await import('@tritium/client');
     const g = new GrpcInferenceServerClient(s.grpcUrl, { headers: { traceparent: `00-${grpcTrace}-b7ad6b7169203331-01` } });
     await g.infer('first', [input('INPUT0')], { requestId: 'otel-grpc' });
     g.close();
