@@ -47,6 +47,8 @@ const local = await createInstance(init, {
   log: silentLogger,
   infer: () => Promise.reject(new Error('no BLS')),
   inferStream: () => ({ cancel: () => {} }),
+  metric: () => {},
+  metricValue: () => Promise.resolve(0),
 });
 const worker = await spawnWorkerInstance({ entry: TEST_ENTRIES.identity, init, model: 'bench', instanceName: 'bench_0_0' });
 // The host shares 2 cores with other work: interleave the three measurements in rounds and keep each

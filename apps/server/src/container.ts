@@ -10,7 +10,7 @@
  */
 import 'reflect-metadata';
 import { Container } from 'inversify';
-import { InferenceServer, type Backend, type InferenceServerApi } from '@tritium/core';
+import { InferenceServer, type Backend, type InferenceServerApi, type LatencyMetricsOptions } from '@tritium/core';
 import { TOKENS } from './tokens.ts';
 import type { ServeOptions } from './cli/flags.ts';
 import { TritonLog } from './logging/triton-log.ts';
@@ -104,7 +104,12 @@ export function createContainer(init: CreateContainerOptions): Container {
     .inSingletonScope();
   c.bind(TOKENS.MetricsTransport)
     .toDynamicValue(
-      (ctx) => new MetricsTransport(ctx.get(TOKENS.InferenceServer), { address: options.metricsAddress, port: options.metricsPort }, ctx.get(TOKENS.Log)),
+      (ctx) =>
+        new MetricsTransport(
+          ctx.get(TOKENS.InferenceServer),
+          { address: options.metricsAddress, port: options.metricsPort, counterLatencies: options.metricsConfig.counterLatencies },
+          ctx.get(TOKENS.Log),
+        ),
     )
     .inSingletonScope();
   c.bind(BackendCatalog).toSelf().inSingletonScope();
@@ -128,5 +133,15 @@ export const defaultInferenceServer: InferenceServerFactory = ({ backends, optio
     modelConfigName: options.modelConfigName,
     allowModelFileOverride: options.allowModelFileLoad,
     backendConfig: options.backendConfig,
+    latencyMetrics: latencyMetricsOf(options),
     log,
   });
+
+/** `--metrics-config` as core's latency metrics options. */
+export function latencyMetricsOf(options: ServeOptions): LatencyMetricsOptions {
+  const m = options.metricsConfig;
+  return {
+    ...(m.summaryLatencies ? { summaries: { quantiles: m.summaryQuantiles, maxAgeMs: m.summaryMaxAgeSecs * 1000, ageBuckets: 5 } } : {}),
+    ...(m.histogramLatencies ? { firstResponseHistogram: true } : {}),
+  };
+}

@@ -74,6 +74,7 @@ export class PythonLikeModel implements BackendModel {
       ...(p.startTimeoutMs ? { startTimeoutMs: p.startTimeoutMs } : {}),
       ...(this.#options.restart ? { restart: this.#options.restart } : {}),
       infer: (request) => this.#bls(request),
+      ...(this.#spec.metrics ? { metrics: this.#spec.metrics } : {}),
       ...(this.#spec.inferStream ? { inferStream: this.#spec.inferStream } : {}),
       ...(spec.onUnavailable ? { onUnavailable: spec.onUnavailable } : {}),
       ...(spec.onAvailable ? { onAvailable: spec.onAvailable } : {}),

@@ -116,8 +116,9 @@ function averages(d: ModelCounters, per: number): Omit<ServerBreakdown, 'composi
 
 /**
  * The server's share of a window. For an ensemble, as perf_analyzer does, queue and compute are
- * the composing models' (each averaged over its own requests) added up, plus any queueing the
- * ensemble itself reports (Tritium's pipeline batching queues at the ensemble).
+ * the composing models' (each averaged over its own requests) added up (perf_analyzer's
+ * GetTotalEnsembleDurations); the ensemble's own queue is not added: a pipeline-batched ensemble's
+ * wait in its batcher is already in its first step's queue, where the server charges it.
  */
 export function breakdown(model: string, composing: readonly string[], before: StatsSnapshot, after: StatsSnapshot): ServerBreakdown {
   const own = delta(before.get(model), after.get(model));
@@ -129,7 +130,7 @@ export function breakdown(model: string, composing: readonly string[], before: S
   });
   const sum = (k: 'queueUs' | 'computeInputUs' | 'computeInferUs' | 'computeOutputUs') =>
     parts.reduce((s, p) => s + p.breakdown[k], 0);
-  const queueUs = top.queueUs + sum('queueUs');
+  const queueUs = sum('queueUs');
   const computeInputUs = sum('computeInputUs');
   const computeInferUs = sum('computeInferUs');
   const computeOutputUs = sum('computeOutputUs');

@@ -205,4 +205,21 @@ describe('server statistics of a level', () => {
     expect(tok.computeInferUs).toBeCloseTo(23_000 / 130, 6);
     expect(serverOverWindows('ens', ['tok'], snaps.slice(0, 2), 3)).toBeUndefined();
   });
+
+  it("reads an ensemble as perf_analyzer does: queue and compute are the composing models' only (the pipeline wait is in the first step's queue)", async () => {
+    const { breakdown } = await import('../src/server-stats.ts');
+    // 10 ensemble requests; the ensemble's own queue (the pipeline batcher's wait, 5 ms each) is
+    // also in the first step's queue, as the server reports it: counted once, from the step.
+    const before = new Map([['ens', counters(0, 0, 0, 0)], ['tok', counters(0, 0, 0, 0)], ['bert', counters(0, 0, 0, 0)]]);
+    const after = new Map([
+      ['ens', { ...counters(10, 100_000, 50_000, 0), computeInferNs: 30_000_000 }],
+      ['tok', counters(10, 60_000, 55_000, 10_000)],
+      ['bert', counters(10, 25_000, 5_000, 20_000)],
+    ]);
+    const b = breakdown('ens', ['tok', 'bert'], before, after);
+    expect(b.queueUs).toBeCloseTo(5_500 + 500, 6);
+    expect(b.computeInferUs).toBeCloseTo(1_000 + 2_000, 6);
+    expect(b.overheadUs).toBeCloseTo(10_000 - 6_000 - 3_000, 6);
+  });
 });
+

@@ -60,6 +60,21 @@ export interface ServeOptions {
   traceFlags: { config: string[]; file?: string; level: string[]; rate?: string; count?: string; logFrequency?: string };
   /** What they configure (`parseServeFlags` fills it; Triton's defaults otherwise). */
   trace: TraceConfig;
+  /** `--metrics-config <setting>=<value>` (Triton's): which latency metrics are kept. */
+  metricsConfig: MetricsConfig;
+}
+
+export interface MetricsConfig {
+  /** `counter_latencies` (default true): the nv_inference_*_duration_us counters. */
+  counterLatencies: boolean;
+  /** `histogram_latencies` (default false): nv_inference_first_response_histogram_ms. */
+  histogramLatencies: boolean;
+  /** `summary_latencies` (default false): nv_inference_*_summary_us. */
+  summaryLatencies: boolean;
+  /** `summary_quantiles` ("0.5:0.05,0.9:0.01,..."; the error part is accepted and not needed: quantiles are exact over the window). */
+  summaryQuantiles: number[];
+  /** `summary_max_age` seconds (prometheus-cpp's 60). */
+  summaryMaxAgeSecs: number;
 }
 
 
@@ -101,8 +116,49 @@ export function defaultServeOptions(): ServeOptions {
     httpSsl: { useSsl: false, useMutualAuth: false },
     httpConnections: { ...DEFAULT_HTTP_CONNECTION_LIMITS },
     traceFlags: { config: [], level: [] },
+    metricsConfig: { counterLatencies: true, histogramLatencies: false, summaryLatencies: false, summaryQuantiles: [0.5, 0.9, 0.95, 0.99, 0.999], summaryMaxAgeSecs: 60 },
     trace: parseTraceFlags({ config: [] }, {}),
   };
+}
+
+/** One `--metrics-config <setting>=<value>` (Triton's ParseMetricsConfigOption, with its message). */
+function metricsConfigSetting(m: MetricsConfig, arg: string): void {
+  const eq = arg.indexOf('=');
+  const setting = eq < 0 ? '' : arg.slice(0, eq);
+  const value = eq < 0 ? '' : arg.slice(eq + 1);
+  if (eq < 0 || setting === '' || value === '' || setting.includes(',')) {
+    throw new FlagError(`--metrics-config option format is <setting>=<value>. Got ${arg}`);
+  }
+  const flag = `metrics-config ${setting}`;
+  switch (setting) {
+    case 'counter_latencies':
+      m.counterLatencies = bool(flag, value);
+      return;
+    case 'histogram_latencies':
+      m.histogramLatencies = bool(flag, value);
+      return;
+    case 'summary_latencies':
+      m.summaryLatencies = bool(flag, value);
+      return;
+    case 'summary_max_age':
+      m.summaryMaxAgeSecs = int(flag, value, 1);
+      return;
+    case 'summary_quantiles': {
+      const qs = value.split(',').map((pair) => {
+        const q = Number(pair.split(':')[0]);
+        if (!pair.includes(':') || !(q >= 0 && q <= 1)) {
+          throw new FlagError(`invalid value for --metrics-config summary_quantiles: '${pair}' (expected <quantile>:<error> with a quantile from 0 to 1)`);
+        }
+        return q;
+      });
+      m.summaryQuantiles = qs;
+      return;
+    }
+    default:
+      throw new FlagError(
+        `unknown --metrics-config setting '${setting}' (known: counter_latencies, histogram_latencies, summary_latencies, summary_quantiles, summary_max_age)`,
+      );
+  }
 }
 
 /** The trace configuration of parsed flags (FlagError naming the flag when a value is wrong). */
@@ -215,6 +271,7 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'http-server-key': (o, v) => (o.httpSsl.serverKey = v),
   'http-root-cert': (o, v) => (o.httpSsl.rootCert = v),
   'trace-config': (o, v) => void o.traceFlags.config.push(v),
+  'metrics-config': (o, v) => metricsConfigSetting(o.metricsConfig, v),
   // Deprecated in Triton, still accepted (--trace-config wins).
   'trace-file': (o, v) => (o.traceFlags.file = v),
   'trace-level': (o, v) => void o.traceFlags.level.push(v),
@@ -249,6 +306,7 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --allow-client-shm <bool> (false)  --allow-model-file-load <bool> (false)
   --log-verbose <n>  --log-info/--log-warning/--log-error <bool>  --log-format default|ISO8601  --log-file <path>
   --backend-config <backend>,<key>=<value>
+  --metrics-config <setting>=<value>          summary_latencies|histogram_latencies|counter_latencies=<bool>, summary_quantiles=0.5:0.05,0.99:0.001, summary_max_age=<s>
   --trace-config <setting>=<value>            level=OFF|TIMESTAMPS|TENSORS, rate=<n> (1000), count=<n> (-1), mode=triton|opentelemetry
   --trace-config triton,<setting>=<value>     file=<path> (trace JSON; log-frequency=<n> writes <path>.0, .1, ...)
   --trace-config opentelemetry,<setting>=<value>   url=<OTLP/HTTP endpoint>, resource=<key>=<value>, bsp_max_queue_size, bsp_schedule_delay, bsp_max_export_batch_size

@@ -11,7 +11,7 @@ export class MetricsTransport {
 
   constructor(
     private readonly api: InferenceServerApi,
-    private readonly options: { address: string; port: number },
+    private readonly options: { address: string; port: number; counterLatencies?: boolean },
     private readonly log: Logger,
   ) {}
 
@@ -32,7 +32,7 @@ export class MetricsTransport {
         return;
       }
       try {
-        const body = renderMetrics(this.api.metrics(), this.cpu);
+        const body = renderMetrics(this.api.metrics(), this.cpu, { counterLatencies: this.options.counterLatencies !== false, custom: this.api.customMetrics?.() ?? [] });
         res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8; version=0.0.4', 'content-length': Buffer.byteLength(body) });
         res.end(req.method === 'HEAD' ? undefined : body);
       } catch (e) {

@@ -1,9 +1,12 @@
 /**
- * Renders Triton's Prometheus metrics (names, types, help and labels as Triton's §6) from
- * `InferenceServerApi.metrics()`, plus CPU gauges and Tritium's instance-health gauges.
+ * Renders Triton's Prometheus metrics (names, types, help and labels as Triton's core metrics.cc)
+ * from `InferenceServerApi.metrics()`: the counters (latency counters unless `counter_latencies=false`),
+ * the `summary_latencies` summaries and the `histogram_latencies` first-response histogram when
+ * `--metrics-config` enables them, CPU gauges, Tritium's instance-health gauges, then the custom
+ * families models published (python-like MetricFamily).
  */
 import os from 'node:os';
-import type { ModelMetricsSnapshot } from '@tritium/core';
+import type { CustomFamilySnapshot, LatencySummaryName, ModelMetricsSnapshot } from '@tritium/core';
 
 const escape = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 
@@ -19,12 +22,12 @@ const labelName = (k: string) => `_${k}`.replace(/[^a-zA-Z0-9_]/g, '_');
 
 interface Family {
   readonly name: string;
-  readonly type: 'counter' | 'gauge';
+  readonly type: 'counter' | 'gauge' | 'summary' | 'histogram';
   readonly help: string;
   readonly lines: string[];
 }
 
-function family(name: string, type: 'counter' | 'gauge', help: string): Family {
+function family(name: string, type: Family['type'], help: string): Family {
   return { name, type, help, lines: [] };
 }
 
@@ -48,7 +51,32 @@ export class CpuSampler {
   }
 }
 
-export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: CpuSampler): string {
+/** Triton's summary families (metrics.cc), by the statistic they summarize. */
+const SUMMARIES: readonly [LatencySummaryName, string, string][] = [
+  ['request', 'nv_inference_request_summary_us', 'Summary of inference request duration in microseconds (includes cached requests)'],
+  ['queue', 'nv_inference_queue_summary_us', 'Summary of inference queuing duration in microseconds (includes cached requests)'],
+  ['compute_input', 'nv_inference_compute_input_summary_us', 'Cumulative compute input duration in microseconds (does not include cached requests)'],
+  ['compute_infer', 'nv_inference_compute_infer_summary_us', 'Cumulative compute inference duration in microseconds (does not include cached requests)'],
+  ['compute_output', 'nv_inference_compute_output_summary_us', 'Cumulative inference compute output duration in microseconds (does not include cached requests)'],
+];
+
+const LATENCY_COUNTERS = new Set([
+  'nv_inference_request_duration_us',
+  'nv_inference_queue_duration_us',
+  'nv_inference_compute_input_duration_us',
+  'nv_inference_compute_infer_duration_us',
+  'nv_inference_compute_output_duration_us',
+]);
+
+const num = (v: number): string => (Number.isNaN(v) ? 'NaN' : String(v));
+
+export interface RenderOptions {
+  /** `--metrics-config counter_latencies` (default true). */
+  readonly counterLatencies?: boolean;
+  readonly custom?: readonly CustomFamilySnapshot[];
+}
+
+export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: CpuSampler, options: RenderOptions = {}): string {
   const f = {
     success: family('nv_inference_request_success', 'counter', 'Number of successful inference requests, all batch sizes'),
     failure: family('nv_inference_request_failure', 'counter', 'Number of failed inference requests, all batch sizes'),
@@ -64,7 +92,9 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     healthy: family('tritium_instance_healthy', 'gauge', 'Whether a model instance (worker) is healthy (1) or down (0)'),
     restarts: family('tritium_instance_restarts_total', 'counter', 'Number of times a model instance (worker) was restarted after a crash'),
     overruns: family('tritium_execute_overrun_total', 'counter', 'Number of executes that ran past the instance warn threshold (tritium.execute_warn_ms)'),
+    firstResponse: family('nv_inference_first_response_histogram_ms', 'histogram', 'Duration from request to first response in milliseconds'),
   };
+  const summaries = SUMMARIES.map(([key, name, help]) => ({ key, fam: family(name, 'summary', help) }));
   for (const s of snapshots) {
     const base: Record<string, string> = { model: s.model, version: s.version };
     for (const [k, v] of Object.entries(s.metricTags)) base[labelName(k)] = v;
@@ -82,6 +112,21 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     f.infer.lines.push(`nv_inference_compute_infer_duration_us${l} ${Math.round(s.computeInferDurationUs)}`);
     f.output.lines.push(`nv_inference_compute_output_duration_us${l} ${Math.round(s.computeOutputDurationUs)}`);
     f.load.lines.push(`nv_model_load_duration_secs${l} ${s.loadDurationSecs}`);
+    const latency = s.latency;
+    if (latency?.summaries) {
+      for (const { key, fam } of summaries) {
+        const sum = latency.summaries[key];
+        fam.lines.push(`${fam.name}_count${l} ${sum.count}`, `${fam.name}_sum${l} ${num(sum.sum)}`);
+        for (const [q, v] of sum.quantiles) fam.lines.push(`${fam.name}${labels({ ...base, quantile: String(q) })} ${num(v)}`);
+      }
+    }
+    if (latency?.firstResponse) {
+      const h = latency.firstResponse;
+      const name = f.firstResponse.name;
+      f.firstResponse.lines.push(`${name}_count${l} ${h.count}`, `${name}_sum${l} ${num(h.sum)}`);
+      for (const b of h.buckets) f.firstResponse.lines.push(`${name}_bucket${labels({ ...base, le: String(b.le) })} ${b.count}`);
+      f.firstResponse.lines.push(`${name}_bucket${labels({ ...base, le: '+Inf' })} ${h.count}`);
+    }
     for (const inst of s.instances) {
       const il = labels({ ...base, instance: inst.name });
       f.healthy.lines.push(`tritium_instance_healthy${il} ${inst.healthy ? 1 : 0}`);
@@ -90,7 +135,10 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     }
   }
   const out: string[] = [];
-  for (const fam of Object.values(f)) {
+  const counterLatencies = options.counterLatencies !== false;
+  for (const fam of [...Object.values(f), ...summaries.map((x) => x.fam)]) {
+    if (!counterLatencies && LATENCY_COUNTERS.has(fam.name)) continue;
+    if ((fam.type === 'summary' || fam.type === 'histogram') && fam.lines.length === 0) continue;
     out.push(`# HELP ${fam.name} ${fam.help}`, `# TYPE ${fam.name} ${fam.type}`, ...fam.lines);
   }
   const total = os.totalmem();
@@ -105,5 +153,25 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     '# TYPE nv_cpu_memory_used_bytes gauge',
     `nv_cpu_memory_used_bytes ${total - os.freemem()}`,
   );
+  for (const fam of options.custom ?? []) out.push(...renderCustom(fam));
   return out.join('\n') + '\n';
+}
+
+const helpText = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+
+/** One custom family (validated names, escaped label values and help) in the text format. */
+function renderCustom(fam: CustomFamilySnapshot): string[] {
+  const type = fam.kind === 'COUNTER' ? 'counter' : fam.kind === 'GAUGE' ? 'gauge' : 'histogram';
+  const out = [`# HELP ${fam.name} ${helpText(fam.description)}`, `# TYPE ${fam.name} ${type}`];
+  for (const m of fam.metrics) {
+    const l = labels({ ...m.labels });
+    if (!m.buckets) {
+      out.push(`${fam.name}${l} ${num(m.value)}`);
+      continue;
+    }
+    out.push(`${fam.name}_count${l} ${m.count ?? 0}`, `${fam.name}_sum${l} ${num(m.value)}`);
+    for (const b of m.buckets) out.push(`${fam.name}_bucket${labels({ ...m.labels, le: String(b.le) })} ${b.count}`);
+    out.push(`${fam.name}_bucket${labels({ ...m.labels, le: '+Inf' })} ${m.count ?? 0}`);
+  }
+  return out;
 }

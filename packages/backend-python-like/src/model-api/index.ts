@@ -37,5 +37,8 @@ export { stackInputs, batchSizes } from './stack.ts';
 export { AutoCompleteConfig } from './auto-complete.ts';
 export type { AutoCompleteTensor } from './auto-complete.ts';
 export { Logger } from './logger.ts';
+export { MetricFamily, Metric } from './metrics.ts';
+export type { MetricFamilyInit, MetricInit } from './metrics.ts';
+export type { MetricKind } from '@tritium/core';
 export type { InitializeArgs, ExecuteReturn, TritonModel, TritonModelClass } from './model.ts';
 export type { DataType, ModelConfig, ModelInput, ModelOutput, ParameterValue, ErrorCode } from '@tritium/core';

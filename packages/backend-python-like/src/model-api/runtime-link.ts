@@ -4,7 +4,7 @@
  * a second copy of this module (e.g. imported through another path) still finds it. Holds no server
  * objects: only functions that post plain data to the host.
  */
-import type { InferRequest, InferResponse, ResponseSink } from '@tritium/core';
+import type { InferRequest, InferResponse, MetricOp, ResponseSink } from '@tritium/core';
 
 export type WireInferRequest = Omit<InferRequest, 'signal' | 'callers'>;
 
@@ -16,6 +16,9 @@ export interface RuntimeLink {
   /** BLS, decoupled; the handle cancels the call. */
   inferStream?(request: WireInferRequest, sink: ResponseSink): { cancel(): void };
   log(level: 'error' | 'warn' | 'info' | 'verbose', message: string): void;
+  /** Custom metrics (MetricFamily): an operation to the server, and a value read from it. */
+  metric?(op: MetricOp): void;
+  metricValue?(op: MetricOp & { op: 'value' }): Promise<number>;
 }
 
 const KEY = Symbol.for('@tritium/backend-python-like/runtime-link');

@@ -67,6 +67,8 @@ export async function createModelInstance(
     infer: (request) => ctx.infer(request),
     inferStream: (request, sink) => ctx.inferStream(request, sink),
     log: (level, message) => (level === 'verbose' ? ctx.log.verbose(1, message) : ctx.log[level](message)),
+    metric: (op) => ctx.metric(op),
+    metricValue: (op) => ctx.metricValue(op),
   });
   const Model = findModelClass(exports, init);
   const config = init.config;

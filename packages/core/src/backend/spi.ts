@@ -9,6 +9,7 @@ import type { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import type { Logger } from '../logger.ts';
+import type { MetricOp } from '../metrics/custom-metrics.ts';
 
 export const BACKEND_API_VERSION = 1;
 
@@ -44,6 +45,16 @@ export interface LoadSpec {
    * python-like backend always runs such a model with process isolation).
    */
   readonly uploadedFiles?: boolean;
+  /**
+   * Where the model's custom metrics go (python-like's MetricFamily): each operation a worker sends,
+   * validated and aggregated on the main thread; the value for a `value` operation. Throws
+   * INVALID_ARG / UNSUPPORTED for a bad one.
+   */
+  readonly metrics?: CustomMetricsSink;
+}
+
+export interface CustomMetricsSink {
+  apply(op: MetricOp): number | undefined;
 }
 
 export interface InstanceSpec {

@@ -500,6 +500,7 @@ export class DynamicBatcher implements Scheduler {
       response: (r) => {
         if (e.state === 'done') return;
         const now = this.clock.nowUs();
+        if (e.responses === 0) this.stats.firstResponse?.((now - e.arrivalUs) * 1000);
         this.stats.response?.(e.responses++, 'success', { inferNs: (now - (e.responseStartUs ?? now)) * 1000, outputNs: 0 });
         e.responseStartUs = now;
         e.sink?.response(r);
@@ -588,6 +589,7 @@ export class DynamicBatcher implements Scheduler {
       const t = timings ?? { computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 };
       this.succeeded(entry, totalNs, t);
       entry.request.computeSink?.add(t);
+      if (!this.decoupled) this.stats.firstResponse?.(totalNs);
     }
     if (dequeued && entry.responseStartUs !== undefined) {
       for (let i = weightOf(entry.request); i > 0; i--) this.lastResponse(entry, reason, timings, nowUs - entry.responseStartUs);

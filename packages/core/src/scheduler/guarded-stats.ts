@@ -23,5 +23,6 @@ export function guardedStats(stats: StatsRecorder, log: Logger, model: string): 
     requestSucceeded: guard('requestSucceeded', stats.requestSucceeded),
     requestFailed: guard('requestFailed', stats.requestFailed),
     ...(stats.response ? { response: guard('response', stats.response) } : {}),
+    ...(stats.firstResponse ? { firstResponse: guard('firstResponse', stats.firstResponse) } : {}),
   };
 }

@@ -41,6 +41,8 @@ export interface StatsRecorder {
    * extracting its outputs. Optional: recorders that keep no per-response statistics omit it.
    */
   response?(index: number, outcome: ResponseOutcome, durations: { inferNs: number; outputNs: number }): void;
+  /** The first response of a request was sent, `sinceArrivalNs` after it arrived (Triton's first-response histogram). Optional. */
+  firstResponse?(sinceArrivalNs: number): void;
 }
 
 export const nullStatsRecorder: StatsRecorder = {

@@ -44,6 +44,8 @@ import { ModelLifecycle } from './model-lifecycle.ts';
 import type { LoadedVersion } from './loaded-version.ts';
 import { formatTable } from './table-printer.ts';
 import { sweepStaleOverrides } from './load-overrides.ts';
+import { CustomMetrics, type CustomFamilySnapshot } from '../metrics/custom-metrics.ts';
+import type { LatencyMetricsOptions } from '../metrics/latency-metrics.ts';
 import { answerInTime, streamInTime } from './request-guard.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
@@ -94,6 +96,8 @@ export interface InferenceServerOptions {
    * the version when a version failed to load (none when the model's config failed).
    */
   readonly onModelFailure?: (model: string, error: InferError, version?: number) => void;
+  /** `--metrics-config`: latency summaries and the first-response histogram (off by default, as Triton). */
+  readonly latencyMetrics?: LatencyMetricsOptions;
 }
 
 const POLL_MODE_ERROR = 'explicit model load / unload is not allowed if polling is enabled';
@@ -113,6 +117,8 @@ export class InferenceServer implements InferenceServerApi {
   private onIdle: (() => void) | undefined;
   private pollTimer: ReturnType<typeof setInterval> | undefined;
   private readonly loadDeps: VersionLoadDeps;
+  /** Custom metrics every model publishes (python-like MetricFamily), rendered beside Triton's. */
+  private readonly custom = new CustomMetrics();
 
   constructor(private readonly options: InferenceServerOptions) {
     this.log = options.log ?? silentLogger;
@@ -142,6 +148,7 @@ export class InferenceServer implements InferenceServerApi {
       log: this.log,
       retries: Math.max(0, options.modelLoadRetryCount ?? 0),
       checkOnly: options.checkOnly === true,
+      metrics: this.custom,
       onHealth: (loaded, down) => this.onVersionHealth(loaded, down),
     };
     this.lifecycle = new ModelLifecycle({
@@ -152,6 +159,7 @@ export class InferenceServer implements InferenceServerApi {
       allowModelFileOverride: options.allowModelFileOverride === true,
       isStopping: () => this.stopping,
       polling: this.mode === 'poll',
+      ...(options.latencyMetrics ? { latencyMetrics: options.latencyMetrics } : {}),
       ...(options.onModelFailure ? { onFailure: options.onModelFailure } : {}),
     });
   }
@@ -529,6 +537,7 @@ export class InferenceServer implements InferenceServerApi {
           computeInferDurationUs: us(s.inference_stats.compute_infer),
           computeOutputDurationUs: us(s.inference_stats.compute_output),
           loadDurationSecs: live.stats.loadDurationSecs,
+          latency: live.stats.latency(),
           instances: live.instances.map(({ spec, instance }) => ({
             name: spec.name,
             healthy: instance.healthy ?? true,
@@ -539,6 +548,11 @@ export class InferenceServer implements InferenceServerApi {
       }
     }
     return out;
+  }
+
+  /** The custom metric families models published, with their metrics' values now. */
+  customMetrics(): CustomFamilySnapshot[] {
+    return this.custom.snapshot();
   }
 
   // ---------------------------------------------------------------- repository API

@@ -20,6 +20,7 @@ import { statusText } from './status-text.ts';
 import { loadVersion, type VersionLoadDeps } from './version-loader.ts';
 import { prepareLoadOverride, type LoadOverride } from './load-overrides.ts';
 import { inertFieldWarnings } from '../config/inert-fields.ts';
+import type { LatencyMetricsOptions } from '../metrics/latency-metrics.ts';
 
 export interface ModelLifecycleDeps {
   readonly repository: ModelRepository;
@@ -39,6 +40,8 @@ export interface ModelLifecycleDeps {
    * a version failed to load, that version (none when the model's config failed).
    */
   readonly onFailure?: (model: string, error: InferError, version?: number) => void;
+  /** `--metrics-config` summaries and first-response histogram. */
+  readonly latencyMetrics?: LatencyMetricsOptions;
 }
 
 export class ModelLifecycle {
@@ -51,7 +54,12 @@ export class ModelLifecycle {
     const key = `${name}\0${version}`;
     let s = this.stats.get(key);
     if (!s) {
-      s = config.platform === 'ensemble' ? new EnsembleStats(name, String(version)) : new ModelStats(name, String(version));
+      // Triton's model_metrics: custom buckets for nv_inference_first_response_histogram_ms.
+      const buckets = config.model_metrics?.metric_control?.find((c) => c.metric_identifier?.family === 'nv_inference_first_response_histogram_ms')
+        ?.histogram_options?.buckets;
+      const latency = { ...this.deps.latencyMetrics, ...(buckets && buckets.length > 0 ? { firstResponseBuckets: buckets.map(Number) } : {}) };
+      const Stats = config.platform === 'ensemble' ? EnsembleStats : ModelStats;
+      s = new Stats(name, String(version), Date.now, latency);
       this.stats.set(key, s);
     }
     return s;

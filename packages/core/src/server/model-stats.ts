@@ -5,6 +5,16 @@
  */
 import type { FailureReason, ResponseOutcome, StatsRecorder, SuccessDurations } from '../scheduler/stats-recorder.ts';
 import type { ModelStatistics, StatisticDuration } from './server-api.ts';
+import { Histogram, SlidingSummary, type HistogramSnapshot, type LatencyMetricsOptions, type SummarySnapshot } from '../metrics/latency-metrics.ts';
+
+/** The summaries Triton keeps with `summary_latencies` (µs), by the name part of `nv_inference_<name>_summary_us`. */
+export type LatencySummaryName = 'request' | 'queue' | 'compute_input' | 'compute_infer' | 'compute_output';
+
+/** What a model version's latency metrics show now (only those enabled). */
+export interface LatencySnapshot {
+  readonly summaries?: Readonly<Record<LatencySummaryName, SummarySnapshot>>;
+  readonly firstResponse?: HistogramSnapshot;
+}
 
 const duration = (): StatisticDuration => ({ count: 0, ns: 0 });
 
@@ -56,11 +66,46 @@ export class ModelStats implements StatsRecorder {
   /** Seconds the last load of this version took (nv_model_load_duration_secs). */
   loadDurationSecs = 0;
 
+  private readonly summaries: Record<LatencySummaryName, SlidingSummary> | undefined;
+  private readonly firstResponses: Histogram | undefined;
+
   constructor(
     readonly name: string,
     readonly version: string,
     private readonly now: () => number = Date.now,
-  ) {}
+    latency: LatencyMetricsOptions & { readonly firstResponseBuckets?: readonly number[] } = {},
+  ) {
+    const s = latency.summaries;
+    if (s) {
+      const make = () => new SlidingSummary(s.quantiles, s.maxAgeMs, s.ageBuckets);
+      this.summaries = { request: make(), queue: make(), compute_input: make(), compute_infer: make(), compute_output: make() };
+    }
+    if (latency.firstResponseHistogram) this.firstResponses = new Histogram(latency.firstResponseBuckets ?? [100, 500, 2000, 5000]);
+  }
+
+  /** Triton's first-response histogram: whole milliseconds from arrival to the first response. */
+  firstResponse(sinceArrivalNs: number): void {
+    this.firstResponses?.observe(Math.floor(sinceArrivalNs / 1e6));
+  }
+
+  /** The summaries and histogram enabled by `--metrics-config`, as they stand. */
+  latency(): LatencySnapshot {
+    const s = this.summaries;
+    return {
+      ...(s
+        ? {
+            summaries: {
+              request: s.request.snapshot(),
+              queue: s.queue.snapshot(),
+              compute_input: s.compute_input.snapshot(),
+              compute_infer: s.compute_infer.snapshot(),
+              compute_output: s.compute_output.snapshot(),
+            },
+          }
+        : {}),
+      ...(this.firstResponses ? { firstResponse: this.firstResponses.snapshot() } : {}),
+    };
+  }
 
   requestQueued(): void {
     this.pending++;
@@ -91,6 +136,14 @@ export class ModelStats implements StatsRecorder {
   }
 
   requestSucceeded(totalNs: number, d: SuccessDurations): void {
+    const s = this.summaries;
+    if (s) {
+      s.request.observe(totalNs / 1000);
+      s.queue.observe(d.queueNs / 1000);
+      s.compute_input.observe(d.computeInputNs / 1000);
+      s.compute_infer.observe(d.computeInferNs / 1000);
+      s.compute_output.observe(d.computeOutputNs / 1000);
+    }
     add(this.success, totalNs);
     add(this.queue, d.queueNs);
     add(this.computeInput, d.computeInputNs);

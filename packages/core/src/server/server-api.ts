@@ -6,6 +6,8 @@
 import type { DataType } from '../tensor/data-type.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import type { LatencySnapshot } from './model-stats.ts';
+import type { CustomFamilySnapshot } from '../metrics/custom-metrics.ts';
 
 export type ModelState = 'UNKNOWN' | 'LOADING' | 'READY' | 'UNLOADING' | 'UNAVAILABLE';
 
@@ -99,6 +101,8 @@ export interface ModelMetricsSnapshot {
   readonly computeInferDurationUs: number;
   readonly computeOutputDurationUs: number;
   readonly loadDurationSecs: number;
+  /** `--metrics-config` summaries / first-response histogram, when enabled. */
+  readonly latency?: LatencySnapshot;
   readonly instances: readonly {
     readonly name: string;
     readonly healthy: boolean;
@@ -133,6 +137,8 @@ export interface InferenceServerApi {
   inferStream(request: InferRequest, sink: ResponseSink): void;
   statistics(name?: string, version?: string): ModelStatistics[];
   metrics(): ModelMetricsSnapshot[];
+  /** Custom metric families published by models (optional for embedders' implementations). */
+  customMetrics?(): CustomFamilySnapshot[];
   repositoryIndex(options?: { readyOnly?: boolean; repository?: string }): Promise<ModelIndexEntry[]>;
   loadModel(name: string, options?: LoadOptions & { repository?: string }): Promise<void>;
   unloadModel(name: string, options?: { unloadDependents?: boolean; repository?: string }): Promise<void>;

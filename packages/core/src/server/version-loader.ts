@@ -15,6 +15,7 @@ import type { ResolvedModel, ResolvedVersion } from '../repository/model-reposit
 import { runWarmup } from '../warmup/run-warmup.ts';
 import { disposeAll, LoadedVersion } from './loaded-version.ts';
 import type { ModelStats } from './model-stats.ts';
+import type { CustomMetricsSink } from '../backend/spi.ts';
 
 export interface VersionLoadDeps {
   readonly infer: (request: InferRequest) => Promise<InferResponse>;
@@ -35,6 +36,8 @@ export interface VersionLoadDeps {
    * again (`down` undefined).
    */
   readonly onHealth?: (loaded: LoadedVersion, down: string | undefined) => void;
+  /** Custom metrics of the models (LoadSpec.metrics). */
+  readonly metrics?: CustomMetricsSink;
 }
 
 /**
@@ -126,6 +129,7 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
       inferStream: deps.inferStream,
       backendConfig: deps.backendConfig?.[backend.name],
       ...(model.source.uploaded ? { uploadedFiles: true } : {}),
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
     });
     const loaded = backendModel;
     const health = versionHealth(instanceSpecs(config).length, deps);

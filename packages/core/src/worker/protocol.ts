@@ -8,6 +8,7 @@ import type { ExecuteTimings } from '../backend/spi.ts';
 import type { Tensor } from '../tensor/tensor.ts';
 import type { InferRequest, InferResponse } from '../types.ts';
 import { packBatch, unpackBatch, type PackedBatch } from './batch-codec.ts';
+import type { MetricOp } from '../metrics/custom-metrics.ts';
 
 /** Brand so a stray message on the same port (e.g. user code's own postMessage) is never mistaken for ours. */
 export const BRAND = 'tritium-worker/1' as const;
@@ -48,6 +49,7 @@ export type ToWorker = { readonly brand: typeof BRAND } & (
       readonly more?: boolean;
     }
   | { readonly t: 'dispose' }
+  | { readonly t: 'metric-reply'; readonly call: number; readonly value?: number; readonly error?: WireError }
 );
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'verbose';
@@ -81,6 +83,8 @@ export type FromWorker = { readonly brand: typeof BRAND } & (
   /** BLS: the worker no longer wants call `call` (a decoupled iterator's cancel()): cancel it. */
   | { readonly t: 'bls-cancel'; readonly call: number }
   | { readonly t: 'log'; readonly level: LogLevel; readonly message: string; readonly verbosity?: number }
+  /** A custom metric operation (python-like MetricFamily); `call` asks for a `metric-reply`. */
+  | { readonly t: 'metric'; readonly op: MetricOp; readonly call?: number }
 );
 
 type Body<U> = U extends { readonly brand: typeof BRAND } ? Omit<U, 'brand'> : never;

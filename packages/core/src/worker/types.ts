@@ -2,6 +2,7 @@
  * Public types of the worker host: what a backend passes to `spawnWorkerInstance`, and what the entry
  * module that runs INSIDE the worker exports.
  */
+import type { MetricOp } from '../metrics/custom-metrics.ts';
 import type { ExecuteOutput, ExecuteTimings, ModelInstance } from '../backend/spi.ts';
 import type { Logger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
@@ -36,6 +37,8 @@ export interface WorkerResourceLimits {
 
 /** Options of {@link spawnWorkerInstance}. One options object per instance. */
 export interface WorkerInstanceOptions<Init> {
+  /** Where the instance's custom metric operations go (LoadSpec.metrics); without it they fail UNSUPPORTED. */
+  readonly metrics?: { apply(op: MetricOp): number | undefined };
   /**
    * Absolute path or file URL of the module exporting `createInstance(init, ctx)`: JavaScript, or the
    * source name of one of our compiled modules (`new URL('./entry.ts', import.meta.url)`), which runs
@@ -133,6 +136,10 @@ export interface WorkerContext {
   inferStream(request: Omit<InferRequest, 'signal' | 'callers'>, sink: ResponseSink): BlsStream;
   /** Lines go to the host's logger. */
   readonly log: Logger;
+  /** A custom metric operation, applied on the main thread (see CustomMetrics); errors are logged there. */
+  metric(op: MetricOp): void;
+  /** The value of one metric as the main thread aggregates it (all instances). */
+  metricValue(op: MetricOp & { op: 'value' }): Promise<number>;
 }
 
 export interface WorkerExecuteContext {

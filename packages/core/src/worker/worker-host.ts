@@ -21,6 +21,7 @@ import type { ExecuteContext, ExecuteOutput, ExecuteTimings } from '../backend/s
 import { instanceFailure } from '../backend/instance-failure.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import { compositeTrace, type RequestTrace } from '../trace/request-trace.ts';
+import type { MetricOp } from '../metrics/custom-metrics.ts';
 import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { spawnProcess, spawnThread, type Channel } from './channel.ts';
 import {
@@ -294,6 +295,9 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       case 'bls-cancel':
         gen.blsStreams.get(msg.call)?.abort();
         break;
+      case 'metric':
+        this.onMetric(gen, msg.op, msg.call);
+        break;
       case 'log':
         if (msg.level === 'verbose') this.log.verbose(msg.verbosity ?? 1, msg.message);
         else this.log[msg.level](msg.message);
@@ -329,6 +333,26 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       (r) => (stream ? (reply(r, undefined, true), reply(undefined, undefined, false)) : reply(r)),
       (e) => reply(undefined, e ?? new InferError('INTERNAL', 'BLS call failed')),
     );
+  }
+
+  private metricErrors = 0;
+
+  /** A custom metric operation from the model: applied on the main thread; a bad one is answered or logged (bounded). */
+  private onMetric(gen: Generation, op: MetricOp, call: number | undefined): void {
+    let value: number | undefined;
+    let error: InferError | undefined;
+    try {
+      if (!this.o.metrics) throw new InferError('UNSUPPORTED', 'custom metrics are not available here');
+      value = this.o.metrics.apply(op);
+    } catch (e) {
+      error = InferError.from(e, 'INVALID_ARG');
+    }
+    if (call !== undefined) {
+      if (!gen.dead) gen.channel.send({ t: 'metric-reply', call, ...(error ? { error: toWireError(error) } : { value: value ?? 0 }) });
+      return;
+    }
+    // The model cannot see this error (the operation was fire-and-forget): say it, without flooding the log.
+    if (error && this.metricErrors++ < 20) this.log.error(`${this.label}: custom metric: ${error.message}`);
   }
 
   /** Holds the event loop only while work is outstanding. */

@@ -65,6 +65,7 @@ const log: Logger = {
 };
 
 let nextCall = 1;
+const metricCalls = new Map<number, { resolve: (value: number) => void; reject: (e: InferError) => void }>();
 const blsCalls = new Map<number, { resolve?: (r: InferResponse) => void; reject?: (e: InferError) => void; sink?: ResponseSink }>();
 
 /**
@@ -102,6 +103,16 @@ function makeContext(payload: InitPayload): WorkerContext {
           if (blsCalls.has(call)) send({ t: 'bls-cancel', call });
         },
       };
+    },
+    metric(op) {
+      send({ t: 'metric', op });
+    },
+    metricValue(op) {
+      return new Promise((resolve, reject) => {
+        const call = nextCall++;
+        metricCalls.set(call, { resolve, reject });
+        send({ t: 'metric', op, call });
+      });
     },
   };
 }
@@ -236,6 +247,13 @@ channel.onMessage((raw) => {
     case 'bls-reply':
       onBlsReply(msg);
       break;
+    case 'metric-reply': {
+      const pending = metricCalls.get(msg.call);
+      metricCalls.delete(msg.call);
+      if (msg.error) pending?.reject(InferError.fromWire(msg.error));
+      else pending?.resolve(msg.value ?? 0);
+      break;
+    }
     case 'dispose':
       void (async () => {
         try {

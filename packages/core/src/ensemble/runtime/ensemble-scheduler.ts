@@ -180,7 +180,9 @@ export class EnsembleScheduler implements Scheduler {
    * ensemble adds its sum to the outer ensemble's.
    */
   private succeeded(startUs: number, request: InferRequest, batchSize: number, total: ComputeTotal): void {
-    this.stats.requestSucceeded((this.clock.nowUs() - startUs) * 1000, { queueNs: 0, ...total.durations(), batchSize: Math.max(1, batchSize) });
+    const totalNs = (this.clock.nowUs() - startUs) * 1000;
+    this.stats.requestSucceeded(totalNs, { queueNs: 0, ...total.durations(), batchSize: Math.max(1, batchSize) });
+    this.stats.firstResponse?.(totalNs);
     request.computeSink?.add(total.durations());
   }
 
