@@ -185,6 +185,31 @@ describe('tracing: Triton trace file', () => {
   }, 60_000);
 });
 
+describe('tracing: TENSORS level', () => {
+  it("writes Triton's tensor entries (activity, name, data, shape, dtype) beside the timestamps", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tritium-trace-tensors-'));
+    const repo = repository();
+    const s = await startTestServer({
+      modelRepositories: [repo],
+      trace: parseTraceFlags({ config: ['level=TIMESTAMPS', 'level=TENSORS', 'rate=1', `triton,file=${path.join(dir, 't.json')}`] }),
+    });
+    try {
+      await s.http.infer('first', [new InferInput('INPUT0', [1, 4], 'FP32').setData(new Float32Array([1, 2.5, 3, 4]))]);
+      await s.close();
+      const entries = JSON.parse(readFileSync(path.join(dir, 't.json'), 'utf8')) as { activity?: string; tensor?: object }[];
+      const tensors = entries.filter((e) => e.activity);
+      expect(tensors).toEqual([
+        { id: expect.any(Number), activity: 'TENSOR_QUEUE_INPUT', tensor: { name: 'INPUT0', data: '1,2.5,3,4', shape: '1,4', dtype: 'FP32' } },
+        { id: expect.any(Number), activity: 'TENSOR_BACKEND_OUTPUT', tensor: { name: 'OUTPUT0', data: '1,2.5,3,4', shape: '1,4', dtype: 'FP32' } },
+      ]);
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(repo, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('tracing: log-frequency and a planted symlink', () => {
   it('writes <file>.0, <file>.1 as complete arrays and never follows a link at their name', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'tritium-trace-freq-'));

@@ -7,7 +7,7 @@
  * batcher's wait; the ensemble's compute is the sum of its steps'.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identityBackend } from '@tritium/core/testing';
+import { faultBackend, identityBackend } from '@tritium/core/testing';
 import { InferenceServer } from '../../src/server/inference-server.ts';
 import { tensorFromTyped, type Tensor } from '../../src/tensor/tensor.ts';
 import type { RequestTrace, TraceActivity } from '../../src/trace/request-trace.ts';
@@ -84,8 +84,9 @@ describe('tracer SPI', () => {
       b: { config: identityConfig('b', { extra: 'dynamic_batching { }' }) },
       ens: { config: TWO_STEPS('ens') },
       pipe: { config: TWO_STEPS('pipe', 'dynamic_batching { max_queue_delay_microseconds: 200000 preferred_batch_size: [ 3 ] }') },
+      caller: { config: identityConfig('caller').replace('"identity"', '"fault"') },
     });
-    server = new InferenceServer({ repositories: [repo], backends: [identityBackend()] });
+    server = new InferenceServer({ repositories: [repo], backends: [identityBackend(), faultBackend()] });
     await server.start();
   }, 60_000);
   afterAll(async () => {
@@ -167,6 +168,23 @@ describe('tracer SPI', () => {
       expect(children.map((c) => c.model)).toEqual(['a', 'b']);
       for (const c of children) expectOrdered(c, ORDER);
     }
+  });
+
+  it("a BLS call made during a traced execute is a child of that request's trace; TENSORS reports tensors", async () => {
+    const rec = recorder();
+    await server.infer({ id: 'bls', model: 'caller', inputs: [f32('INPUT0', 1)], parameters: { fault: 'bls:a' }, trace: rec.root() });
+    const [root, child] = rec.all;
+    expect(root).toMatchObject({ model: 'caller', released: true });
+    expect(child).toMatchObject({ model: 'a', parent: root!.id, released: true });
+    expectOrdered(child!, ORDER);
+    // The call happened inside the caller's execute.
+    expect(at(child!, 'REQUEST_START')).toBeGreaterThanOrEqual(at(root!, 'COMPUTE_START'));
+    expect(at(child!, 'REQUEST_END')).toBeLessThanOrEqual(at(root!, 'REQUEST_END'));
+
+    const tensors: string[] = [];
+    const t = { ...rec.root(), tensors: true, reportTensor: (activity: string, tensor: { name: string }) => void tensors.push(`${activity}:${tensor.name}`) };
+    await server.infer({ id: 'tensors', model: 'a', inputs: [f32('INPUT0', 1)], trace: t as RequestTrace });
+    expect(tensors).toEqual(['TENSOR_QUEUE_INPUT:INPUT0', 'TENSOR_BACKEND_OUTPUT:OUTPUT0']);
   });
 
   it('a request that is not traced records nothing and a routing failure releases the trace', async () => {
