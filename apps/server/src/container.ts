@@ -134,6 +134,8 @@ export const defaultInferenceServer: InferenceServerFactory = ({ backends, optio
     allowModelFileOverride: options.allowModelFileLoad,
     backendConfig: options.backendConfig,
     latencyMetrics: latencyMetricsOf(options),
+    ...(options.responseCacheBytes !== undefined ? { responseCacheBytes: options.responseCacheBytes } : {}),
+    ...(options.rateLimit === 'execution_count' ? { rateLimit: { resources: options.rateLimitResources } } : {}),
     log,
   });
 

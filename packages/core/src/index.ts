@@ -40,6 +40,11 @@ export { inSequence, correlationKey, formatCorrelationId } from './scheduler/seq
 export { batcherOptionsFromConfig, shapeKeyFor } from './scheduler/batcher-options.ts';
 export type { BatcherOptions, QueuePolicy } from './scheduler/batcher-options.ts';
 export { manualClock } from './scheduler/manual-clock.ts';
+export { RateLimiter, RateLimitedSlot } from './scheduler/rate-limiter.ts';
+export type { RateLimitResourceFlag } from './scheduler/rate-limiter.ts';
+export { ResponseCache, MIN_RESPONSE_CACHE_BYTES } from './cache/response-cache.ts';
+export type { CachedResponse, ResponseCacheStats } from './cache/response-cache.ts';
+export { responseCacheKey } from './cache/cache-key.ts';
 export type { ManualClock } from './scheduler/manual-clock.ts';
 export { EnsembleScheduler } from './ensemble/runtime/ensemble-scheduler.ts';
 export { createPipelineEnsemble, runPipelineBatch, PIPELINE_CONCURRENCY_PARAMETER } from './ensemble/runtime/pipeline-ensemble.ts';

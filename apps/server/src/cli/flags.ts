@@ -7,6 +7,14 @@ import { DEFAULT_HTTP_CONNECTION_LIMITS, DEFAULT_LIMITS, type HttpConnectionLimi
 import { addRestriction, type Restrictions } from '../protocol/restricted.ts';
 import type { TlsOptions } from '../protocol/tls.ts';
 import { parseTraceFlags, TraceConfigError, type TraceConfig, type TraceFlags } from '../tracing/trace-config.ts';
+import type { RateLimitResourceFlag } from '@tritium/core';
+import {
+  CacheOrRateFlagError,
+  parseCacheConfigOption,
+  parseRateLimitMode,
+  parseRateLimitResource,
+  responseCacheBytesOf,
+} from './cache-and-rate-flags.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
@@ -62,6 +70,16 @@ export interface ServeOptions {
   trace: TraceConfig;
   /** `--metrics-config <setting>=<value>` (Triton's): which latency metrics are kept. */
   metricsConfig: MetricsConfig;
+  /** `--cache-config <cache>,<setting>=<value>` collected per cache. */
+  cacheConfig: Record<string, Record<string, string>>;
+  /** Deprecated `--response-cache-byte-size <bytes>` as given. */
+  responseCacheByteSize?: string;
+  /** The response cache's size that these configure (`parseServeFlags` fills it); undefined = no cache. */
+  responseCacheBytes?: number;
+  /** `--rate-limit off|execution_count` (default off, as Triton). */
+  rateLimit: 'off' | 'execution_count';
+  /** `--rate-limit-resource <name>:<count>[:<device>]` (repeatable). */
+  rateLimitResources: RateLimitResourceFlag[];
 }
 
 export interface MetricsConfig {
@@ -118,6 +136,9 @@ export function defaultServeOptions(): ServeOptions {
     traceFlags: { config: [], level: [] },
     metricsConfig: { counterLatencies: true, histogramLatencies: false, summaryLatencies: false, summaryQuantiles: [0.5, 0.9, 0.95, 0.99, 0.999], summaryMaxAgeSecs: 60 },
     trace: parseTraceFlags({ config: [] }, {}),
+    cacheConfig: {},
+    rateLimit: 'off',
+    rateLimitResources: [],
   };
 }
 
@@ -172,6 +193,16 @@ export function traceConfigOf(flags: TraceFlags): TraceConfig {
 }
 
 export class FlagError extends Error {}
+
+/** Runs a parser of cache-and-rate-flags.ts, its errors as FlagError. */
+function flagged<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof CacheOrRateFlagError) throw new FlagError(e.message);
+    throw e;
+  }
+}
 
 type Setter = (o: ServeOptions, value: string) => void;
 
@@ -272,6 +303,13 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'http-root-cert': (o, v) => (o.httpSsl.rootCert = v),
   'trace-config': (o, v) => void o.traceFlags.config.push(v),
   'metrics-config': (o, v) => metricsConfigSetting(o.metricsConfig, v),
+  'cache-config': (o, v) => {
+    const { cache, setting, value } = flagged(() => parseCacheConfigOption(v));
+    (o.cacheConfig[cache] ??= {})[setting] = value;
+  },
+  'response-cache-byte-size': (o, v) => (o.responseCacheByteSize = v),
+  'rate-limit': (o, v) => (o.rateLimit = flagged(() => parseRateLimitMode(v))),
+  'rate-limit-resource': (o, v) => void o.rateLimitResources.push(flagged(() => parseRateLimitResource(v))),
   // Deprecated in Triton, still accepted (--trace-config wins).
   'trace-file': (o, v) => (o.traceFlags.file = v),
   'trace-level': (o, v) => void o.traceFlags.level.push(v),
@@ -307,6 +345,8 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --log-verbose <n>  --log-info/--log-warning/--log-error <bool>  --log-format default|ISO8601  --log-file <path>
   --backend-config <backend>,<key>=<value>
   --metrics-config <setting>=<value>          summary_latencies|histogram_latencies|counter_latencies=<bool>, summary_quantiles=0.5:0.05,0.99:0.001, summary_max_age=<s>
+  --cache-config local,size=<bytes>           response cache shared by models with response_cache { enable: true }
+  --rate-limit off|execution_count (off)      --rate-limit-resource <name>:<count>[:<device>] (repeatable)
   --trace-config <setting>=<value>            level=OFF|TIMESTAMPS|TENSORS, rate=<n> (1000), count=<n> (-1), mode=triton|opentelemetry
   --trace-config triton,<setting>=<value>     file=<path> (trace JSON; log-frequency=<n> writes <path>.0, .1, ...)
   --trace-config opentelemetry,<setting>=<value>   url=<OTLP/HTTP endpoint>, resource=<key>=<value>, bsp_max_queue_size, bsp_schedule_delay, bsp_max_export_batch_size
@@ -373,5 +413,7 @@ export function parseServeFlags(argv: readonly string[]): ServeOptions {
   checkTls('grpc', o.grpcSsl);
   checkTls('http', o.httpSsl);
   o.trace = traceConfigOf(o.traceFlags);
+  const cacheBytes = flagged(() => responseCacheBytesOf(o.cacheConfig, o.responseCacheByteSize));
+  if (cacheBytes !== undefined) o.responseCacheBytes = cacheBytes;
   return o;
 }

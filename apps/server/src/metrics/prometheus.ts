@@ -93,7 +93,13 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     restarts: family('tritium_instance_restarts_total', 'counter', 'Number of times a model instance (worker) was restarted after a crash'),
     overruns: family('tritium_execute_overrun_total', 'counter', 'Number of executes that ran past the instance warn threshold (tritium.execute_warn_ms)'),
     firstResponse: family('nv_inference_first_response_histogram_ms', 'histogram', 'Duration from request to first response in milliseconds'),
+    cacheHits: family('nv_cache_num_hits_per_model', 'counter', 'Number of cache hits per model'),
+    cacheHitUs: family('nv_cache_hit_duration_per_model', 'counter', 'Total cache hit duration per model, in microseconds'),
+    cacheMisses: family('nv_cache_num_misses_per_model', 'counter', 'Number of cache misses per model'),
+    cacheMissUs: family('nv_cache_miss_duration_per_model', 'counter', 'Total cache miss (insert+lookup) duration per model, in microseconds'),
   };
+  // Only models that answer from the response cache have these (Triton's reporter adds them per model).
+  const cacheFamilies = new Set([f.cacheHits, f.cacheHitUs, f.cacheMisses, f.cacheMissUs]);
   const summaries = SUMMARIES.map(([key, name, help]) => ({ key, fam: family(name, 'summary', help) }));
   for (const s of snapshots) {
     const base: Record<string, string> = { model: s.model, version: s.version };
@@ -112,6 +118,12 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     f.infer.lines.push(`nv_inference_compute_infer_duration_us${l} ${Math.round(s.computeInferDurationUs)}`);
     f.output.lines.push(`nv_inference_compute_output_duration_us${l} ${Math.round(s.computeOutputDurationUs)}`);
     f.load.lines.push(`nv_model_load_duration_secs${l} ${s.loadDurationSecs}`);
+    if (s.cache) {
+      f.cacheHits.lines.push(`nv_cache_num_hits_per_model${l} ${s.cache.hits}`);
+      f.cacheHitUs.lines.push(`nv_cache_hit_duration_per_model${l} ${Math.round(s.cache.hitDurationUs)}`);
+      f.cacheMisses.lines.push(`nv_cache_num_misses_per_model${l} ${s.cache.misses}`);
+      f.cacheMissUs.lines.push(`nv_cache_miss_duration_per_model${l} ${Math.round(s.cache.missDurationUs)}`);
+    }
     const latency = s.latency;
     if (latency?.summaries) {
       for (const { key, fam } of summaries) {
@@ -138,7 +150,7 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
   const counterLatencies = options.counterLatencies !== false;
   for (const fam of [...Object.values(f), ...summaries.map((x) => x.fam)]) {
     if (!counterLatencies && LATENCY_COUNTERS.has(fam.name)) continue;
-    if ((fam.type === 'summary' || fam.type === 'histogram') && fam.lines.length === 0) continue;
+    if ((fam.type === 'summary' || fam.type === 'histogram' || cacheFamilies.has(fam)) && fam.lines.length === 0) continue;
     out.push(`# HELP ${fam.name} ${fam.help}`, `# TYPE ${fam.name} ${fam.type}`, ...fam.lines);
   }
   const total = os.totalmem();

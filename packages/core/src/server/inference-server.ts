@@ -47,6 +47,9 @@ import { sweepStaleOverrides } from './load-overrides.ts';
 import { CustomMetrics, type CustomFamilySnapshot } from '../metrics/custom-metrics.ts';
 import type { LatencyMetricsOptions } from '../metrics/latency-metrics.ts';
 import { answerInTime, streamInTime } from './request-guard.ts';
+import { ResponseCache } from '../cache/response-cache.ts';
+import { ResponseCaching } from './response-caching.ts';
+import { RateLimiter, type RateLimitResourceFlag } from '../scheduler/rate-limiter.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
@@ -98,6 +101,17 @@ export interface InferenceServerOptions {
   readonly onModelFailure?: (model: string, error: InferError, version?: number) => void;
   /** `--metrics-config`: latency summaries and the first-response histogram (off by default, as Triton). */
   readonly latencyMetrics?: LatencyMetricsOptions;
+  /**
+   * `--cache-config local,size=<bytes>`: the response cache's size, shared by every model whose
+   * config enables `response_cache` (none by default, as Triton: those models then run every request).
+   */
+  readonly responseCacheBytes?: number;
+  /**
+   * `--rate-limit execution_count` with its `--rate-limit-resource` flags: instances run only while
+   * they hold their group's `rate_limiter` resources. Undefined = `--rate-limit off` (Triton's default:
+   * every rate_limiter block is ignored).
+   */
+  readonly rateLimit?: { readonly resources?: readonly RateLimitResourceFlag[] };
 }
 
 const POLL_MODE_ERROR = 'explicit model load / unload is not allowed if polling is enabled';
@@ -119,6 +133,8 @@ export class InferenceServer implements InferenceServerApi {
   private readonly loadDeps: VersionLoadDeps;
   /** Custom metrics every model publishes (python-like MetricFamily), rendered beside Triton's. */
   private readonly custom = new CustomMetrics();
+  /** The response cache, when `responseCacheBytes` configures one. */
+  private readonly caching: ResponseCaching | undefined;
 
   constructor(private readonly options: InferenceServerOptions) {
     this.log = options.log ?? silentLogger;
@@ -137,6 +153,9 @@ export class InferenceServer implements InferenceServerApi {
     });
     this.infer = this.infer.bind(this);
     this.inferStream = this.inferStream.bind(this);
+    if (options.responseCacheBytes !== undefined) {
+      this.caching = new ResponseCaching(new ResponseCache(options.responseCacheBytes), (name, version) => this.tryRoute(name, version)?.config, this.log);
+    }
     this.loadDeps = {
       // Ensemble steps and BLS calls belong to a client request already accepted: like Triton's
       // InferAsync while SERVER_EXITING, they are served during a stop, so that request finishes.
@@ -150,8 +169,10 @@ export class InferenceServer implements InferenceServerApi {
       checkOnly: options.checkOnly === true,
       metrics: this.custom,
       onHealth: (loaded, down) => this.onVersionHealth(loaded, down),
+      ...(options.rateLimit ? { rateLimiter: new RateLimiter(options.rateLimit.resources) } : {}),
     };
     this.lifecycle = new ModelLifecycle({
+      serverFeatures: { responseCache: this.caching !== undefined, rateLimit: options.rateLimit !== undefined },
       repository: this.repository,
       codec: this.codec,
       log: this.log,
@@ -375,11 +396,23 @@ export class InferenceServer implements InferenceServerApi {
   /** `client`: a transport's request (refused once stopping, counted until answered); else a step or BLS call. */
   private enqueueRouted(request: InferRequest, client: boolean): Promise<InferResponse> {
     const trace = request.trace;
+    const arrivalNs = this.caching ? Number(process.hrtime.bigint()) : 0;
     let answer: Promise<InferResponse>;
     try {
       const loaded = this.routeForInference(request, client);
       if (trace) startTrace(trace, loaded, request);
-      answer = answerInTime(request, this.clock, (r) => loaded.scheduler.enqueue(r));
+      const probe = this.caching?.enabledFor(loaded) ? this.caching.lookup(loaded, request, arrivalNs) : undefined;
+      if (probe && 'hit' in probe) answer = Promise.resolve(probe.hit);
+      else {
+        answer = answerInTime(request, this.clock, (r) => loaded.scheduler.enqueue(r));
+        if (probe) {
+          const caching = this.caching!;
+          answer = answer.then((response) => {
+            caching.store(loaded, probe.miss, response);
+            return response;
+          });
+        }
+      }
     } catch (err) {
       trace?.release();
       return Promise.reject(InferError.from(err));
@@ -398,6 +431,7 @@ export class InferenceServer implements InferenceServerApi {
   }
 
   private enqueueRoutedStream(request: InferRequest, sink: ResponseSink, client: boolean): void {
+    const arrivalNs = this.caching ? Number(process.hrtime.bigint()) : 0;
     let loaded: LoadedVersion;
     try {
       loaded = this.routeForInference(request, client);
@@ -426,6 +460,28 @@ export class InferenceServer implements InferenceServerApi {
         complete: (error) => {
           this.settled();
           outer.complete(error);
+        },
+      };
+    }
+    const probe = this.caching?.enabledFor(loaded) ? this.caching.lookup(loaded, request, arrivalNs) : undefined;
+    if (probe && 'hit' in probe) {
+      sink.response(probe.hit);
+      sink.complete();
+      return;
+    }
+    if (probe) {
+      // A cacheable model is never decoupled: its one response is stored once the request completes.
+      const caching = this.caching!;
+      const inner = sink;
+      let only: InferResponse | undefined;
+      sink = {
+        response: (response) => {
+          only = response;
+          inner.response(response);
+        },
+        complete: (error) => {
+          if (!error && only) caching.store(loaded, probe.miss, only);
+          inner.complete(error);
         },
       };
     }
@@ -538,6 +594,16 @@ export class InferenceServer implements InferenceServerApi {
           computeOutputDurationUs: us(s.inference_stats.compute_output),
           loadDurationSecs: live.stats.loadDurationSecs,
           latency: live.stats.latency(),
+          ...(this.caching?.enabledFor(live)
+            ? {
+                cache: {
+                  hits: s.inference_stats.cache_hit.count,
+                  hitDurationUs: us(s.inference_stats.cache_hit),
+                  misses: s.inference_stats.cache_miss.count,
+                  missDurationUs: us(s.inference_stats.cache_miss),
+                },
+              }
+            : {}),
           instances: live.instances.map(({ spec, instance }) => ({
             name: spec.name,
             healthy: instance.healthy ?? true,

@@ -20,6 +20,11 @@ export class LoadedVersion {
     readonly instances: readonly { readonly spec: InstanceSpec; readonly instance: ModelInstance }[],
     readonly backendModel: BackendModel | undefined,
     readonly stats: ModelStats,
+    /**
+     * The instances as the scheduler sees them when they are wrapped (rate limiter); disposing the
+     * version disposes these, which dispose the instances above.
+     */
+    private readonly scheduled?: readonly ModelInstance[],
   ) {}
 
   /**
@@ -35,7 +40,7 @@ export class LoadedVersion {
 
   /** Instances and model are disposed exactly once, whichever of unload/forceDispose gets there first. */
   private disposeOnce(): Promise<void> {
-    this.disposing ??= disposeAll(this.instances.map((i) => i.instance), this.backendModel);
+    this.disposing ??= disposeAll(this.scheduled ?? this.instances.map((i) => i.instance), this.backendModel);
     return this.disposing;
   }
 

@@ -19,10 +19,12 @@ import { EnsembleStats, ModelStats } from './model-stats.ts';
 import { statusText } from './status-text.ts';
 import { loadVersion, type VersionLoadDeps } from './version-loader.ts';
 import { prepareLoadOverride, type LoadOverride } from './load-overrides.ts';
-import { inertFieldWarnings } from '../config/inert-fields.ts';
+import { inertFieldWarnings, type ServerFeatures } from '../config/inert-fields.ts';
 import type { LatencyMetricsOptions } from '../metrics/latency-metrics.ts';
 
 export interface ModelLifecycleDeps {
+  /** Whether the server has a response cache and rate limiting (config fields that need them warn otherwise). */
+  readonly serverFeatures: ServerFeatures;
   readonly repository: ModelRepository;
   readonly codec: ConfigCodec;
   readonly log: Logger;
@@ -373,7 +375,7 @@ export class ModelLifecycle {
         if (unchanged) return;
         if (!warned && !configError) {
           warned = true;
-          for (const warning of inertFieldWarnings(config)) this.deps.log.warn(warning);
+          for (const warning of inertFieldWarnings(config, this.deps.serverFeatures)) this.deps.log.warn(warning);
         }
         if (!slot) {
           slot = { state: 'UNKNOWN', reason: '' };

@@ -60,6 +60,8 @@ export class ModelStats implements StatsRecorder {
   private readonly computeInput = duration();
   private readonly computeInfer = duration();
   private readonly computeOutput = duration();
+  private readonly cacheHits = duration();
+  private readonly cacheMisses = duration();
   private readonly batches = new Map<number, BatchStats>();
   private readonly responses = new Map<number, ResponseStats>();
   private readonly failures: Record<FailureReason, number> = { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 0 };
@@ -187,6 +189,27 @@ export class ModelStats implements StatsRecorder {
     }
   }
 
+  /**
+   * A request answered from the response cache (Triton's UpdateSuccessCacheHit): a success of
+   * `totalNs` with `queueNs` before its lookup and `lookupNs` of lookup; no inference, no execution.
+   */
+  cacheHit(totalNs: number, queueNs: number, lookupNs: number): void {
+    this.summaries?.queue.observe(queueNs / 1000);
+    add(this.success, totalNs);
+    add(this.queue, queueNs);
+    add(this.cacheHits, lookupNs);
+    this.lastInferenceMs = this.now();
+  }
+
+  /**
+   * A request that missed the cache and whose response was stored (Triton's UpdateSuccessCacheMiss):
+   * its lookup and insert time join its request duration.
+   */
+  cacheMiss(lookupAndInsertNs: number): void {
+    add(this.success, lookupAndInsertNs, 0);
+    add(this.cacheMisses, lookupAndInsertNs);
+  }
+
   /** Requests accepted and not yet executing. */
   get pendingRequests(): number {
     return this.pending;
@@ -207,8 +230,8 @@ export class ModelStats implements StatsRecorder {
         compute_input: copy(this.computeInput),
         compute_infer: copy(this.computeInfer),
         compute_output: copy(this.computeOutput),
-        cache_hit: duration(),
-        cache_miss: duration(),
+        cache_hit: copy(this.cacheHits),
+        cache_miss: copy(this.cacheMisses),
       },
       batch_stats: [...this.batches.entries()]
         .sort(([a], [b]) => a - b)

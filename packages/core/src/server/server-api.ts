@@ -103,6 +103,8 @@ export interface ModelMetricsSnapshot {
   readonly loadDurationSecs: number;
   /** `--metrics-config` summaries / first-response histogram, when enabled. */
   readonly latency?: LatencySnapshot;
+  /** Response cache counters (Triton's nv_cache_*_per_model), for versions that answer from the cache. */
+  readonly cache?: { readonly hits: number; readonly hitDurationUs: number; readonly misses: number; readonly missDurationUs: number };
   readonly instances: readonly {
     readonly name: string;
     readonly healthy: boolean;

@@ -16,6 +16,8 @@ import { runWarmup } from '../warmup/run-warmup.ts';
 import { disposeAll, LoadedVersion } from './loaded-version.ts';
 import type { ModelStats } from './model-stats.ts';
 import type { CustomMetricsSink } from '../backend/spi.ts';
+import type { RateLimiter } from '../scheduler/rate-limiter.ts';
+import { rateLimitedInstance } from '../scheduler/rate-limited-instance.ts';
 
 export interface VersionLoadDeps {
   readonly infer: (request: InferRequest) => Promise<InferResponse>;
@@ -38,6 +40,8 @@ export interface VersionLoadDeps {
   readonly onHealth?: (loaded: LoadedVersion, down: string | undefined) => void;
   /** Custom metrics of the models (LoadSpec.metrics). */
   readonly metrics?: CustomMetricsSink;
+  /** `--rate-limit execution_count`: the server's rate limiter, which every instance registers with. */
+  readonly rateLimiter?: RateLimiter;
 }
 
 /**
@@ -118,6 +122,7 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
   const backend = model.backend;
   let backendModel: BackendModel | undefined;
   const created: { spec: InstanceSpec; instance: ModelInstance }[] = [];
+  let scheduled: ModelInstance[] | undefined;
   try {
     backendModel = await backend.loadModel({
       config,
@@ -145,15 +150,40 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
       for (const spec of instanceSpecs(config)) created.push({ spec, instance: await start(spec) });
     }
     await runWarmup(config, model.source.dir, created.map((c) => c.instance));
+    scheduled = deps.rateLimiter ? gateInstances(config, created, deps.rateLimiter) : created.map((c) => c.instance);
     const initialStates = config.sequence_batching?.state.some((st) => st.initial_state.length > 0)
       ? await loadInitialStates(config, model.source.dir)
       : undefined;
-    const scheduler = createScheduler(config, { ...schedulerDeps, instances: created.map((c) => c.instance), ...(initialStates ? { initialStates } : {}) });
-    return health.owner(new LoadedVersion(config.name, rv.version, config, rv.stamp, scheduler, created, backendModel, stats));
+    const scheduler = createScheduler(config, { ...schedulerDeps, instances: scheduled, ...(initialStates ? { initialStates } : {}) });
+    return health.owner(
+      new LoadedVersion(config.name, rv.version, config, rv.stamp, scheduler, created, backendModel, stats, deps.rateLimiter ? scheduled : undefined),
+    );
   } catch (err) {
-    await disposeAll(created.map((c) => c.instance), backendModel);
+    await disposeAll(scheduled ?? created.map((c) => c.instance), backendModel);
     throw InferError.from(err);
   }
+}
+
+/**
+ * Registers each instance with the rate limiter (its group's `rate_limiter`, its device) and wraps
+ * it so every execution holds its resources. A registration Triton refuses (a resource count too
+ * small for the instance) unregisters the ones before it and fails the load.
+ */
+function gateInstances(config: ModelConfig, created: readonly { spec: InstanceSpec; instance: ModelInstance }[], limiter: RateLimiter): ModelInstance[] {
+  const gated: ModelInstance[] = [];
+  const slots: { unregister(): void }[] = [];
+  try {
+    for (const { spec, instance } of created) {
+      const group = config.instance_group.find((g, i) => (g.name || `${config.name}_${i}`) === spec.groupName);
+      const slot = limiter.register(`${config.name}/${spec.name}`, spec.device, group?.rate_limiter);
+      slots.push(slot);
+      gated.push(rateLimitedInstance(instance, slot));
+    }
+  } catch (err) {
+    for (const s of slots) s.unregister();
+    throw err;
+  }
+  return gated;
 }
 
 /** Check-only load: the backend loads the version (checking its files) and releases it at once. */

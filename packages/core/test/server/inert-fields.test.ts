@@ -1,6 +1,7 @@
 /**
- * `response_cache` and `rate_limiter` parse and validate as in Triton but do nothing yet: loading a
- * model that sets them logs one warning per field naming it (once per load, not on every poll).
+ * `response_cache` and `rate_limiter` take effect only on a server started with `--cache-config` /
+ * `--rate-limit execution_count`: loading a model that sets them on a server without logs one
+ * warning per field naming it and the flag (once per load, not on every poll); with them, none.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,7 +20,7 @@ afterAll(async () => {
 const warnings = (lines: readonly string[]) => lines.filter((l) => l.startsWith('W ') && l.includes('has no effect'));
 
 describe('config fields accepted without effect', () => {
-  it('warns about response_cache and each rate_limiter, naming the field, once per load', async () => {
+  it('warns about response_cache and each rate_limiter, naming the field and the flag, once per load', async () => {
     const cached = identityConfig('cached', { extra: 'response_cache { enable: true }' });
     const limited = identityConfig('limited').replace(
       'instance_group [ { kind: KIND_CPU count: 1 } ]',
@@ -38,8 +39,8 @@ describe('config fields accepted without effect', () => {
     await server.start();
     // Models load concurrently: compare in a fixed order.
     expect(warnings(log.lines).sort()).toEqual([
-      "W model 'cached': 'response_cache' is accepted but has no effect: there is no response cache yet, every request runs the model",
-      "W model 'limited': 'instance_group[1].rate_limiter' is accepted but has no effect: there is no rate limiter yet, each instance runs whenever it is free",
+      "W model 'cached': 'response_cache' is accepted but has no effect: the server has no response cache (start it with --cache-config local,size=<bytes>), every request runs the model",
+      "W model 'limited': 'instance_group[1].rate_limiter' is accepted but has no effect: rate limiting is off (start the server with --rate-limit execution_count), each instance runs whenever it is free",
     ]);
     // The models serve all the same.
     expect(server.modelReady('cached')).toBe(true);
@@ -51,5 +52,19 @@ describe('config fields accepted without effect', () => {
     await server.pollNow();
     expect(warnings(log.lines)).toHaveLength(3);
     expect(warnings(log.lines)[2]).toContain("model 'cached': 'response_cache'");
+  });
+
+  it('does not warn on a server started with a response cache and rate limiting', async () => {
+    const limited = identityConfig('limited').replace(
+      'instance_group [ { kind: KIND_CPU count: 1 } ]',
+      'instance_group [ { kind: KIND_CPU count: 1 rate_limiter { resources [ { name: "R1" count: 2 } ] } } ]',
+    );
+    const repo = await makeRepo({ cached: { config: identityConfig('cached', { extra: 'response_cache { enable: true }' }) }, limited: { config: limited } });
+    repos.push(repo);
+    const log = captureLog();
+    const server = new InferenceServer({ repositories: [repo], backends: [identityBackend()], responseCacheBytes: 4096, rateLimit: {}, log });
+    servers.push(server);
+    await server.start();
+    expect(warnings(log.lines)).toEqual([]);
   });
 });

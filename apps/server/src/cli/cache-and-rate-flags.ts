@@ -1,0 +1,68 @@
+/**
+ * Triton's `--cache-config`, `--response-cache-byte-size`, `--rate-limit` and `--rate-limit-resource`
+ * flags: parsing with Triton's messages, and what they configure in core.
+ */
+import type { RateLimitResourceFlag } from '@tritium/core';
+
+export class CacheOrRateFlagError extends Error {}
+
+/** One `--cache-config <cache name>,<setting>=<value>` (Triton's ParseCacheConfigOption). */
+export function parseCacheConfigOption(arg: string): { cache: string; setting: string; value: string } {
+  const comma = arg.indexOf(',');
+  if (comma <= 0) {
+    throw new CacheOrRateFlagError(`No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ${arg}`);
+  }
+  const eq = arg.indexOf('=', comma + 1);
+  const setting = eq < 0 ? '' : arg.slice(comma + 1, eq);
+  const value = eq < 0 ? '' : arg.slice(eq + 1);
+  if (!setting || !value) throw new CacheOrRateFlagError(`--cache-config option format is '<cache name>,<setting>=<value>'. Got ${arg}`);
+  return { cache: arg.slice(0, comma), setting, value };
+}
+
+/**
+ * The response cache's size in bytes from the collected `--cache-config` settings or the deprecated
+ * `--response-cache-byte-size` (never both, as Triton), or undefined when no cache is configured.
+ * Only Triton's `local` cache exists here; its one setting is `size`.
+ */
+export function responseCacheBytesOf(settings: Readonly<Record<string, Readonly<Record<string, string>>>>, byteSizeFlag: string | undefined): number | undefined {
+  const caches = Object.keys(settings);
+  if (byteSizeFlag !== undefined && caches.length > 0) {
+    throw new CacheOrRateFlagError('Error: Incompatible flags --response-cache-byte-size and --cache-config both provided. Please provide one or the other.');
+  }
+  const size = byteSizeFlag ?? settings['local']?.['size'];
+  const flag = byteSizeFlag !== undefined ? '--response-cache-byte-size' : '--cache-config local,size';
+  for (const cache of caches) {
+    if (cache !== 'local') throw new CacheOrRateFlagError(`--cache-config: unknown cache '${cache}' (Tritium has Triton's 'local' cache only)`);
+    for (const setting of Object.keys(settings[cache]!)) {
+      if (setting !== 'size') throw new CacheOrRateFlagError(`--cache-config: unknown setting '${setting}' for the local cache (expected size=<bytes>)`);
+    }
+  }
+  if (size === undefined) {
+    if (caches.length > 0) throw new CacheOrRateFlagError("--cache-config local needs size=<bytes>, e.g. '--cache-config local,size=1048576'");
+    return undefined;
+  }
+  if (!/^\d+$/.test(size) || !Number.isSafeInteger(Number(size)) || Number(size) < 1024) {
+    throw new CacheOrRateFlagError(`invalid value for ${flag}: '${size}' (expected a byte count of at least 1024)`);
+  }
+  return Number(size);
+}
+
+/** `--rate-limit off|execution_count` (Triton's, case-insensitive). */
+export function parseRateLimitMode(v: string): 'off' | 'execution_count' {
+  const s = v.toLowerCase();
+  if (s !== 'off' && s !== 'execution_count') throw new CacheOrRateFlagError('invalid argument for --rate-limit');
+  return s;
+}
+
+/** One `--rate-limit-resource <name>:<count>[:<device>]` (Triton's ParseRateLimiterResourceOption). */
+export function parseRateLimitResource(arg: string): RateLimitResourceFlag {
+  const error = `--rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got ${arg}`;
+  const parts = arg.split(':');
+  if (parts.length < 2 || parts.length > 3 || !parts[0]) throw new CacheOrRateFlagError(error);
+  const num = (s: string): number => {
+    if (!/^\d+$/.test(s) || !Number.isSafeInteger(Number(s)) || Number(s) > 0xffffffff) throw new CacheOrRateFlagError(error);
+    return Number(s);
+  };
+  const count = num(parts[1]!);
+  return parts.length === 3 ? { name: parts[0], count, device: num(parts[2]!) } : { name: parts[0], count };
+}
