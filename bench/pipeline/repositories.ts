@@ -7,7 +7,10 @@ import { DEFAULT_REPOSITORY } from '@tritium/example-setup';
  * seed's configs) by small, named edits. `bert_classifier` runs KIND_CPU here: the benchmark host
  * has no GPU, and that is what the seed's KIND_GPU falls back to.
  */
-export type Variant = 'pipeline' | 'pipeline-tuned' | 'per-step' | 'no-batching' | 'model-only';
+export type Variant = 'pipeline' | 'pipeline-tuned' | 'pipeline-adaptive' | 'per-step' | 'no-batching' | 'model-only';
+
+/** Adaptive batching (core's scheduler/adaptive-delay.ts), added to a config that has dynamic_batching. */
+const ADAPTIVE = '\nparameters { key: "tritium.batching" value: { string_value: "adaptive" } }\n';
 
 const DYNAMIC_BATCHING = /\ndynamic_batching \{[^}]*\}\n?/;
 const PADDED_BATCHING = `
@@ -49,6 +52,11 @@ export function writeRepository(root: string, variant: Variant): string {
     const tuned = '\ndynamic_batching {\n  preferred_batch_size: [8]\n  max_queue_delay_microseconds: 1000\n}\n';
     edit(join(dir, 'sentiment_ensemble', 'config.pbtxt'), (t) => t.replace(DYNAMIC_BATCHING, tuned));
     edit(join(dir, 'tokenizer', 'config.pbtxt'), (t) => t.replace(DYNAMIC_BATCHING, tuned));
+  }
+  if (variant === 'pipeline-adaptive') {
+    // The seed's configs as written, with adaptive batching where they batch (ensemble, tokenizer).
+    edit(join(dir, 'sentiment_ensemble', 'config.pbtxt'), (t) => t + ADAPTIVE);
+    edit(join(dir, 'tokenizer', 'config.pbtxt'), (t) => t + ADAPTIVE);
   }
   if (variant === 'per-step') {
     // Triton's ensemble semantics: each step enters its composing model's own batcher.

@@ -27,6 +27,11 @@ export interface BatcherOptions {
   readonly preferredBatchSizes: readonly number[];
   readonly maxQueueDelayUs: number;
   readonly preserveOrdering: boolean;
+  /**
+   * `tritium.batching: adaptive` (beyond Triton): wait out `maxQueueDelayUs` only while requests are
+   * observed to arrive during waits (see adaptive-delay.ts). False: Triton's fixed delay.
+   */
+  readonly adaptive: boolean;
   /** Number of queue levels (1 when priority_levels is 0). */
   readonly levelCount: number;
   /** Level index (0-based) of requests with priority 0 or out of range. */
@@ -81,6 +86,23 @@ export function shapeKeyFor(config: Pick<ModelConfig, 'input' | 'max_batch_size'
   };
 }
 
+/** The config parameter choosing the batching policy, and its values. */
+export const BATCHING_PARAMETER = 'tritium.batching';
+const BATCHING_VALUES = ['fixed', 'adaptive'] as const;
+
+/** `tritium.batching` of `config`: 'fixed' (Triton's, the default) or 'adaptive'; anything else is refused naming it. */
+export function batchingPolicyOf(config: Pick<ModelConfig, 'name' | 'parameters'>): 'fixed' | 'adaptive' {
+  const value = config.parameters?.[BATCHING_PARAMETER]?.string_value;
+  if (value === undefined || value === '') return 'fixed';
+  if (!(BATCHING_VALUES as readonly string[]).includes(value)) {
+    throw new InferError(
+      'INVALID_ARG',
+      `model '${config.name}': parameter '${BATCHING_PARAMETER}' must be one of ${BATCHING_VALUES.join(', ')}, got '${value}'`,
+    );
+  }
+  return value as 'fixed' | 'adaptive';
+}
+
 /** Options for `config`; `dynamic` false gives direct scheduling (one request per execution). */
 export function batcherOptionsFromConfig(config: ModelConfig, version: number, dynamic = !!config.dynamic_batching): BatcherOptions {
   const db = dynamic ? config.dynamic_batching : undefined;
@@ -108,6 +130,7 @@ export function batcherOptionsFromConfig(config: ModelConfig, version: number, d
     preferredBatchSizes: preferred,
     maxQueueDelayUs: db ? toNumber(db.max_queue_delay_microseconds ?? 0) : 0,
     preserveOrdering: !!db?.preserve_ordering,
+    adaptive: !!db && batchingPolicyOf(config) === 'adaptive',
     levelCount,
     defaultLevel,
     policies,

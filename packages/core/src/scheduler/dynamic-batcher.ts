@@ -6,7 +6,9 @@
  *   next batch (never starved);
  * - opt-in padding-aware batching (`tritium.pad.<INPUT>` parameters, see tensor/pad.ts);
  * - poison isolation: a batch whose execute fails as a whole is bisected (poison-isolation.ts);
- * - BLS cycles are refused at once (call-cycles.ts).
+ * - BLS cycles are refused at once (call-cycles.ts);
+ * - adaptive batching (`tritium.batching: adaptive`): the queue delay is waited out only while it
+ *   pays off (adaptive-delay.ts).
  *
  * Concurrency: one batch in flight per instance; all instances run concurrently. Everything runs
  * on the caller's event loop; no locks. Every accepted request is answered exactly once.
@@ -25,6 +27,7 @@ import { formBatch, formationRules, type Candidate, type FormationRules } from '
 import { RequestQueue } from './request-queue.ts';
 import { systemClock, type Clock, type Scheduler } from './scheduler.ts';
 import { guardedStats } from './guarded-stats.ts';
+import { AdaptiveDelay } from './adaptive-delay.ts';
 import { nullStatsRecorder, type FailureReason, type StatsRecorder } from './stats-recorder.ts';
 
 /** Triton's status for a cancelled request carries no text; we say what happened. */
@@ -108,6 +111,8 @@ export class DynamicBatcher implements Scheduler {
   private stopped = false;
   private drained: (() => void) | undefined;
   private count = 0;
+  /** Set with `tritium.batching: adaptive`. */
+  private readonly adaptive: AdaptiveDelay | undefined;
 
   constructor(options: BatcherOptions, deps: BatcherDeps) {
     this.opts = options;
@@ -116,6 +121,7 @@ export class DynamicBatcher implements Scheduler {
     this.stats = deps.stats ? guardedStats(deps.stats, this.log, options.modelName) : nullStatsRecorder;
     this.decoupled = !!deps.decoupled;
     this.traceCompute = deps.traceCompute !== false;
+    this.adaptive = options.adaptive && options.batching && options.maxQueueDelayUs > 0 ? new AdaptiveDelay() : undefined;
     this.cycles = new CallCycleGuard(options.modelName, deps.instances.length);
     this.slots = deps.instances.map((instance, i) => ({ instance, busy: false, context: { callers: [this.cycles.frames[i]!] } }));
     this.queue = new RequestQueue<Entry>(options.levelCount);
@@ -256,6 +262,7 @@ export class DynamicBatcher implements Scheduler {
     this.count++;
     for (let i = weightOf(request); i > 0; i--) this.stats.requestQueued();
     request.trace?.report('QUEUE_START', now * 1000);
+    this.adaptive?.arrived();
     this.queue.push(entry);
     if (o.preserveOrdering) this.order.push(entry);
     if (timeoutUs > 0) entry.timer = this.clock.setTimer(timeoutUs, () => this.expire(entry));
@@ -322,10 +329,11 @@ export class DynamicBatcher implements Scheduler {
           const now = this.clock.nowUs();
           const decision = this.formBatch(now);
           // While stopping, nothing more will arrive: send what is queued without waiting.
-          if (decision.waitUs > 0 && !this.stopped) {
+          if (decision.waitUs > 0 && !this.stopped && (!this.adaptive || this.adaptive.shouldWait(now, decision.waitUs))) {
             this.armDelay(now + decision.waitUs);
             break;
           }
+          this.adaptive?.dispatched(now);
           this.dispatch(slot, decision.entries, now);
         }
       } while (this.repump);

@@ -29,12 +29,18 @@ const cfgArb = fc.record({
   levels: fc.constantFrom(0, 2),
   action: fc.constantFrom<'REJECT' | 'DELAY'>('REJECT', 'DELAY'),
   instances: fc.integer({ min: 1, max: 3 }),
+  adaptive: fc.boolean(),
 });
 
 type Cfg = typeof cfgArb extends fc.Arbitrary<infer T> ? T : never;
 
+/** `tritium.batching: adaptive` (adaptive-delay.ts) or Triton's fixed delay: every property holds for both. */
+const batchingParameter = (adaptive: boolean): Partial<Pick<ModelConfig, 'parameters'>> =>
+  adaptive ? { parameters: { 'tritium.batching': { string_value: 'adaptive' } } } : {};
+
 function build(c: Cfg): ModelConfig {
   return config({
+    ...batchingParameter(c.adaptive),
     max_batch_size: c.maxBatch,
     dynamic_batching: dynamicBatching({
       preferred_batch_size: c.preferred && c.maxBatch > 2 ? [2, c.maxBatch - 1] : [],
@@ -98,17 +104,18 @@ describe('dynamic batcher properties', () => {
     );
   });
 
-  it('with an idle instance no request waits longer than max_queue_delay', async () => {
+  it('with an idle instance no request waits longer than max_queue_delay (fixed or adaptive)', async () => {
     await fc.assert(
       fc.asyncProperty(
+        fc.boolean(),
         fc.integer({ min: 1, max: 8 }),
         fc.integer({ min: 1, max: 2000 }),
         fc.array(fc.tuple(fc.integer({ min: 0, max: 700 }), fc.integer({ min: 1, max: 3 })), { maxLength: 40 }),
-        async (maxBatch, delay, arrivals) => {
+        async (adaptive, maxBatch, delay, arrivals) => {
           const clock = manualClock();
           let worst = 0;
           const stats: StatsRecorder = { ...nullStatsRecorder, requestDequeued: (ns) => void (worst = Math.max(worst, ns)) };
-          const cfg = config({ max_batch_size: maxBatch, dynamic_batching: dynamicBatching({ max_queue_delay_microseconds: delay }) });
+          const cfg = config({ ...batchingParameter(adaptive), max_batch_size: maxBatch, dynamic_batching: dynamicBatching({ max_queue_delay_microseconds: delay }) });
           // As many instances as requests: one is always idle, even while a timer dispatches mid-advance.
           const instances = arrivals.map(() => autoInstance());
           const s = new DynamicBatcher(batcherOptionsFromConfig(cfg, 1), { instances: instances.length ? instances : [autoInstance()], clock, stats });
