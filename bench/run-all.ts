@@ -9,6 +9,9 @@
  *   (d) the microservice pattern: a preprocessing HTTP service (child process) that tokenizes each
  *       request and calls Tritium's bert_classifier over gRPC
  *   (e) the limit: tokenizer + ONNX session in one process, tight loop at the best batch size
+ *   (f) the GPU-shaped case: bert_classifier replaced by the gpu_sim test double (4 ms + 0.02 ms per
+ *       row on a timer), the real tokenizer in front: (f-a) pipeline batching, (f-c) no batching,
+ *       (f-d) the microservice pattern
  *
  * Each of (a)–(d) at concurrency 1, 8, 64, 256 (closed loop, one sentence per request, HTTP),
  * reporting throughput, p50 and p99. Prints a table and ratios and writes the report
@@ -28,7 +31,7 @@ import { EXAMPLE_SHAPE, setupExample, startTritium, type ServeProcess } from '@t
 import { cpuSeconds } from './pipeline/cpu.ts';
 import { measureLimit, type LimitResult } from './pipeline/limit.ts';
 import { measure, type Point } from './pipeline/measure.ts';
-import { writeRepository, type Variant } from './pipeline/repositories.ts';
+import { writeRepository, type ClassifierModel, type Variant } from './pipeline/repositories.ts';
 import { reportDir } from './pipeline/report-dir.ts';
 import { SENTENCES } from './pipeline/sentences.ts';
 
@@ -110,9 +113,9 @@ async function sweep(key: string, name: string, server: ServeProcess, servicePid
   return { key, name, rows };
 }
 
-async function tritiumConfig(root: string, key: string, name: string, variant: Variant): Promise<ConfigResult> {
+async function tritiumConfig(root: string, key: string, name: string, variant: Variant, model: ClassifierModel = 'onnx'): Promise<ConfigResult> {
   log(`${key} ${name}: starting tritium serve`);
-  const server = await startTritium(writeRepository(root, variant));
+  const server = await startTritium(writeRepository(root, variant, model));
   const client = new tritonHttp.InferenceServerClient(server.httpUrl, { concurrency: Math.max(...LEVELS) });
   const inputs = SENTENCES.map((s) => [new InferInput('TEXT', [1, 1], 'BYTES').setData([s])]);
   const outputs = [new InferRequestedOutput('LOGITS')];
@@ -128,11 +131,10 @@ async function tritiumConfig(root: string, key: string, name: string, variant: V
   }
 }
 
-async function microserviceConfig(root: string, tokenizerDir: string): Promise<ConfigResult> {
-  const key = '(d)';
-  const name = 'microservice: preprocessing HTTP service → Tritium bert_classifier over gRPC';
+async function microserviceConfig(root: string, tokenizerDir: string, key = '(d)', model: ClassifierModel = 'onnx'): Promise<ConfigResult> {
+  const name = `microservice: preprocessing HTTP service → Tritium bert_classifier${model === 'onnx' ? '' : ` (${model})`} over gRPC`;
   log(`${key} ${name}: starting tritium serve + the service`);
-  const server = await startTritium(writeRepository(root, 'model-only'));
+  const server = await startTritium(writeRepository(root, 'model-only', model));
   const child = spawn(process.execPath, [join(HERE, 'pipeline', 'microservice.js'), tokenizerDir, server.grpcUrl], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -228,6 +230,8 @@ function ratios(configs: readonly ConfigResult[], limit: LimitResult): Ratio[] {
     ['(a)', '(b)', 1, 256],
     ["(a')", '(c)', 3, 64],
     ["(a')", '(d)', 2, 64],
+    ['(f-a)', '(f-c)', 5, 64],
+    ['(f-a)', '(f-d)', 3, 64],
   ] as const;
   for (const [mine, key, target, level] of pairs) {
     const a64 = at(mine, level);
@@ -324,6 +328,9 @@ async function main(): Promise<void> {
     configs.push(await tritiumConfig(root, '(b)', 'per-step ensemble: tokenizer and bert_classifier batch separately', 'per-step'));
     configs.push(await tritiumConfig(root, '(c)', 'no batching anywhere', 'no-batching'));
     configs.push(await microserviceConfig(root, tokenizerDir));
+    configs.push(await tritiumConfig(root, '(f-a)', 'GPU-shaped: pipeline batching, bert_classifier = gpu_sim (4 ms + 0.02 ms/row)', 'pipeline', 'gpu_sim'));
+    configs.push(await tritiumConfig(root, '(f-c)', 'GPU-shaped: no batching anywhere', 'no-batching', 'gpu_sim'));
+    configs.push(await microserviceConfig(root, tokenizerDir, '(f-d)', 'gpu_sim'));
     log('(e) limit: tokenizer + ONNX session in one process');
     const limit = await measureLimit(tokenizerDir, modelPath, SENTENCES, Math.max(1000, MEASURE_MS / 2));
     log(`  (e) ${limit.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);

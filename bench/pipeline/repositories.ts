@@ -35,16 +35,34 @@ function edit(path: string, f: (text: string) => string): void {
   writeFileSync(path, f(readFileSync(path, 'utf8')));
 }
 
-/** Writes `variant` under `root/<variant>` and returns its path. */
-export function writeRepository(root: string, variant: Variant): string {
-  const dir = join(root, variant);
+/**
+ * Case (f), the GPU-shaped model: bert_classifier served by the `gpu_sim` test double
+ * (packages/backend-examples), whose execute waits 4 ms + 0.02 ms per row on a timer, as a GPU
+ * launch does, instead of computing on the CPU. Same inputs and outputs, so the tokenizer, the
+ * ensemble and the microservice are unchanged.
+ */
+export type ClassifierModel = 'onnx' | 'gpu_sim';
+
+const GPU_SIM_PARAMETERS = `
+parameters { key: "launch_us" value: { string_value: "4000" } }
+parameters { key: "per_row_us" value: { string_value: "20" } }
+`;
+
+/** Writes `variant` under `root/<variant>` (with `model` as bert_classifier) and returns its path. */
+export function writeRepository(root: string, variant: Variant, model: ClassifierModel = 'onnx'): string {
+  const dir = join(root, model === 'onnx' ? variant : `${variant}-${model}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const models = variant === 'model-only' ? ['bert_classifier'] : ['tokenizer', 'bert_classifier', 'sentiment_ensemble'];
   for (const m of models) cpSync(join(DEFAULT_REPOSITORY, m), join(dir, m), { recursive: true });
-  edit(join(dir, 'bert_classifier', 'config.pbtxt'), (t) =>
-    t.replace(/kind: KIND_GPU\n\s*gpus: \[ 0 \][^\n]*/, 'kind: KIND_CPU') + SESSION_OPTIONS,
-  );
+  if (model === 'gpu_sim') {
+    edit(join(dir, 'bert_classifier', 'config.pbtxt'), (t) => t.replace('platform: "onnxruntime_onnx"', 'backend: "gpu_sim"') + GPU_SIM_PARAMETERS);
+    rmSync(join(dir, 'bert_classifier', '1', 'model.onnx'), { force: true });
+  } else {
+    edit(join(dir, 'bert_classifier', 'config.pbtxt'), (t) =>
+      t.replace(/kind: KIND_GPU\n\s*gpus: \[ 0 \][^\n]*/, 'kind: KIND_CPU') + SESSION_OPTIONS,
+    );
+  }
   if (variant === 'pipeline-tuned') {
     // The seed's own advice ("tune max_queue_delay_microseconds"): on this CPU a batch of ~8 is
     // as cheap per sentence as any, so prefer 8 and wait at most 1 ms, at the ensemble and at the

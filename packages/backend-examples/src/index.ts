@@ -1,7 +1,7 @@
 /**
  * @tritium/backend-examples — Triton's example backends, which Triton's example repositories,
- * QA configs and client examples name: `identity`, `repeat` (decoupled) and `square` (decoupled).
- * `tritium serve` binds all three.
+ * QA configs and client examples name: `identity`, `repeat` (decoupled) and `square` (decoupled),
+ * and `gpu_sim`, a test double for a GPU-bound model (a timer per execution). `tritium serve` binds all four.
  *
  * @example
  * ```ts
@@ -14,12 +14,13 @@ import type { ExampleBackendOptions } from './example-backend.ts';
 import { identityBackend } from './identity/index.ts';
 import { repeatBackend } from './repeat/index.ts';
 import { squareBackend } from './square/index.ts';
+import { gpuSimBackend } from './gpu-sim/index.ts';
 
 export type { ExampleBackendOptions } from './example-backend.ts';
-export { identityBackend, repeatBackend, squareBackend };
+export { identityBackend, repeatBackend, squareBackend, gpuSimBackend };
 export { IDENTITY_RESPONSE_PARAMETERS } from './identity/entry.ts';
 
-/** The three example backends, as `tritium serve` binds them. */
+/** The example backends, as `tritium serve` binds them. */
 export function exampleBackends(options?: ExampleBackendOptions): Backend[] {
-  return [identityBackend(options), repeatBackend(options), squareBackend(options)];
+  return [identityBackend(options), repeatBackend(options), squareBackend(options), gpuSimBackend(options)];
 }

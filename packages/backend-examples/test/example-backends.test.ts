@@ -186,3 +186,38 @@ describe('square', () => {
     });
   });
 });
+
+const GPU_SIM = `backend: "gpu_sim"
+max_batch_size: 64
+input [ { name: "INPUT_IDS" data_type: TYPE_INT64 dims: [ -1 ] } ]
+output [ { name: "LOGITS" data_type: TYPE_FP32 dims: [ 2 ] } ]
+instance_group [ { kind: KIND_GPU count: 1 } ]
+dynamic_batching { max_queue_delay_microseconds: 2000 }
+parameters { key: "launch_us" value: { string_value: "30000" } }
+parameters { key: "per_row_us" value: { string_value: "100" } }
+`;
+
+describe('gpu_sim (test double for a GPU-bound model)', () => {
+  it('answers each request with zero outputs of its config shape, one launch per batch', async () => {
+    await serving({ sim: GPU_SIM }, async (server) => {
+      const ids = (rows: number) => tensorFromTyped('INPUT_IDS', 'INT64', [rows, 3], new BigInt64Array(rows * 3));
+      // Eight requests at once: the batcher sends them as one or two executions, each one launch.
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => server.infer({ id: `r${i}`, model: 'sim', inputs: [ids(1 + (i % 2))] })));
+      answers.forEach((a, i) => {
+        expect(a.outputs[0]).toMatchObject({ name: 'LOGITS', datatype: 'FP32', shape: [1 + (i % 2), 2] });
+        expect([...typedView(a.outputs[0]!)].every((v) => v === 0)).toBe(true);
+      });
+      const [stats] = server.statistics('sim');
+      expect(stats!.inference_count).toBe(12);
+      expect(stats!.execution_count).toBeLessThanOrEqual(2);
+      // Compute is the timer: at least the launch cost per execution, whatever the CPU does.
+      expect(stats!.inference_stats.compute_infer.ns / stats!.inference_stats.success.count).toBeGreaterThanOrEqual(30e6);
+    });
+  });
+
+  it('refuses costs and outputs it cannot simulate, naming them', async () => {
+    expect(await loadError(GPU_SIM.replace('"30000"', '"-1"'))).toMatch("parameter 'launch_us' must be a number of microseconds from 0 to 60000000, got '-1'");
+    expect(await loadError(GPU_SIM.replace('"100"', '"fast"'))).toMatch("parameter 'per_row_us' must be a number of microseconds");
+    expect(await loadError(GPU_SIM.replace('dims: [ 2 ]', 'dims: [ -1 ]'))).toMatch("gpu_sim output 'LOGITS' needs fixed dims, got [-1]");
+  });
+});
