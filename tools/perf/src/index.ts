@@ -23,3 +23,7 @@ export { toCsv, csvHeader, csvRow, cppDouble, composingCsv, composingCsvPath } f
 export { finalTable, levelBlock, settingsBlock } from './report/console.ts';
 export { plotSvg, niceTicks } from './report/plot-svg.ts';
 export type { PlotSpec, PlotSeries, PlotPoint } from './report/plot-svg.ts';
+export { tuneMain, minimumCandidateMs, TuneError } from './tune/tune-main.ts';
+export type { TuneDeps, StartedServer } from './tune/tune-main.ts';
+export { parseTuneArgs, TUNE_USAGE } from './tune/tune-options.ts';
+export type { TuneOptions, LatencyBudget } from './tune/tune-options.ts';

@@ -24,6 +24,10 @@ export const COMMANDS: Readonly<Record<string, { summary: string; load: () => Pr
     summary: 'perf_analyzer-compatible load generator',
     load: async () => (await import('./perf-command.ts')).perfCommand,
   },
+  tune: {
+    summary: 'find the batching and instance configuration of a model or ensemble that meets a latency budget',
+    load: async () => (await import('./tune-command.ts')).tuneCommand,
+  },
   deploy: {
     summary: 'print Kubernetes or KServe manifests for Tritium (deploy kubernetes|kserve --help)',
     load: async () => (await import('./deploy-command.ts')).deployCommand,

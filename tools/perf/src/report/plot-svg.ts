@@ -17,6 +17,8 @@ export interface PlotSeries {
   readonly points: readonly PlotPoint[];
   /** Dashed line (e.g. p99 beside a solid p50). */
   readonly dashed?: boolean;
+  /** Markers without a line joining them (a scatter, e.g. every candidate `tritium tune` measured). */
+  readonly markersOnly?: boolean;
 }
 
 export interface PlotSpec {
@@ -95,7 +97,7 @@ export function plotSvg(spec: PlotSpec): string {
     const color = COLORS[i % COLORS.length];
     const pts = s.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));
     const path = pts.map((p) => `${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(' ');
-    parts.push(`<polyline points="${path}" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
+    if (!s.markersOnly) parts.push(`<polyline points="${path}" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
     for (const p of pts) {
       const fill = p.hollow ? `fill="white" stroke="${color}" stroke-width="1.5"` : `fill="${color}"`;
       parts.push(`<circle cx="${sx(p.x).toFixed(1)}" cy="${sy(p.y).toFixed(1)}" r="${p.hollow ? 4.5 : 3.5}" ${fill}/>`);
