@@ -33,6 +33,7 @@ import { measureLimit, type LimitResult } from './pipeline/limit.ts';
 import { measure, type Point } from './pipeline/measure.ts';
 import { writeRepository, type ClassifierModel, type Variant } from './pipeline/repositories.ts';
 import { reportDir } from './pipeline/report-dir.ts';
+import { compareWithPrevious } from './pipeline/cpu-agreement.ts';
 import { SENTENCES } from './pipeline/sentences.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -184,6 +185,13 @@ async function microserviceConfig(root: string, tokenizerDir: string, key = '(d)
 
 function ms(us: number): string {
   return (us / 1000).toFixed(1);
+}
+
+/** Each configuration's CPU per inference (every process) over (e)'s, by `<config> c=<concurrency>`: what noise should not move. */
+function cpuRatios(configs: readonly ConfigResult[], limit: LimitResult): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const c of configs) for (const r of c.rows) out[`${c.key} c=${r.concurrency}`] = cpuMsPerInference(r) / limit.cpuMsPerInference;
+  return out;
 }
 
 /** CPU milliseconds per inference, every process summed (server, side service, load generator). */
@@ -375,10 +383,18 @@ async function main(): Promise<void> {
     log(table.text);
     log('');
     for (const r of rs) log(`${r.pass ? 'PASS' : 'MISS'}  ${r.label}: ${shown(r)}  ${r.detail}`);
+    const agreement = compareWithPrevious(join(REPO, 'tmp', 'bench-cpu-ratios.json'), cpuRatios(configs, limit));
+    const agreementText = !agreement
+      ? 'CPU ratios: no previous run to compare with (run the bench again back to back to check they agree within 5%).'
+      : agreement.moved.length === 0
+        ? `CPU ratios agree with the previous run within 5% (${agreement.compared} compared: CPU per inference / (e)'s, per configuration and concurrency).`
+        : `CPU ratios DISAGREE with the previous run by more than 5% for ${agreement.moved.length} of ${agreement.compared}: ` +
+          agreement.moved.map((m) => `${m.key} ${m.previous.toFixed(2)} -> ${m.now.toFixed(2)}`).join(', ');
+    log(agreementText);
 
     mkdirSync(OUT, { recursive: true });
     writeFileSync(join(OUT, 'benchmarks.svg'), plot(configs, limit));
-    writeFileSync(join(OUT, 'benchmarks.md'), markdown(configs, limit, table.markdown, rs, (performance.now() - started) / 1000));
+    writeFileSync(join(OUT, 'benchmarks.md'), markdown(configs, limit, table.markdown, rs, (performance.now() - started) / 1000, agreementText));
     const where = relative(REPO, OUT);
     log(`\nwrote ${where}/benchmarks.md and ${where}/benchmarks.svg (${((performance.now() - started) / 1000).toFixed(0)} s)`);
     if (where !== 'docs') log('(docs/ is unchanged: `npm run bench -- --write-docs` writes the report there)');
@@ -425,7 +441,7 @@ function analysis(configs: readonly ConfigResult[], limit: LimitResult): string[
   ];
 }
 
-function markdown(configs: readonly ConfigResult[], limit: LimitResult, table: string, rs: readonly Ratio[], seconds: number): string {
+function markdown(configs: readonly ConfigResult[], limit: LimitResult, table: string, rs: readonly Ratio[], seconds: number, agreement: string): string {
   const lines = [
     '# Benchmarks: the seed\'s pipeline, side by side',
     '',
@@ -458,6 +474,8 @@ function markdown(configs: readonly ConfigResult[], limit: LimitResult, table: s
     '## Targets',
     '',
     ...rs.map((r) => `- ${r.pass ? 'met' : '**missed**'}: ${r.label} = ${shown(r)}; ${r.detail}`),
+    '',
+    agreement,
     '',
   ];
   return `${lines.join('\n')}\n`;
