@@ -14,6 +14,7 @@
  * Concurrency: core calls `execute` one batch at a time per instance, but the host tolerates
  * overlapping calls (each is tracked by id).
  */
+import { CallScope } from './call-scope.ts';
 import { pathToFileURL } from 'node:url';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { InferError } from '../errors.ts';
@@ -46,7 +47,7 @@ interface PendingExecute {
   reject(error: InferError): void;
   sinks?: readonly ResponseSink[];
   /** BLS calls made from this execute: aborted with its signal, and once it ends (orphans are not kept running). */
-  readonly children: AbortController;
+  readonly children: CallScope;
   /** Who this execute runs for (ExecuteContext.callers): its BLS calls carry them. */
   readonly callers: readonly CallFrame[] | undefined;
   /** Decoupled: indices of the sinks not completed yet. */
@@ -69,7 +70,7 @@ interface OpenStream {
   /** Indices of the sinks not completed yet. */
   readonly open: Set<number>;
   /** Its execute's BLS children and callers live on with it (see PendingExecute). */
-  readonly children: AbortController;
+  readonly children: CallScope;
   readonly callers: readonly CallFrame[] | undefined;
   /** Its execute's traces (see PendingExecute). */
   readonly traces?: readonly RequestTrace[];
@@ -522,7 +523,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       const timer =
         timeoutMs && timeoutMs > 0 ? setTimeout(() => this.crash(gen, `execute timed out after ${timeoutMs} ms`), timeoutMs) : undefined;
       const warn = this.overrunWatch(batch.length);
-      const children = new AbortController();
+      const children = new CallScope();
       const onAbort = (): void => {
         gen.channel.send({ t: 'abort', id });
         children.abort();
