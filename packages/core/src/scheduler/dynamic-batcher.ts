@@ -302,14 +302,22 @@ export class DynamicBatcher implements Scheduler {
 
   // ---- batch formation -------------------------------------------------------------------
 
+  /**
+   * An idle instance for the next batch: a healthy one; a down one (crash loop) only when no instance
+   * is healthy, busy or not — while a healthy instance is merely busy, the batch waits for it rather
+   * than for a restart that may never come (or fail on the way).
+   */
   private idleSlot(): Slot | undefined {
     let fallback: Slot | undefined;
+    let anyHealthy = false;
     for (const s of this.slots) {
+      const healthy = s.instance.healthy !== false;
+      anyHealthy ||= healthy;
       if (s.busy) continue;
-      if (s.instance.healthy !== false) return s;
+      if (healthy) return s;
       fallback ??= s;
     }
-    return fallback;
+    return anyHealthy ? undefined : fallback;
   }
 
   /** Forms and dispatches batches while an instance is idle and the queue has work. */

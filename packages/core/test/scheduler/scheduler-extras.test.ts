@@ -141,6 +141,29 @@ describe('instance results and statistics', () => {
     expect(sick.calls).toHaveLength(0);
   });
 
+  it('waits for a busy healthy instance instead of sending work to a down one; uses down ones only when none is healthy', async () => {
+    const sick = manualInstance();
+    Object.assign(sick, { healthy: false });
+    const well = manualInstance();
+    const s = make(config(), [sick, well]);
+    void s.enqueue(req(1));
+    await flush();
+    void s.enqueue(req(2));
+    await flush();
+    expect(well.calls).toHaveLength(1);
+    expect(sick.calls).toHaveLength(0); // request 2 waits for `well`
+    well.calls[0]!.resolve();
+    await flush();
+    expect(well.calls).toHaveLength(2);
+    expect(sick.calls).toHaveLength(0);
+    // Every instance down: the work goes to one of them (its worker host waits for the restart).
+    Object.assign(well, { healthy: false });
+    well.calls[1]!.resolve();
+    void s.enqueue(req(3));
+    await flush();
+    expect(sick.calls.length + well.calls.length).toBe(3);
+  });
+
   it('applies max_queue_size per priority level', async () => {
     const inst = manualInstance();
     const policy = (max: number) => ({ timeout_action: 'REJECT' as const, default_timeout_microseconds: 0, allow_timeout_override: false, max_queue_size: max });
