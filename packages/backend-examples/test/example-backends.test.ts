@@ -7,7 +7,17 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InferError, InferenceServer, tensorFromTyped, typedView, type InferResponse, type Tensor } from '@tritium/core';
+import {
+  InferError,
+  InferenceServer,
+  normalizeModelConfig,
+  parseModelConfigText,
+  silentLogger,
+  tensorFromTyped,
+  typedView,
+  type InferResponse,
+  type Tensor,
+} from '@tritium/core';
 import { exampleBackends, IDENTITY_RESPONSE_PARAMETERS } from '../src/index.ts';
 
 const temps: string[] = [];
@@ -149,6 +159,37 @@ describe('repeat', () => {
       expect(out(f.responses[0]!, 'OUT')).toEqual([2]);
     });
   });
+
+  it('a cancel reaches responses still streaming after the execute returned (the model stops, its stream ends CANCELLED)', async () => {
+    const backend = exampleBackends().find((b) => b.name === 'repeat')!;
+    const model = await backend.loadModel({
+      config: normalizeModelConfig(parseModelConfigText(`name: "repeat"\n${REPEAT}`)),
+      version: 1,
+      modelDir: os.tmpdir(),
+      versionDir: os.tmpdir(),
+      log: silentLogger,
+      infer: () => Promise.reject(new Error('unused')),
+    });
+    const instance = await model.createInstance({ name: 'repeat_0', kind: 'CPU', device: 0, groupName: 'repeat' });
+    try {
+      const responses: InferResponse[] = [];
+      let firstSeen!: () => void;
+      const first = new Promise<void>((r) => (firstSeen = r));
+      const completed = new Promise<InferError | undefined>((resolve) => {
+        const sink = { response: (r: InferResponse) => (responses.push(r), firstSeen()), complete: (e?: InferError) => resolve(e) };
+        const abort = new AbortController();
+        // The second response is due in 10 minutes: only the cancel can end this stream in time.
+        const request = { id: 'r', model: 'repeat', inputs: [int32('IN', [1, 2]), uint32('DELAY', [0, 600_000]), uint32('WAIT', [0])] };
+        void instance.executeDecoupled!([request], [sink], abort.signal).then(() => first.then(() => abort.abort()));
+      });
+      const error = await completed;
+      expect(responses.map((r) => out(r, 'OUT')[0])).toEqual([1]);
+      expect(error?.code).toBe('CANCELLED');
+    } finally {
+      await instance.dispose();
+      await model.dispose();
+    }
+  }, 30_000);
 
   it("checks each request and the config with Triton's repeat messages", async () => {
     await serving({ repeat: REPEAT }, async (server) => {

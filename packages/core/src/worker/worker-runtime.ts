@@ -118,7 +118,27 @@ function makeContext(payload: InitPayload): WorkerContext {
 }
 
 let instance: WorkerModelInstance | undefined;
+/**
+ * The cancellation of each execute in progress, by id. A decoupled execute's entry stays until its
+ * last sink completes: its responses may keep coming after the call returned (Triton's response
+ * factory outliving the execute, as its repeat backend does), and a cancel must still reach them.
+ */
 const running = new Map<number, AbortController>();
+/** Decoupled executes: sinks not completed yet, by id. */
+const openSinks = new Map<number, number>();
+/** Decoupled executes whose call returned while sinks were still open. */
+const returnedOpen = new Set<number>();
+
+/** One sink of execute `id` completed: the last one releases the execute's cancellation. */
+function sinkCompleted(id: number): void {
+  const left = (openSinks.get(id) ?? 0) - 1;
+  if (left > 0) {
+    openSinks.set(id, left);
+    return;
+  }
+  openSinks.delete(id);
+  if (returnedOpen.delete(id)) running.delete(id);
+}
 
 /** The timings an entry reported, as plain finite numbers (anything else is dropped, never sent). */
 function plainTimings(t: ExecuteTimings | void | undefined): ExecuteTimings | undefined {
@@ -167,6 +187,7 @@ function sinkFor(id: number, index: number): ResponseSink {
       if (done) return;
       done = true;
       send({ t: 'sink', id, index, done: true, error: error ? toWireError(error) : undefined });
+      sinkCompleted(id);
     },
   };
 }
@@ -176,6 +197,8 @@ async function runExecute(msg: Extract<ToWorker, { t: 'execute' }>): Promise<voi
   const controller = new AbortController();
   running.set(id, controller);
   const batch = msg.packed ? unpackRequests(msg.packed) : (msg.batch ?? []).map((r) => fromWire(r));
+  if (decoupled && batch.length > 0) openSinks.set(id, batch.length);
+  let failed = false;
   try {
     if (!instance) throw new InferError('INTERNAL', 'instance is not initialized');
     if (decoupled) {
@@ -188,9 +211,13 @@ async function runExecute(msg: Extract<ToWorker, { t: 'execute' }>): Promise<voi
       sendResults(id, await currentExecute.run(id, () => model.execute(batch, { signal: controller.signal })), batch.length);
     }
   } catch (error) {
+    failed = true;
     send({ t: 'result', id, error: toWireError(error) });
   } finally {
-    running.delete(id);
+    // A failed call fails every request of its batch on the host: nothing of it is left to cancel.
+    if (failed) openSinks.delete(id);
+    if (openSinks.has(id)) returnedOpen.add(id);
+    else running.delete(id);
   }
 }
 
