@@ -100,6 +100,7 @@ describe('cache and rate-limit flags', () => {
     expect(() => parse('--cache-config=local,bytes=10')).toThrow("unknown setting 'bytes'");
     expect(() => parse('--cache-config=local,size=12')).toThrow("invalid value for --cache-config local,size: '12' (expected a byte count of at least 1024)");
     expect(() => parse('--cache-config=local,size=-5')).toThrow('--cache-config local,size');
+    expect(() => parse('--cache-config=local,size=9007199254740991')).toThrow("is more than this machine's memory");
     expect(() => parse('--rate-limit=sometimes')).toThrow('invalid argument for --rate-limit');
     expect(() => parse('--rate-limit-resource=R')).toThrow("--rate-limit-resource option format is '<resource_name>:<count>:<device>' or '<resource_name>:<count>'. Got R");
     expect(() => parse('--rate-limit-resource=R:x')).toThrow('--rate-limit-resource option format');

@@ -2,6 +2,7 @@
  * Triton's `--cache-config`, `--response-cache-byte-size`, `--rate-limit` and `--rate-limit-resource`
  * flags: parsing with Triton's messages, and what they configure in core.
  */
+import { totalmem } from 'node:os';
 import type { RateLimitResourceFlag } from '@tritium/core';
 
 export class CacheOrRateFlagError extends Error {}
@@ -43,6 +44,11 @@ export function responseCacheBytesOf(settings: Readonly<Record<string, Readonly<
   }
   if (!/^\d+$/.test(size) || !Number.isSafeInteger(Number(size)) || Number(size) < 1024) {
     throw new CacheOrRateFlagError(`invalid value for ${flag}: '${size}' (expected a byte count of at least 1024)`);
+  }
+  // Triton's local cache allocates its size up front and fails past the RAM; this one grows into it,
+  // so a size beyond the machine's memory would only be found out by the OOM killer.
+  if (Number(size) > totalmem()) {
+    throw new CacheOrRateFlagError(`invalid value for ${flag}: '${size}' is more than this machine's memory (${totalmem()} bytes)`);
   }
   return Number(size);
 }

@@ -127,6 +127,14 @@ export async function tuneMain(argv: readonly string[], deps: TuneDeps = {}): Pr
     return 2;
   }
 
+  // Ctrl-C stops the search at the next candidate boundary, so a running server still gets its
+  // models back as they were (and a server tune started is stopped) in the finally below.
+  let interrupted = false;
+  const onSigint = (): void => {
+    interrupted = true;
+    err('\ntritium tune: interrupted; restoring the models and stopping after the current candidate\n');
+  };
+  process.once('SIGINT', onSigint);
   const server = tune.modelRepository ? await deps.startServer!(tune.modelRepository, tune.model, tune.protocol) : undefined;
   const url = server?.url ?? tune.url!;
   const admin = adminClient(tune.protocol, url);
@@ -140,7 +148,10 @@ export async function tuneMain(argv: readonly string[], deps: TuneDeps = {}): Pr
       plan,
       maxInstances: tune.maxInstances,
       budgetMs: tune.timeBudgetMs,
-      measure: (candidate) => measureCandidate({ tune, plan: plan!, candidate, client, url, load: admin.load, ...(server?.pid ? { serverPid: server.pid } : {}) }),
+      measure: (candidate) => {
+        if (interrupted) throw new TuneError('interrupted (Ctrl-C): no configuration written');
+        return measureCandidate({ tune, plan: plan!, candidate, client, url, load: admin.load, ...(server?.pid ? { serverPid: server.pid } : {}) });
+      },
       progress: (measured, leftMs) => err(deps.tty ? `\r\x1b[2K${progressLine(measured, leftMs)}` : `${progressLine(measured, leftMs)}\n`),
     });
     if (deps.tty) err('\n');
@@ -159,6 +170,7 @@ export async function tuneMain(argv: readonly string[], deps: TuneDeps = {}): Pr
     client.close();
     admin.close();
     await server?.stop();
+    process.off('SIGINT', onSigint);
   }
 }
 
