@@ -35,6 +35,12 @@ function heapCause(detail: string): string {
 
 /** V8's heap-limit report, and what a failed native allocation under RLIMIT_DATA prints before the process aborts. */
 const HEAP_OOM = /heap out of memory|Reached heap limit/i;
+/**
+ * V8 also reports "JavaScript heap out of memory" when the OS refuses to commit heap pages ("Committing
+ * semi space failed", with a heap of a few MB): under RLIMIT_DATA that is the process's memory limit,
+ * not its heap limit. Only these reasons mean the heap itself was full.
+ */
+const HEAP_LIMIT_REACHED = /Reached heap limit|near heap limit/i;
 const NATIVE_OOM = /std::bad_alloc|Fatal process out of memory|Fatal JavaScript invalid size error|allocation failed - process out of memory/i;
 
 export function spawnThread(
@@ -133,6 +139,7 @@ export function spawnProcess(
   let gone = false;
   let killed = false;
   let sawOom = false;
+  let sawHeapLimit = false;
   let sawNativeOom = false;
   let lastThrow: string | undefined;
   const die = (cause: string): void => {
@@ -142,6 +149,7 @@ export function spawnProcess(
   };
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (chunk: string) => {
+    if (HEAP_LIMIT_REACHED.test(chunk)) sawHeapLimit = true;
     if (HEAP_OOM.test(chunk)) sawOom = true;
     else if (NATIVE_OOM.test(chunk)) sawNativeOom = true;
     // V8's OOM report (GC trace, native stack) is noise once the cause is known.
@@ -162,8 +170,9 @@ export function spawnProcess(
   child.on('error', (err) => die(`worker process failed: ${err.message}`));
   const exited = new Promise<void>((resolve) =>
     child.once('exit', (code, signal) => {
-      if (sawOom) die(heapCause('JavaScript heap out of memory'));
-      else if (sawNativeOom) {
+      // Without a process memory limit every heap report is the heap limit's.
+      if (sawOom && (sawHeapLimit || memoryLimitMb === undefined)) die(heapCause('JavaScript heap out of memory'));
+      else if (sawOom || sawNativeOom) {
         die(`worker exceeded its memory limit${memoryLimitMb !== undefined ? ` (${memoryLimitMb} MB for the whole process)` : ''}: a native allocation failed`);
       }
       else if (lastThrow !== undefined) die(`worker threw: ${lastThrow}`);

@@ -211,4 +211,12 @@ describe('process sandbox: attacks', () => {
     // It still serves afterwards.
     expect(await answer(inst, 'ok')).toBe('\t');
   });
+
+  it.runIf(where('memory'))('tells a full heap from the process memory bound when both are set', async () => {
+    // V8 says "heap out of memory" in both cases (a commit refused under RLIMIT_DATA too): only a
+    // heap that really reached its own limit is reported as the heap limit.
+    const small = await sandboxed({ sandbox: { memoryLimitMb: 256 }, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 } });
+    const outcome = await answer(small, 'oom').catch((e: InferError) => e.message);
+    expect(outcome).toMatch(/crashed: worker exceeded its heap limit \(JavaScript heap out of memory\)$/);
+  });
 });
