@@ -83,7 +83,8 @@ async function runLoad(port: number, connections: number): Promise<void> {
     }),
   );
   agent.destroy();
-  process.send!({ statuses, errors, requests } satisfies LoadReport);
+  // Then leave: an open IPC channel would keep this process, and the bench waiting on it, alive.
+  process.send!({ statuses, errors, requests } satisfies LoadReport, () => process.disconnect());
 }
 
 // -- the bench itself ---------------------------------------------------------------------------
