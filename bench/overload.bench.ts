@@ -129,6 +129,16 @@ function probe(port: number, pathName: string): Promise<{ ok: boolean; ms: numbe
   });
 }
 
+/** The health listener's port, from its start line (it is logged after the HTTP one). */
+async function healthPort(logs: () => string): Promise<number> {
+  for (let i = 0; i < 100; i++) {
+    const m = /Started Health Service at [^:\s]+:(\d+)/.exec(logs());
+    if (m) return Number(m[1]);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no health listener in the server's log:\n${logs()}`);
+}
+
 function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
@@ -154,15 +164,18 @@ const pct = (xs: number[], p: number): number => {
 async function main(): Promise<void> {
   const { startTritium } = await import('@tritium/example-setup');
   const repo = repository();
-  const server = await startTritium(repo);
-  const port = Number(server.httpUrl.split(':')[1]);
+  // OVERLOAD_PROBE=health: probe the --health-port listener (its own thread) instead of the HTTP port.
+  const onHealthPort = process.env['OVERLOAD_PROBE'] === 'health';
+  const server = await startTritium(repo, onHealthPort ? { args: ['--health-port', '0', '--health-address', '127.0.0.1'] } : {});
+  const loadPort = Number(server.httpUrl.split(':')[1]);
+  const port = onHealthPort ? await healthPort(server.logs) : loadPort;
   const pid = server.process.pid!;
   try {
     const quiet: number[] = [];
     for (let i = 0; i < 20; i++) quiet.push((await probe(port, '/v2/health/ready')).ms);
     const cpu0 = cpuSeconds(pid);
     const overflows0 = listenOverflows();
-    const load = fork(fileURLToPath(import.meta.url), ['load', String(port), String(C)], { stdio: 'inherit' });
+    const load = fork(fileURLToPath(import.meta.url), ['load', String(loadPort), String(C)], { stdio: 'inherit' });
     const report = new Promise<LoadReport>((resolve) => load.once('message', (m) => resolve(m as LoadReport)));
     const latencies: number[] = [];
     const failures: string[] = [];
@@ -187,7 +200,7 @@ async function main(): Promise<void> {
     const cpu = cpuSeconds(pid) - cpu0;
     const overflows = listenOverflows() - overflows0;
     console.log(`load average before: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} on ${os.availableParallelism()} cores`);
-    console.log(`overload: c=${C} connections, max_queue_size ${QUEUE}, ${SECONDS} s, health probes every 100 ms on new connections`);
+    console.log(`overload: c=${C} connections, max_queue_size ${QUEUE}, ${SECONDS} s, health probes every 100 ms on new connections to the ${onHealthPort ? '--health-port listener' : 'HTTP port'}`);
     console.log(`probes: quiet p50 ${pct(quiet, 50).toFixed(1)} ms; under load n=${latencies.length + failures.length}, failed ${failures.length}${failures.length ? ` (${[...new Set(failures)].join(', ')})` : ''}, p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`);
     const worst = slowest.sort((a, b) => b[1] - a[1]).slice(0, 5);
     console.log(`slowest probes (sent at s: ms): ${worst.map(([at, ms]) => `${(at / 1000).toFixed(1)}: ${ms.toFixed(0)}`).join(', ')}`);

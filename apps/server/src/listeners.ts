@@ -9,7 +9,7 @@ import type { ServeOptions } from './cli/flags.ts';
 
 export interface Listener {
   /** Triton's service name, as in `failed to start HTTP service`. */
-  readonly service: 'GRPC' | 'HTTP' | 'Metrics';
+  readonly service: 'GRPC' | 'HTTP' | 'Metrics' | 'Health';
   readonly address: string;
   readonly port: number;
   /** The `tritium serve` flag that sets the port. */
@@ -30,6 +30,7 @@ export function plannedListeners(o: ServeOptions): Listener[] {
     ...(o.allowGrpc ? [{ service: 'GRPC', address: o.grpcAddress, port: o.grpcPort, flag: '--grpc-port' } as const] : []),
     ...(o.allowHttp ? [{ service: 'HTTP', address: o.httpAddress, port: o.httpPort, flag: '--http-port' } as const] : []),
     ...(o.allowMetrics ? [{ service: 'Metrics', address: o.metricsAddress, port: o.metricsPort, flag: '--metrics-port' } as const] : []),
+    ...(o.healthPort !== undefined ? [{ service: 'Health', address: o.healthAddress, port: o.healthPort, flag: '--health-port' } as const] : []),
   ];
 }
 

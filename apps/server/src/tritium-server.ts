@@ -13,11 +13,13 @@ import type { GrpcTransport } from './grpc/grpc-server.ts';
 import type { MetricsTransport } from './metrics/metrics-server.ts';
 import type { TransportContext } from './protocol/context.ts';
 import { checkListeners, listenFailure, plannedListeners } from './listeners.ts';
+import { HealthThread } from './health/health-thread.ts';
 
 export interface BoundPorts {
   http?: number;
   grpc?: number;
   metrics?: number;
+  health?: number;
 }
 
 /** An InferenceServer implementation may need starting (core's loads the repositories). */
@@ -29,6 +31,8 @@ interface Startable {
 export class TritiumServer {
   readonly ports: BoundPorts = {};
   private stopping: Promise<void> | undefined;
+  /** `--health-port`: the health endpoints on their own thread (none unless asked). */
+  private readonly health: HealthThread | undefined;
 
   constructor(
     @inject(TOKENS.InferenceServer) readonly api: InferenceServerApi,
@@ -38,7 +42,9 @@ export class TritiumServer {
     @inject(TOKENS.HttpTransport) private readonly http: HttpTransport,
     @inject(TOKENS.GrpcTransport) private readonly grpc: GrpcTransport,
     @inject(TOKENS.MetricsTransport) private readonly metrics: MetricsTransport,
-  ) {}
+  ) {
+    this.health = options.healthPort !== undefined ? new HealthThread(api, options.healthAddress, options.healthPort) : undefined;
+  }
 
   /**
    * Checks that every listener's port can be opened, loads models, then binds the enabled
@@ -49,9 +55,10 @@ export class TritiumServer {
     const listeners = plannedListeners(this.options);
     await checkListeners(listeners);
     await (this.api as InferenceServerApi & Startable).start?.();
-    const transports = { GRPC: this.grpc, HTTP: this.http, Metrics: this.metrics };
-    const names = { GRPC: 'GRPCInferenceService', HTTP: 'HTTPService', Metrics: 'Metrics Service' };
-    const key = { GRPC: 'grpc', HTTP: 'http', Metrics: 'metrics' } as const;
+    const health = this.health;
+    const transports = { GRPC: this.grpc, HTTP: this.http, Metrics: this.metrics, Health: { start: () => health!.start() } };
+    const names = { GRPC: 'GRPCInferenceService', HTTP: 'HTTPService', Metrics: 'Metrics Service', Health: 'Health Service' };
+    const key = { GRPC: 'grpc', HTTP: 'http', Metrics: 'metrics', Health: 'health' } as const;
     try {
       for (const l of listeners) {
         // Someone may still take a port between the check and here (models load for a while).
@@ -73,7 +80,7 @@ export class TritiumServer {
     this.stopping ??= (async () => {
       const timeoutMs = this.options.exitTimeoutSecs * 1000;
       await this.api.stop({ timeoutMs }).catch((e) => this.log.error(`stopping the inference server: ${(e as Error).message}`));
-      await Promise.all([this.http.stop(1000), this.grpc.stop(1000), this.metrics.stop()]);
+      await Promise.all([this.http.stop(1000), this.grpc.stop(1000), this.metrics.stop(), this.health?.stop()]);
       this.context.shm.close();
       // Traces of the requests that just drained are written, and the trace file's array closed.
       await this.context.tracing.shutdown().catch((e) => this.log.error(`writing traces: ${(e as Error).message}`));

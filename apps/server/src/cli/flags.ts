@@ -40,6 +40,9 @@ export interface ServeOptions {
   httpAddress: string;
   grpcAddress: string;
   metricsAddress: string;
+  /** `--health-port` (beyond Triton): /v2/health/{live,ready} on a listener served by its own thread; undefined = none. */
+  healthPort?: number;
+  healthAddress: string;
   httpMaxInputSize: number;
   httpMaxJsonSize: number;
   maxTensorElements: number;
@@ -116,6 +119,7 @@ export function defaultServeOptions(): ServeOptions {
     httpAddress: '0.0.0.0',
     grpcAddress: '0.0.0.0',
     metricsAddress: '0.0.0.0',
+    healthAddress: '0.0.0.0',
     httpMaxInputSize: DEFAULT_LIMITS.maxInputBytes,
     httpMaxJsonSize: DEFAULT_LIMITS.maxJsonBytes,
     maxTensorElements: DEFAULT_LIMITS.maxTensorElements,
@@ -280,6 +284,8 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'http-address': (o, v) => (o.httpAddress = v),
   'grpc-address': (o, v) => (o.grpcAddress = v),
   'metrics-address': (o, v) => (o.metricsAddress = v),
+  'health-port': (o, v) => (o.healthPort = port('health-port', v)),
+  'health-address': (o, v) => (o.healthAddress = v),
   'http-max-input-size': (o, v) => (o.httpMaxInputSize = int('http-max-input-size', v, 1)),
   'http-max-json-size': (o, v) => (o.httpMaxJsonSize = int('http-max-json-size', v, 1)),
   'max-tensor-elements': (o, v) => (o.maxTensorElements = int('max-tensor-elements', v, 1)),
@@ -339,6 +345,7 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --http-port/--grpc-port/--metrics-port <n> (8000/8001/8002; 0 = any free port)
   --allow-http/--allow-grpc/--allow-metrics <bool> (true)
   --http-address/--grpc-address/--metrics-address <addr> (0.0.0.0)
+  --health-port <n>  --health-address <addr>  /v2/health/live and /ready on their own thread (off; answered while the main thread is swamped)
   --http-max-input-size <bytes> (64 MB)  --http-max-json-size <bytes> (16 MB)  --max-tensor-elements <n>  --http-max-header-count <n>
   --http-headers-timeout-secs <n> (60)  --http-request-timeout-secs <n> (60)  --http-max-connections <n> (10000)
   --allow-client-shm <bool> (false)  --allow-model-file-load <bool> (false)

@@ -115,7 +115,7 @@ export function finishDeployOptions(o: Omit<DeployOptions, 'serve'>): DeployOpti
   }
   check(serve.allowHttp, 'the probes use /v2/health/* over HTTP: --allow-http must stay true');
   check(serve.allowMetrics || o.autoscaler === 'none', `--autoscaler ${o.autoscaler} reads the metrics endpoint: --allow-metrics must stay true (or use --autoscaler none)`);
-  for (const [flag, p] of [['http-port', serve.httpPort], ['grpc-port', serve.grpcPort], ['metrics-port', serve.metricsPort]] as const) {
+  for (const [flag, p] of [['http-port', serve.httpPort], ['grpc-port', serve.grpcPort], ['metrics-port', serve.metricsPort], ['health-port', serve.healthPort]] as const) {
     check(p !== 0, `--${flag} 0 picks a random port; a pod needs a fixed one`);
   }
   return { ...o, serveArgs: args, serve };

@@ -45,6 +45,9 @@ export function scrapeAnnotations(o: DeployOptions): Record<string, string> {
 /** The container: `tritium serve` with the given flags (the image's entrypoint is `tini -- tritium`). */
 export function tritiumContainer(o: DeployOptions, name: string): IContainer {
   const ports = containerPorts(o);
+  // With --health-port the probes go to the health listener, which its own thread answers even
+  // while the main thread is swamped (bench/overload.bench.ts: seconds on the HTTP port, ms there).
+  const probePort = o.serve.healthPort !== undefined ? 'health' : 'http';
   return {
     name,
     image: o.image,
@@ -53,14 +56,15 @@ export function tritiumContainer(o: DeployOptions, name: string): IContainer {
       { name: 'http', containerPort: ports.http, protocol: 'TCP' },
       { name: 'grpc', containerPort: ports.grpc, protocol: 'TCP' },
       { name: 'metrics', containerPort: ports.metrics, protocol: 'TCP' },
+      ...(o.serve.healthPort !== undefined ? [{ name: 'health', containerPort: o.serve.healthPort, protocol: 'TCP' as const }] : []),
     ],
     ...(o.envFromSecret ? { envFrom: [{ secretRef: { name: o.envFromSecret } }] } : {}),
     // Loading models can take minutes: the startup probe allows 10 min before liveness counts
     // (Triton's own charts probe /v2/health/ready at startup too).
-    startupProbe: { httpGet: { path: '/v2/health/ready', port: 'http' }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 120 },
-    readinessProbe: { httpGet: { path: '/v2/health/ready', port: 'http' }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 },
+    startupProbe: { httpGet: { path: '/v2/health/ready', port: probePort }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 120 },
+    readinessProbe: { httpGet: { path: '/v2/health/ready', port: probePort }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 },
     // Restart only after a minute without an answer: a busy server is slow, not dead.
-    livenessProbe: { httpGet: { path: '/v2/health/live', port: 'http' }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
+    livenessProbe: { httpGet: { path: '/v2/health/live', port: probePort }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
     lifecycle: { preStop: { exec: { command: ['sleep', String(o.preStopSleepSecs)] } } },
     // No CPU limit: CFS throttling turns a busy batcher into latency spikes; memory is bounded.
     resources: { requests: { cpu: o.cpuRequest, memory: o.memory }, limits: { memory: o.memory } },

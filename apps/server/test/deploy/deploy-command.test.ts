@@ -56,6 +56,15 @@ describe('tritium deploy kubernetes', () => {
     expect(c.image).toBe('tritium:1.2.3');
   });
 
+  it('with --health-port, probes the health listener (answered by its own thread under overload)', () => {
+    const d = find<IDeployment>(render(['kubernetes', '--', '--health-port=8003']), 'Deployment');
+    const c = d.spec!.template.spec!.containers[0]!;
+    expect(c.ports).toContainEqual({ name: 'health', containerPort: 8003, protocol: 'TCP' });
+    expect(c.livenessProbe!.httpGet).toEqual({ path: '/v2/health/live', port: 'health' });
+    expect(c.readinessProbe!.httpGet).toEqual({ path: '/v2/health/ready', port: 'health' });
+    expect(c.startupProbe!.httpGet).toEqual({ path: '/v2/health/ready', port: 'health' });
+  });
+
   it('leaves the replica count to the autoscaler, and sets it without one', () => {
     expect(find<IDeployment>(render(['kubernetes']), 'Deployment').spec!.replicas).toBeUndefined();
     expect(find<IDeployment>(render(['kubernetes', '--autoscaler', 'none', '--min-replicas', '3']), 'Deployment').spec!.replicas).toBe(3);

@@ -1,0 +1,54 @@
+/**
+ * `--health-port` (beyond Triton): Triton's health endpoints on a listener of their own, served by a
+ * worker thread (health-thread-entry.ts) so probes are answered even while the main thread is
+ * saturated. The main thread only reports its liveness and readiness to it, four times a second.
+ */
+import { Worker } from 'node:worker_threads';
+import { compiledModule, type InferenceServerApi } from '@tritium/core';
+
+const ENTRY = new URL('./health-thread-entry.ts', import.meta.url);
+const REPORT_EVERY_MS = 250;
+/** A main thread silent this long is reported neither live nor ready (kubelet's default timeout is 1 s, periods 10 s). */
+export const HEALTH_STALE_MS = 10_000;
+
+export class HealthThread {
+  private worker: Worker | undefined;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly api: Pick<InferenceServerApi, 'isLive' | 'isReady'>,
+    private readonly address: string,
+    private readonly port: number,
+  ) {}
+
+  /** Binds the listener (in its thread); resolves with the bound port. */
+  async start(): Promise<number> {
+    const worker = new Worker(compiledModule(ENTRY), {
+      workerData: { address: this.address, port: this.port, staleMs: HEALTH_STALE_MS },
+      resourceLimits: { maxOldGenerationSizeMb: 64 },
+    });
+    this.worker = worker;
+    const report = (): void => worker.postMessage({ t: 'state', live: this.api.isLive(), ready: this.api.isReady() });
+    const port = await new Promise<number>((resolve, reject) => {
+      worker.once('error', reject);
+      worker.once('message', (m: { t: string; port?: number; code?: string; message?: string }) => {
+        if (m.t === 'listening') resolve(m.port!);
+        else reject(Object.assign(new Error(m.message ?? 'health listener failed'), { code: m.code }));
+      });
+    }).catch(async (error: unknown) => {
+      await worker.terminate();
+      this.worker = undefined;
+      throw error;
+    });
+    report();
+    this.timer = setInterval(report, REPORT_EVERY_MS);
+    this.timer.unref();
+    return port;
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.worker?.terminate();
+    this.worker = undefined;
+  }
+}
