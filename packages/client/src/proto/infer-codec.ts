@@ -190,89 +190,54 @@ function decodeRequestedOutput(r: ProtoReader): WireRequestedOutput {
   return o;
 }
 
-/** Decodes a ModelInferRequest. Throws WireFormatError on malformed input. */
-export function decodeInferRequest(buf: Buffer): WireInferRequest {
-  const r = new ProtoReader(buf);
-  const m: WireInferRequest = {
-    model_name: '',
-    model_version: '',
-    id: '',
-    parameters: {},
-    inputs: [],
-    outputs: [],
-    raw_input_contents: [],
-  };
+/** The fields ModelInferRequest and ModelInferResponse share: 1–4, with the same numbers and types. */
+type CommonFields = Pick<WireInferRequest, 'model_name' | 'model_version' | 'id' | 'parameters'>;
+
+/**
+ * Reads a ModelInferRequest or ModelInferResponse into `m`; unknown fields are skipped. Both have
+ * fields 1–4 and tensors at 5; a request (given `requested`) has the outputs asked for at 6 and raw
+ * contents at 7, a response raw contents at 6. Plain branches, no per-field callbacks: this runs for
+ * every gRPC inference.
+ */
+function decodeInferMessage(
+  r: ProtoReader,
+  m: CommonFields,
+  tensors: WireTensor[],
+  raw: Uint8Array[],
+  requested?: WireRequestedOutput[],
+): void {
+  const rawField = requested ? 7 : 6;
   while (!r.done) {
     const [field, wt] = r.tag();
     if (field >= 1 && field <= 4) {
-      decodeCommonField(r, field, wt, m);
-      continue;
-    }
-    switch (field) {
-      case 5:
-        r.expect(wt, WT_LEN);
-        m.inputs.push(decodeTensor(r.sub()));
-        break;
-      case 6:
-        r.expect(wt, WT_LEN);
-        m.outputs.push(decodeRequestedOutput(r.sub()));
-        break;
-      case 7:
-        r.expect(wt, WT_LEN);
-        m.raw_input_contents.push(r.bytes());
-        break;
-      default:
-        r.skip(wt);
-    }
+      r.expect(wt, WT_LEN);
+      if (field === 1) m.model_name = r.string();
+      else if (field === 2) m.model_version = r.string();
+      else if (field === 3) m.id = r.string();
+      else decodeParamEntry(r.sub(), m.parameters);
+    } else if (field === 5) {
+      r.expect(wt, WT_LEN);
+      tensors.push(decodeTensor(r.sub()));
+    } else if (field === rawField) {
+      r.expect(wt, WT_LEN);
+      raw.push(r.bytes());
+    } else if (field === 6 && requested) {
+      r.expect(wt, WT_LEN);
+      requested.push(decodeRequestedOutput(r.sub()));
+    } else r.skip(wt);
   }
+}
+
+/** Decodes a ModelInferRequest. Throws WireFormatError on malformed input. */
+export function decodeInferRequest(buf: Buffer): WireInferRequest {
+  const m: WireInferRequest = { model_name: '', model_version: '', id: '', parameters: {}, inputs: [], outputs: [], raw_input_contents: [] };
+  decodeInferMessage(new ProtoReader(buf), m, m.inputs, m.raw_input_contents, m.outputs);
   return m;
 }
 
-/**
- * Fields 1–4, which ModelInferRequest and ModelInferResponse share (model_name, model_version,
- * id, parameters), with the same numbers and types.
- */
-function decodeCommonField(
-  r: ProtoReader,
-  field: number,
-  wt: number,
-  m: { model_name: string; model_version: string; id: string; parameters: WireInferRequest['parameters'] },
-): void {
-  r.expect(wt, WT_LEN);
-  if (field === 1) m.model_name = r.string();
-  else if (field === 2) m.model_version = r.string();
-  else if (field === 3) m.id = r.string();
-  else decodeParamEntry(r.sub(), m.parameters);
-}
-
 function decodeInferResponseFrom(r: ProtoReader): WireInferResponse {
-  const m: WireInferResponse = {
-    model_name: '',
-    model_version: '',
-    id: '',
-    parameters: {},
-    outputs: [],
-    raw_output_contents: [],
-  };
-  while (!r.done) {
-    const [field, wt] = r.tag();
-    if (field >= 1 && field <= 4) {
-      decodeCommonField(r, field, wt, m);
-      continue;
-    }
-    switch (field) {
-      case 5:
-        r.expect(wt, WT_LEN);
-        m.outputs.push(decodeTensor(r.sub()));
-        break;
-      case 6:
-        r.expect(wt, WT_LEN);
-        m.raw_output_contents.push(r.bytes());
-        break;
-      default:
-        r.skip(wt);
-    }
-  }
+  const m: WireInferResponse = { model_name: '', model_version: '', id: '', parameters: {}, outputs: [], raw_output_contents: [] };
+  decodeInferMessage(r, m, m.outputs, m.raw_output_contents);
   return m;
 }
 
@@ -366,10 +331,7 @@ function rawTotal(raws: readonly Uint8Array[]): number {
 /** Encodes a ModelInferRequest; raw contents are copied once into the result. */
 export function encodeInferRequest(m: WireInferRequest): Buffer {
   const w = new ProtoWriter(256 + rawTotal(m.raw_input_contents));
-  w.string(1, m.model_name);
-  w.string(2, m.model_version);
-  w.string(3, m.id);
-  writeParams(w, 4, m.parameters);
+  writeCommonFields(w, m);
   for (const t of m.inputs) writeTensor(w, 5, t);
   for (const o of m.outputs) {
     w.message(6, (x) => {
@@ -381,11 +343,16 @@ export function encodeInferRequest(m: WireInferRequest): Buffer {
   return w.finish();
 }
 
-function writeInferResponse(w: ProtoWriter, m: WireInferResponse): void {
+/** Fields 1–4, the same in ModelInferRequest and ModelInferResponse. */
+function writeCommonFields(w: ProtoWriter, m: CommonFields): void {
   w.string(1, m.model_name);
   w.string(2, m.model_version);
   w.string(3, m.id);
   writeParams(w, 4, m.parameters);
+}
+
+function writeInferResponse(w: ProtoWriter, m: WireInferResponse): void {
+  writeCommonFields(w, m);
   for (const t of m.outputs) writeTensor(w, 5, t);
   for (const raw of m.raw_output_contents) w.bytes(6, raw, true);
 }
