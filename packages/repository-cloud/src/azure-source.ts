@@ -9,11 +9,10 @@
  * how a repository reaches another endpoint (Azurite, a sovereign cloud).
  */
 import type { Readable } from 'node:stream';
-import { InferError, type RepositoryEntry, type RepositoryFetch, type RepositorySource } from '@tritium/core';
+import { InferError, type RepositoryFetch, type RepositorySource } from '@tritium/core';
 import { parseAzureUrl } from './azure-url.ts';
 import { credentialField, credentialFromFile } from './credential-file.ts';
-import { MAX_LISTED_KEYS, entriesFromListing, folderPrefix, type ListedObject } from './object-keys.ts';
-import { joinUrl, storeError } from './store-error.ts';
+import { objectStoreSource } from './object-store.ts';
 
 export interface AzureSourceOptions {
   /** Environment to read credentials from (default `process.env`). */
@@ -68,69 +67,55 @@ export function azureRepositorySource(url: string, options: AzureSourceOptions =
       return { container: service.getContainerClient(location.container) };
     })());
 
-  const fail = (action: string, path: string, err: unknown): never => {
-    throw storeError(action, joinUrl(location.url, path), err, secrets);
-  };
-
-  async function listAll(prefix: string, recursive: boolean): Promise<{ objects: ListedObject[]; folders: string[] }> {
-    const { container } = await connect();
-    const objects: ListedObject[] = [];
-    const folders: string[] = [];
-    const pages = recursive
-      ? container.listBlobsFlat({ prefix }).byPage({ maxPageSize: 1000 })
-      : container.listBlobsByHierarchy('/', { prefix }).byPage({ maxPageSize: 1000 });
-    for await (const page of pages) {
-      for (const b of page.segment.blobItems) {
-        objects.push({ key: b.name, size: b.properties.contentLength ?? 0, etag: b.properties.etag ?? '', mtimeMs: b.properties.lastModified?.getTime() ?? 0 });
-      }
-      for (const p of (page.segment as { blobPrefixes?: { name: string }[] }).blobPrefixes ?? []) folders.push(p.name);
-      if (objects.length + folders.length > MAX_LISTED_KEYS) throw new Error(`more than ${MAX_LISTED_KEYS} blobs`);
-    }
-    return { objects, folders };
-  }
-
-  return {
-    url: location.url,
-    async list(dir, opts = {}) {
-      try {
-        const { objects, folders } = await listAll(folderPrefix(location.prefix, dir), opts.recursive === true);
-        return entriesFromListing(location.prefix, objects, folders, opts.recursive === true, location.url);
-      } catch (err) {
-        return fail('list', dir, err);
-      }
-    },
-    async stat(path): Promise<RepositoryEntry | undefined> {
-      try {
+  return objectStoreSource(
+    location.url,
+    location.prefix,
+    {
+      async *listPages(prefix, recursive) {
         const { container } = await connect();
-        if (path === '') {
-          await container.getProperties();
-          return { path: '', kind: 'dir', size: 0, etag: '', mtimeMs: 0 };
+        const pages = recursive
+          ? container.listBlobsFlat({ prefix }).byPage({ maxPageSize: 1000 })
+          : container.listBlobsByHierarchy('/', { prefix }).byPage({ maxPageSize: 1000 });
+        for await (const page of pages) {
+          yield {
+            objects: page.segment.blobItems.map((b) => ({
+              key: b.name,
+              size: b.properties.contentLength ?? 0,
+              etag: b.properties.etag ?? '',
+              mtimeMs: b.properties.lastModified?.getTime() ?? 0,
+            })),
+            folders: ((page.segment as { blobPrefixes?: { name: string }[] }).blobPrefixes ?? []).map((p) => p.name),
+          };
         }
-        const name = `${location.prefix}${path}`;
+      },
+      async checkRoot() {
+        await (await connect()).container.getProperties();
+      },
+      async head(key) {
+        const { container } = await connect();
         try {
-          const p = await container.getBlobClient(name).getProperties();
-          return { path, kind: 'file', size: p.contentLength ?? 0, etag: p.etag ?? '', mtimeMs: p.lastModified?.getTime() ?? 0 };
+          const p = await container.getBlobClient(key).getProperties();
+          return { key, size: p.contentLength ?? 0, etag: p.etag ?? '', mtimeMs: p.lastModified?.getTime() ?? 0 };
         } catch (err) {
-          if ((err as { statusCode?: number }).statusCode !== 404) throw err;
+          if ((err as { statusCode?: number }).statusCode === 404) return undefined;
+          throw err;
         }
-        const first = await container.listBlobsFlat({ prefix: `${name}/` }).byPage({ maxPageSize: 1 }).next();
-        return !first.done && first.value.segment.blobItems.length > 0 ? { path, kind: 'dir', size: 0, etag: '', mtimeMs: 0 } : undefined;
-      } catch (err) {
-        return fail('stat', path, err);
-      }
-    },
-    async fetch(entry, opts = {}): Promise<RepositoryFetch> {
-      try {
+      },
+      async anyUnder(prefix) {
         const { container } = await connect();
-        const res = await container.getBlobClient(`${location.prefix}${entry.path}`).download(0, undefined, {
-          abortSignal: opts.signal,
-          ...(entry.etag ? { conditions: { ifMatch: entry.etag } } : {}),
+        const first = await container.listBlobsFlat({ prefix }).byPage({ maxPageSize: 1 }).next();
+        return !first.done && first.value.segment.blobItems.length > 0;
+      },
+      async download(key, etag, signal): Promise<RepositoryFetch> {
+        const { container } = await connect();
+        const res = await container.getBlobClient(key).download(0, undefined, {
+          abortSignal: signal,
+          ...(etag ? { conditions: { ifMatch: etag } } : {}),
         });
         if (!res.readableStreamBody) throw new Error('empty response body');
         return { body: res.readableStreamBody as Readable, etag: res.etag };
-      } catch (err) {
-        return fail('download', entry.path, err);
-      }
+      },
     },
-  };
+    secrets,
+  );
 }

@@ -9,12 +9,11 @@
  * pin that generation, so a download never mixes two versions of a file.
  */
 import type { Readable } from 'node:stream';
-import type { RepositoryEntry, RepositoryFetch, RepositorySource } from '@tritium/core';
+import { InferError, type RepositoryFetch, type RepositorySource } from '@tritium/core';
 import { credentialFromFile } from './credential-file.ts';
 import { parseGcsUrl } from './gcs-url.ts';
-import { MAX_LISTED_KEYS, entriesFromListing, folderPrefix, type ListedObject } from './object-keys.ts';
-import { joinUrl, storeError } from './store-error.ts';
-import { InferError } from '@tritium/core';
+import type { ListedObject } from './object-keys.ts';
+import { objectStoreSource } from './object-store.ts';
 
 export interface GcsSourceOptions {
   /** Environment to read credentials from (default `process.env`). */
@@ -56,72 +55,45 @@ export function gcsRepositorySource(url: string, options: GcsSourceOptions = {})
       new sdk.Storage({ ...(keyFile ? { keyFilename: keyFile } : {}), retryOptions: { maxRetries: 2 } }).bucket(location.bucket),
     ));
 
-  const fail = (action: string, path: string, err: unknown): never => {
-    throw storeError(action, joinUrl(location.url, path), err);
-  };
-
-  async function listAll(prefix: string, recursive: boolean): Promise<{ objects: ListedObject[]; folders: string[] }> {
-    const bucket = await connect();
-    const objects: ListedObject[] = [];
-    const folders: string[] = [];
-    let pageToken: string | undefined;
-    do {
-      const [files, next, response] = (await bucket.getFiles({
-        prefix,
-        autoPaginate: false,
-        maxResults: 1000,
-        ...(recursive ? {} : { delimiter: '/' }),
-        ...(pageToken ? { pageToken } : {}),
-      })) as unknown as [{ metadata: GcsObjectMetadata }[], { pageToken?: string } | null, { prefixes?: string[] } | undefined];
-      for (const f of files) objects.push(listed(f.metadata));
-      folders.push(...(response?.prefixes ?? []));
-      if (objects.length + folders.length > MAX_LISTED_KEYS) throw new Error(`more than ${MAX_LISTED_KEYS} objects`);
-      pageToken = next?.pageToken;
-    } while (pageToken);
-    return { objects, folders };
-  }
-
-  return {
-    url: location.url,
-    async list(dir, opts = {}) {
+  return objectStoreSource(location.url, location.prefix, {
+    async *listPages(prefix, recursive) {
+      const bucket = await connect();
+      let pageToken: string | undefined;
+      do {
+        const [files, next, response] = (await bucket.getFiles({
+          prefix,
+          autoPaginate: false,
+          maxResults: 1000,
+          ...(recursive ? {} : { delimiter: '/' }),
+          ...(pageToken ? { pageToken } : {}),
+        })) as unknown as [{ metadata: GcsObjectMetadata }[], { pageToken?: string } | null, { prefixes?: string[] } | undefined];
+        yield { objects: files.map((f) => listed(f.metadata)), folders: response?.prefixes ?? [] };
+        pageToken = next?.pageToken;
+      } while (pageToken);
+    },
+    async checkRoot() {
+      await (await connect()).getMetadata();
+    },
+    async head(key) {
+      const bucket = await connect();
       try {
-        const { objects, folders } = await listAll(folderPrefix(location.prefix, dir), opts.recursive === true);
-        return entriesFromListing(location.prefix, objects, folders, opts.recursive === true, location.url);
+        const [m] = (await bucket.file(key).getMetadata()) as unknown as [GcsObjectMetadata];
+        return listed(m);
       } catch (err) {
-        return fail('list', dir, err);
+        if ((err as { code?: number }).code === 404) return undefined;
+        throw err;
       }
     },
-    async stat(path): Promise<RepositoryEntry | undefined> {
-      try {
-        const bucket = await connect();
-        if (path === '') {
-          await bucket.getMetadata();
-          return { path: '', kind: 'dir', size: 0, etag: '', mtimeMs: 0 };
-        }
-        const name = `${location.prefix}${path}`;
-        try {
-          const [m] = (await bucket.file(name).getMetadata()) as unknown as [GcsObjectMetadata];
-          const o = listed(m);
-          return { path, kind: 'file', size: o.size, etag: o.etag, mtimeMs: o.mtimeMs };
-        } catch (err) {
-          if ((err as { code?: number }).code !== 404) throw err;
-        }
-        const [files] = await bucket.getFiles({ prefix: `${name}/`, maxResults: 1, autoPaginate: false });
-        return files.length > 0 ? { path, kind: 'dir', size: 0, etag: '', mtimeMs: 0 } : undefined;
-      } catch (err) {
-        return fail('stat', path, err);
-      }
+    async anyUnder(prefix) {
+      const [files] = await (await connect()).getFiles({ prefix, maxResults: 1, autoPaginate: false });
+      return files.length > 0;
     },
-    async fetch(entry, opts = {}): Promise<RepositoryFetch> {
-      try {
-        const bucket = await connect();
-        const generation = /^\d+$/.test(entry.etag) ? Number(entry.etag) : undefined;
-        const stream = bucket.file(`${location.prefix}${entry.path}`, generation !== undefined ? { generation } : {}).createReadStream({ decompress: false });
-        opts.signal?.addEventListener('abort', () => stream.destroy(opts.signal!.reason as Error), { once: true });
-        return { body: stream as Readable };
-      } catch (err) {
-        return fail('download', entry.path, err);
-      }
+    async download(key, etag, signal): Promise<RepositoryFetch> {
+      const bucket = await connect();
+      const generation = /^\d+$/.test(etag) ? Number(etag) : undefined;
+      const stream = bucket.file(key, generation !== undefined ? { generation } : {}).createReadStream({ decompress: false });
+      signal?.addEventListener('abort', () => stream.destroy(signal.reason as Error), { once: true });
+      return { body: stream as Readable };
     },
-  };
+  });
 }

@@ -8,11 +8,11 @@
  * addressing, as Triton's client does.
  */
 import type { Readable } from 'node:stream';
-import type { RepositoryEntry, RepositoryFetch, RepositorySource } from '@tritium/core';
+import type { RepositoryFetch, RepositorySource } from '@tritium/core';
 import { credentialField, credentialFromFile } from './credential-file.ts';
-import { MAX_LISTED_KEYS, entriesFromListing, folderPrefix, type ListedObject } from './object-keys.ts';
+import type { ListedObject } from './object-keys.ts';
+import { objectStoreSource } from './object-store.ts';
 import { parseS3Url } from './s3-url.ts';
-import { joinUrl, storeError } from './store-error.ts';
 
 export interface S3SourceOptions {
   /** Environment to read credentials from (default `process.env`). */
@@ -55,75 +55,62 @@ export function s3RepositorySource(url: string, options: S3SourceOptions = {}): 
       return { sdk, s3 };
     }));
 
-  const fail = (action: string, path: string, err: unknown): never => {
-    throw storeError(action, joinUrl(location.url, path), err, secrets);
-  };
+  const object = (key: string, size?: number, etag?: string, modified?: Date): ListedObject => ({
+    key,
+    size: size ?? 0,
+    etag: etag ?? '',
+    mtimeMs: modified?.getTime() ?? 0,
+  });
 
-  async function listAll(prefix: string, recursive: boolean): Promise<{ objects: ListedObject[]; folders: string[] }> {
-    const { sdk, s3 } = await connect();
-    const objects: ListedObject[] = [];
-    const folders: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await s3.send(
-        new sdk.ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token, ...(recursive ? {} : { Delimiter: '/' }) }),
-      );
-      for (const o of page.Contents ?? []) {
-        objects.push({ key: o.Key ?? '', size: o.Size ?? 0, etag: o.ETag ?? '', mtimeMs: o.LastModified?.getTime() ?? 0 });
-      }
-      for (const p of page.CommonPrefixes ?? []) if (p.Prefix) folders.push(p.Prefix);
-      if (objects.length + folders.length > MAX_LISTED_KEYS) throw new Error(`more than ${MAX_LISTED_KEYS} objects`);
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
-    return { objects, folders };
-  }
-
-  return {
-    url: location.url,
-    async list(dir, opts = {}) {
-      try {
-        const { objects, folders } = await listAll(folderPrefix(location.prefix, dir), opts.recursive === true);
-        return entriesFromListing(location.prefix, objects, folders, opts.recursive === true, location.url);
-      } catch (err) {
-        return fail('list', dir, err);
-      }
-    },
-    async stat(path): Promise<RepositoryEntry | undefined> {
-      try {
+  return objectStoreSource(
+    location.url,
+    location.prefix,
+    {
+      async *listPages(prefix, recursive) {
         const { sdk, s3 } = await connect();
-        if (path === '') {
-          // Triton's CheckClient: the bucket must answer HeadBucket with these credentials.
-          await s3.send(new sdk.HeadBucketCommand({ Bucket: location.bucket }));
-          return { path: '', kind: 'dir', size: 0, etag: '', mtimeMs: 0 };
-        }
-        const key = `${location.prefix}${path}`;
+        let token: string | undefined;
+        do {
+          const page = await s3.send(
+            new sdk.ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token, ...(recursive ? {} : { Delimiter: '/' }) }),
+          );
+          yield {
+            objects: (page.Contents ?? []).map((o) => object(o.Key ?? '', o.Size, o.ETag, o.LastModified)),
+            folders: (page.CommonPrefixes ?? []).flatMap((p) => (p.Prefix ? [p.Prefix] : [])),
+          };
+          token = page.IsTruncated ? page.NextContinuationToken : undefined;
+        } while (token);
+      },
+      async checkRoot() {
+        const { sdk, s3 } = await connect();
+        await s3.send(new sdk.HeadBucketCommand({ Bucket: location.bucket }));
+      },
+      async head(key) {
+        const { sdk, s3 } = await connect();
         try {
           const head = await s3.send(new sdk.HeadObjectCommand({ Bucket: location.bucket, Key: key }));
-          return { path, kind: 'file', size: head.ContentLength ?? 0, etag: head.ETag ?? '', mtimeMs: head.LastModified?.getTime() ?? 0 };
+          return object(key, head.ContentLength, head.ETag, head.LastModified);
         } catch (err) {
-          if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode !== 404) throw err;
+          if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
+          throw err;
         }
-        const page = await s3.send(new sdk.ListObjectsV2Command({ Bucket: location.bucket, Prefix: `${key}/`, MaxKeys: 1 }));
-        return (page.KeyCount ?? page.Contents?.length ?? 0) > 0 ? { path, kind: 'dir', size: 0, etag: '', mtimeMs: 0 } : undefined;
-      } catch (err) {
-        return fail('stat', path, err);
-      }
-    },
-    async fetch(entry, opts = {}): Promise<RepositoryFetch> {
-      try {
+      },
+      async anyUnder(prefix) {
         const { sdk, s3 } = await connect();
-        const res = await s3.send(
-          new sdk.GetObjectCommand({ Bucket: location.bucket, Key: `${location.prefix}${entry.path}`, ...(entry.etag ? { IfMatch: entry.etag } : {}) }),
-          { abortSignal: opts.signal },
-        );
+        const page = await s3.send(new sdk.ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, MaxKeys: 1 }));
+        return (page.KeyCount ?? page.Contents?.length ?? 0) > 0;
+      },
+      async download(key, etag, signal): Promise<RepositoryFetch> {
+        const { sdk, s3 } = await connect();
+        const res = await s3.send(new sdk.GetObjectCommand({ Bucket: location.bucket, Key: key, ...(etag ? { IfMatch: etag } : {}) }), {
+          abortSignal: signal,
+        });
         if (!res.Body) throw new Error('empty response body');
         return { body: res.Body as Readable, etag: res.ETag };
-      } catch (err) {
-        return fail('download', entry.path, err);
-      }
+      },
+      async close() {
+        if (client) (await client).s3.destroy();
+      },
     },
-    async close() {
-      if (client) (await client).s3.destroy();
-    },
-  };
+    secrets,
+  );
 }
