@@ -1,18 +1,21 @@
 /**
  * Runs INSIDE an instance's worker (loaded by core's worker host): owns one onnxruntime
- * InferenceSession, whose `run()` blocks this thread and not the server's. Per execute: check each
- * request, group compatible ones, concatenate their inputs (core's `concatInputs`), run with only
- * the requested outputs, split rows back per request (core's `splitOutputs`).
+ * InferenceSession, whose `run()` blocks this thread and not the server's. Per execute (core's
+ * `executeInGroups`): check each request, group compatible ones, concatenate their inputs (core's
+ * `concatInputs`), run with only the requested outputs, split rows back per request.
  */
 import * as ort from 'onnxruntime-node';
 import {
   InferError,
+  answersOfRun,
   concatInputs,
-  splitOutputs,
+  executeInGroups,
+  outputsToFetch,
   requestSpecOf,
   validateRequest,
-  type ExecuteResult,
   type ExecuteOutput,
+  type RunMember,
+  type RunTimings,
   type InferRequest,
   type InferResponse,
   type RequestSpec,
@@ -42,46 +45,20 @@ class OnnxWorkerInstance implements WorkerModelInstance {
     this.requestSpec = requestSpecOf(init.modelName, init.maxBatchSize, init.inputs, init.outputs);
   }
 
-  async execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<ExecuteOutput> {
-    const timings = { input: 0n, infer: 0n, output: 0n };
-    const results: ExecuteResult[] = new Array(batch.length);
-    const groups = new Map<string, { request: InferRequest; index: number; rows: number }[]>();
-    const t0 = now();
-    batch.forEach((request, index) => {
-      try {
-        const rows = validateRequest(this.requestSpec, request);
-        // A model that cannot batch runs each request alone.
-        const key = this.init.maxBatchSize > 0 ? batchKey(this.init, request) : `#${index}`;
-        const group = groups.get(key) ?? [];
-        group.push({ request, index, rows });
-        groups.set(key, group);
-      } catch (err) {
-        results[index] = InferError.from(err, 'INVALID_ARG');
-      }
+  execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<ExecuteOutput> {
+    return executeInGroups(batch, {
+      model: this.init.modelName,
+      batching: this.init.maxBatchSize > 0,
+      signal: ctx.signal,
+      check: (request) => validateRequest(this.requestSpec, request),
+      key: (request) => batchKey(this.init, request),
+      run: (members, timings) => this.run(members, timings),
     });
-    timings.input += now() - t0;
-    for (const group of groups.values()) {
-      const requests = group.map((g) => g.request);
-      let responses: readonly ExecuteResult[];
-      if (ctx.signal.aborted) {
-        responses = requests.map(() => new InferError('CANCELLED', `request for model '${this.init.modelName}' was cancelled`));
-      } else {
-        try {
-          responses = await this.runGroup(requests, group.map((g) => g.rows), timings);
-        } catch (err) {
-          const error = InferError.from(err);
-          responses = requests.map(() => error);
-        }
-      }
-      group.forEach((g, k) => (results[g.index] = responses[k]!));
-    }
-    return {
-      results,
-      timings: { computeInputNs: Number(timings.input), computeInferNs: Number(timings.infer), computeOutputNs: Number(timings.output) },
-    };
   }
 
-  private async runGroup(requests: readonly InferRequest[], rows: readonly number[], timings: { input: bigint; infer: bigint; output: bigint }): Promise<InferResponse[]> {
+  private async run(members: readonly RunMember[], timings: RunTimings): Promise<InferResponse[]> {
+    const requests = members.map((m) => m.request);
+    const rows = members.map((m) => m.rows);
     const { modelName: model, maxBatchSize } = this.init;
     const t0 = now();
     const feeds: Record<string, ort.Tensor> = {};
@@ -102,13 +79,7 @@ class OnnxWorkerInstance implements WorkerModelInstance {
       const tensor = computeBatchInput(batchInput, requests, rows, model);
       feeds[batchInput.target] = toOrtTensor(tensor, tensor.shape, model);
     }
-    // Only what some request asked for (all config outputs when one named none).
-    const wanted = new Set<string>();
-    for (const r of requests) {
-      if (!r.outputs || r.outputs.length === 0) this.init.outputs.forEach((o) => wanted.add(o.name));
-      else r.outputs.forEach((o) => wanted.add(o.name));
-    }
-    const fetches = this.init.outputs.map((o) => o.name).filter((n) => wanted.has(n));
+    const fetches = outputsToFetch(members, this.init.outputs).map((o) => o.name);
     const t1 = now();
     timings.input += t1 - t0;
     let results: ort.InferenceSession.ReturnType;
@@ -127,14 +98,7 @@ class OnnxWorkerInstance implements WorkerModelInstance {
       return fromOrtTensor(name, value, shape, model);
     });
     for (const value of Object.values(results)) value.dispose?.();
-    let responses: InferResponse[];
-    if (maxBatchSize > 0) {
-      responses = splitOutputs(requests, outputs, { model, version: this.init.version, rows });
-    } else {
-      const r = requests[0]!;
-      const mine = r.outputs && r.outputs.length > 0 ? new Set(r.outputs.map((o) => o.name)) : undefined;
-      responses = [{ id: r.id, model, version: this.init.version, outputs: outputs.filter((o) => !mine || mine.has(o.name)) }];
-    }
+    const responses = answersOfRun(members, outputs, { model, version: this.init.version, batching: maxBatchSize > 0 });
     timings.output += now() - t2;
     return responses;
   }

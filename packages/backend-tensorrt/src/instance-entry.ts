@@ -1,20 +1,23 @@
 /**
  * Runs INSIDE an instance's worker (core's worker host; a child process by default): owns one
  * deserialized engine and one execution context (its CUDA stream, device buffers and pinned
- * staging buffers live in the shim). Per execute: check each request, group requests with the same
- * non-batch shapes, cut groups to the profile's max batch, concatenate inputs (core's
- * `concatInputs`), set shapes, copy in, enqueue, synchronize, copy out, split rows back per
- * request (core's `splitOutputs`).
+ * staging buffers live in the shim). Per execute (core's `executeInGroups`): check each request,
+ * group requests with the same non-batch shapes, cut groups to the profile's max batch, concatenate
+ * inputs (core's `concatInputs`), set shapes, copy in, enqueue, synchronize, copy out, split rows
+ * back per request.
  */
 import { readFileSync } from 'node:fs';
 import {
   DATA_TYPE_SIZE,
   InferError,
+  answersOfRun,
   concatInputs,
+  executeInGroups,
+  outputsToFetch,
   requestSpecOf,
-  splitOutputs,
-  type ExecuteResult,
   type ExecuteOutput,
+  type RunMember,
+  type RunTimings,
   type InferRequest,
   type InferResponse,
   type RequestSpec,
@@ -26,12 +29,6 @@ import { batchKey, checkRequest, engineShape } from './request-check.ts';
 import type { TensorPlan, TrtInstanceInit } from './plan.ts';
 
 const now = (): bigint => process.hrtime.bigint();
-
-interface Member {
-  readonly request: InferRequest;
-  readonly index: number;
-  readonly rows: number;
-}
 
 class TrtWorkerInstance implements WorkerModelInstance {
   private readonly inputPlans: Map<string, TensorPlan>;
@@ -51,59 +48,17 @@ class TrtWorkerInstance implements WorkerModelInstance {
     this.requestSpec = requestSpecOf(init.modelName, init.maxBatchSize, init.inputs, init.outputs);
   }
 
-  async execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<ExecuteOutput> {
-    const timings = { input: 0n, infer: 0n, output: 0n };
-    const results: ExecuteResult[] = new Array(batch.length);
-    const groups = new Map<string, Member[]>();
-    const t0 = now();
-    batch.forEach((request, index) => {
-      try {
-        const rows = checkRequest(this.init, this.requestSpec, this.instanceName, request);
-        const key = this.init.maxBatchSize > 0 ? batchKey(request) : `#${index}`;
-        const group = groups.get(key) ?? [];
-        group.push({ request, index, rows });
-        groups.set(key, group);
-      } catch (err) {
-        results[index] = InferError.from(err, 'INVALID_ARG');
-      }
+  execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<ExecuteOutput> {
+    return executeInGroups(batch, {
+      model: this.init.modelName,
+      batching: this.init.maxBatchSize > 0,
+      maxRows: this.maxRows,
+      signal: ctx.signal,
+      check: (request) => checkRequest(this.init, this.requestSpec, this.instanceName, request),
+      key: (request) => batchKey(request),
+      run: (members, timings) => this.run(members, timings),
+      runError: (err) => this.toInferError(err),
     });
-    timings.input += now() - t0;
-    for (const group of groups.values()) {
-      for (const chunk of this.chunks(group)) {
-        let responses: readonly ExecuteResult[];
-        if (ctx.signal.aborted) {
-          responses = chunk.map(() => new InferError('CANCELLED', `request for model '${this.init.modelName}' was cancelled`));
-        } else {
-          try {
-            responses = this.run(chunk, timings);
-          } catch (err) {
-            const error = this.toInferError(err);
-            responses = chunk.map(() => error);
-          }
-        }
-        chunk.forEach((m, k) => (results[m.index] = responses[k]!));
-      }
-    }
-    return {
-      results,
-      timings: { computeInputNs: Number(timings.input), computeInferNs: Number(timings.infer), computeOutputNs: Number(timings.output) },
-    };
-  }
-
-  /** Cuts a group into runs of at most maxRows rows (each request already fits alone). */
-  private *chunks(group: readonly Member[]): Generator<Member[]> {
-    let chunk: Member[] = [];
-    let rows = 0;
-    for (const m of group) {
-      if (chunk.length > 0 && rows + m.rows > this.maxRows) {
-        yield chunk;
-        chunk = [];
-        rows = 0;
-      }
-      chunk.push(m);
-      rows += m.rows;
-    }
-    if (chunk.length > 0) yield chunk;
   }
 
   private toInferError(err: unknown): InferError {
@@ -115,24 +70,17 @@ class TrtWorkerInstance implements WorkerModelInstance {
     return InferError.from(err);
   }
 
-  private run(chunk: readonly Member[], timings: { input: bigint; infer: bigint; output: bigint }): InferResponse[] {
+  private run(members: readonly RunMember[], timings: RunTimings): InferResponse[] {
     const { modelName: model, maxBatchSize, version } = this.init;
-    const requests = chunk.map((m) => m.request);
-    const rows = chunk.map((m) => m.rows);
-    const totalRows = rows.reduce((a, b) => a + b, 0);
+    const requests = members.map((m) => m.request);
+    const totalRows = members.reduce((a, m) => a + m.rows, 0);
     const t0 = now();
     for (const plan of this.init.inputs) {
       const tensor: Tensor = requests.length === 1 ? requests[0]!.inputs.find((t) => t.name === plan.name)! : concatInputs(requests, plan.name);
       this.context.setInputShape(plan.name, engineShape(this.init, plan, tensor.shape, totalRows));
       this.context.writeInput(plan.name, tensor.data);
     }
-    // Only what some request asked for (all config outputs when one named none).
-    const wanted = new Set<string>();
-    for (const r of requests) {
-      if (!r.outputs || r.outputs.length === 0) this.init.outputs.forEach((o) => wanted.add(o.name));
-      else r.outputs.forEach((o) => wanted.add(o.name));
-    }
-    const fetches = this.init.outputs.filter((o) => wanted.has(o.name));
+    const fetches = outputsToFetch(members, this.init.outputs);
     const shapes = fetches.map((o) => this.context.tensorShape(o.name));
     const t1 = now();
     timings.input += t1 - t0;
@@ -148,14 +96,7 @@ class TrtWorkerInstance implements WorkerModelInstance {
       const reported = plan.reshape ? (maxBatchSize > 0 ? [totalRows, ...plan.dims] : [...plan.dims]) : shape;
       return { name: plan.name, datatype: plan.datatype, shape: reported, data };
     });
-    let responses: InferResponse[];
-    if (maxBatchSize > 0) {
-      responses = splitOutputs(requests, outputs, { model, version, rows });
-    } else {
-      const r = requests[0]!;
-      const mine = r.outputs && r.outputs.length > 0 ? new Set(r.outputs.map((o) => o.name)) : undefined;
-      responses = [{ id: r.id, model, version, outputs: outputs.filter((o) => !mine || mine.has(o.name)) }];
-    }
+    const responses = answersOfRun(members, outputs, { model, version, batching: maxBatchSize > 0 });
     timings.output += now() - t2;
     return responses;
   }
