@@ -2,23 +2,14 @@
  * Test helpers: the TEST DOUBLE of the shim (test/double/trt_double.c) compiled with the machine's
  * C compiler into a temp folder, double "engine" files, and model folders loaded through the backend.
  */
-import { captureLog } from '@tritium/core/testing';
+import { captureLog, loadTestInstance, type LoadedTestInstance } from '@tritium/core/testing';
 export { captureLog, type CapturedLog } from '@tritium/core/testing';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  normalizeModelConfig,
-  parseModelConfigText,
-  type Backend,
-  type InferRequest,
-  type Logger,
-  type ModelConfig,
-  type ModelInstance,
-  type Tensor,
-} from '@tritium/core';
+import type { Logger } from '@tritium/core';
 import { tensorrtBackend, type TensorrtBackendOptions } from '../src/index.ts';
 
 const DOUBLE_SOURCE = fileURLToPath(new URL('./double/trt_double.c', import.meta.url));
@@ -75,11 +66,7 @@ export function writeModel(root: string, name: string, engine: string | undefine
   return { modelDir, versionDir };
 }
 
-export interface Loaded {
-  readonly config: ModelConfig;
-  readonly instance: ModelInstance;
-  dispose(): Promise<void>;
-}
+export type Loaded = LoadedTestInstance;
 
 /** Parses + auto-completes + normalizes `configText`, loads the model and creates one instance. */
 export async function loadModel(
@@ -90,30 +77,8 @@ export async function loadModel(
   backendOptions: TensorrtBackendOptions,
   log: Logger = captureLog(),
 ): Promise<Loaded> {
-  const backend: Backend = tensorrtBackend(backendOptions);
   const { modelDir, versionDir } = writeModel(root, name, engine);
-  let config = parseModelConfigText(configText);
-  config.name = name;
-  config = await backend.autoComplete!({ config, modelDir, versionDir, log });
-  config = normalizeModelConfig({ ...config, backend: 'tensorrt' }, { modelName: name });
-  const model = await backend.loadModel({ config, version: 1, modelDir, versionDir, log });
-  const group = config.instance_group[0]!;
-  const instance = await model.createInstance({ name: `${group.name}_0`, kind: 'CPU', device: 0, groupName: group.name });
-  return {
-    config,
-    instance,
-    async dispose() {
-      await instance.dispose();
-      await model.dispose();
-    },
-  };
+  return loadTestInstance(tensorrtBackend(backendOptions), name, configText, { backendName: 'tensorrt', modelDir, versionDir, log });
 }
 
-let nextId = 0;
-export function request(model: string, inputs: Tensor[], outputs?: string[]): InferRequest {
-  return { id: `r${nextId++}`, model, inputs, ...(outputs ? { outputs: outputs.map((name) => ({ name })) } : {}) };
-}
-
-export function signal(): AbortSignal {
-  return new AbortController().signal;
-}
+export { testRequest as request, neverAborted as signal } from '@tritium/core/testing';

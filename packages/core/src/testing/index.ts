@@ -58,3 +58,5 @@ export const TEST_ENTRIES = {
 } as const;
 export { captureLog } from './capture-log.ts';
 export type { CapturedLog } from './capture-log.ts';
+export { loadTestInstance, testRequest, neverAborted } from './load-instance.ts';
+export type { LoadedTestInstance, LoadTestInstanceOptions } from './load-instance.ts';
