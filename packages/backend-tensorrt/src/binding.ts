@@ -190,22 +190,36 @@ export class TrtShim {
   }
 }
 
-/** A deserialized engine. */
-export class TrtEngine {
+/** A native object of the shim behind its handle: any use after `destroy()` is refused, never a dangling pointer. */
+abstract class ShimObject {
   private handle: unknown;
 
-  /** @internal */
-  constructor(
-    private readonly shim: TrtShim,
-    private readonly raw: RawShim,
+  protected constructor(
+    protected readonly shim: TrtShim,
+    protected readonly raw: RawShim,
     handle: unknown,
+    private readonly what: 'engine' | 'context',
   ) {
     this.handle = handle;
   }
 
-  private get h(): unknown {
-    if (!this.handle) throw new TrtCallError(TrtStatus.INVALID, 'engine', 'engine already destroyed');
+  protected get h(): unknown {
+    if (!this.handle) throw new TrtCallError(TrtStatus.INVALID, this.what, `${this.what} already destroyed`);
     return this.handle;
+  }
+
+  /** Frees the native object once; later calls and uses are refused. */
+  protected release(free: (handle: unknown) => void): void {
+    if (this.handle) free(this.handle);
+    this.handle = undefined;
+  }
+}
+
+/** A deserialized engine. */
+export class TrtEngine extends ShimObject {
+  /** @internal */
+  constructor(shim: TrtShim, raw: RawShim, handle: unknown) {
+    super(shim, raw, handle, 'engine');
   }
 
   /** Reads every I/O tensor's name, mode, type, dims and (inputs) profile shapes. */
@@ -249,27 +263,15 @@ export class TrtEngine {
   }
 
   destroy(): void {
-    if (this.handle) this.raw.trt_engine_destroy(this.handle);
-    this.handle = undefined;
+    this.release((h) => this.raw.trt_engine_destroy(h));
   }
 }
 
 /** An execution context: one CUDA stream, device buffers, pinned staging buffers. */
-export class TrtContext {
-  private handle: unknown;
-
+export class TrtContext extends ShimObject {
   /** @internal */
-  constructor(
-    private readonly shim: TrtShim,
-    private readonly raw: RawShim,
-    handle: unknown,
-  ) {
-    this.handle = handle;
-  }
-
-  private get h(): unknown {
-    if (!this.handle) throw new TrtCallError(TrtStatus.INVALID, 'context', 'context already destroyed');
-    return this.handle;
+  constructor(shim: TrtShim, raw: RawShim, handle: unknown) {
+    super(shim, raw, handle, 'context');
   }
 
   private check(status: number, call: string): void {
@@ -308,8 +310,7 @@ export class TrtContext {
   }
 
   destroy(): void {
-    if (this.handle) this.raw.trt_context_destroy(this.handle);
-    this.handle = undefined;
+    this.release((h) => this.raw.trt_context_destroy(h));
   }
 }
 
