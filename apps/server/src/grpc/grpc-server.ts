@@ -17,6 +17,7 @@ import type { TransportContext } from '../protocol/context.ts';
 import { mapError } from '../protocol/status.ts';
 import { failedRestriction, grpcRestrictedMessage, GRPC_METHOD_CATEGORY, type Restrictions } from '../protocol/restricted.ts';
 import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';
+import { gracefulStop } from '../protocol/graceful-stop.ts';
 import { DecodeFailure, healthServiceDefinition, inferenceServiceDefinition } from './service-definition.ts';
 import { modelInferHandler, modelStreamInferHandler } from './infer-handlers.ts';
 import { UNARY_HANDLERS } from './unary-handlers.ts';
@@ -133,16 +134,10 @@ export class GrpcTransport {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        server.forceShutdown();
-        resolve();
-      }, timeoutMs);
-      timer.unref();
-      server.tryShutdown(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    await gracefulStop(
+      (done) => server.tryShutdown(() => done()),
+      () => server.forceShutdown(),
+      timeoutMs,
+    );
   }
 }

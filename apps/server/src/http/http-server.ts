@@ -25,6 +25,7 @@ import { exactJson } from '../protocol/tensors.ts';
 import { failedRestriction, httpRestrictedMessage, type Restrictions } from '../protocol/restricted.ts';
 import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';
 import { DEFAULT_HTTP_CONNECTION_LIMITS, type HttpConnectionLimits } from '../protocol/limits.ts';
+import { gracefulStop } from '../protocol/graceful-stop.ts';
 
 export interface HttpTransportOptions {
   readonly address: string;
@@ -105,18 +106,14 @@ export class HttpTransport {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        server.closeAllConnections();
-        resolve();
-      }, timeoutMs);
-      timer.unref();
-      server.close(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-      server.closeIdleConnections();
-    });
+    await gracefulStop(
+      (done) => {
+        server.close(() => done());
+        server.closeIdleConnections();
+      },
+      () => server.closeAllConnections(),
+      timeoutMs,
+    );
     await this.json?.close();
     this.json = undefined;
   }
