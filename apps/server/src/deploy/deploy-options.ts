@@ -54,6 +54,12 @@ export const KSERVE_MODEL_DIR = '/mnt/models';
 /** KServe's port conventions (its own Triton runtime: HTTP 8080, gRPC 9000; metrics stay on Triton's 8002). */
 export const KSERVE_PORTS = { http: 8080, grpc: 9000, metrics: 8002 } as const;
 
+/**
+ * The port of the health listener the Kubernetes pods run (`--health-port`): probes go there, to a
+ * thread of its own, so a flood of traffic on the HTTP port cannot starve them (bench/overload.bench.ts).
+ */
+export const HEALTH_PORT = 8003;
+
 /** The serve flags each target starts from; the user's come after and may override them. */
 export function baseServeArgs(target: DeployTarget): string[] {
   if (target === 'kserve') {
@@ -64,7 +70,7 @@ export function baseServeArgs(target: DeployTarget): string[] {
       `--metrics-port=${KSERVE_PORTS.metrics}`,
     ];
   }
-  return [];
+  return [`--health-port=${HEALTH_PORT}`];
 }
 
 // DNS-1035 label (Service names); 45 leaves room for KServe's `-predictor` and ReplicaSet suffixes.

@@ -35,34 +35,38 @@ describe('tritium deploy kubernetes', () => {
     const pod = d.spec!.template.spec!;
     const c = pod.containers[0]!;
     expect(c.lifecycle!.preStop!.exec!.command).toEqual(['sleep', '7']);
-    expect(c.args).toEqual(['serve', '--model-repository=/opt/tritium/model_repository', '--exit-timeout-secs=45']);
+    expect(c.args).toEqual(['serve', '--model-repository=/opt/tritium/model_repository', '--health-port=8003', '--exit-timeout-secs=45']);
     // tritium serve forces its exit 2 s after --exit-timeout-secs; the kubelet must not SIGKILL before.
     expect(pod.terminationGracePeriodSeconds).toBe(7 + 45 + 5);
     expect(pod.terminationGracePeriodSeconds! - 7).toBeGreaterThan(45 + 2);
   });
 
-  it('probes the health endpoints on the port the server binds', () => {
-    const d = find<IDeployment>(render(['kubernetes', '--', '--http-port=9000', '--grpc-port=9001', '--metrics-port=9002']), 'Deployment');
+  it('probes the health endpoints on the health listener the server binds (its own thread)', () => {
+    const d = find<IDeployment>(render(['kubernetes', '--', '--http-port=9000', '--grpc-port=9001', '--metrics-port=9002', '--health-port=9003']), 'Deployment');
     const c = d.spec!.template.spec!.containers[0]!;
     expect(c.ports).toEqual([
       { name: 'http', containerPort: 9000, protocol: 'TCP' },
       { name: 'grpc', containerPort: 9001, protocol: 'TCP' },
       { name: 'metrics', containerPort: 9002, protocol: 'TCP' },
+      { name: 'health', containerPort: 9003, protocol: 'TCP' },
     ]);
-    expect(c.livenessProbe!.httpGet).toEqual({ path: '/v2/health/live', port: 'http' });
-    expect(c.readinessProbe!.httpGet).toEqual({ path: '/v2/health/ready', port: 'http' });
-    expect(c.startupProbe!.httpGet).toEqual({ path: '/v2/health/ready', port: 'http' });
+    expect(c.livenessProbe!.httpGet).toEqual({ path: '/v2/health/live', port: 'health' });
+    expect(c.readinessProbe!.httpGet).toEqual({ path: '/v2/health/ready', port: 'health' });
+    expect(c.startupProbe!.httpGet).toEqual({ path: '/v2/health/ready', port: 'health' });
+    // By default on 8003.
+    const byDefault = find<IDeployment>(render(['kubernetes']), 'Deployment').spec!.template.spec!.containers[0]!;
+    expect(byDefault.args).toContain('--health-port=8003');
+    expect(byDefault.livenessProbe!.httpGet).toEqual({ path: '/v2/health/live', port: 'health' });
     expect(d.spec!.template.metadata!.annotations!['prometheus.io/port']).toBe('9002');
     expect(c.image).toBe('tritium:1.2.3');
   });
 
-  it('with --health-port, probes the health listener (answered by its own thread under overload)', () => {
-    const d = find<IDeployment>(render(['kubernetes', '--', '--health-port=8003']), 'Deployment');
-    const c = d.spec!.template.spec!.containers[0]!;
-    expect(c.ports).toContainEqual({ name: 'health', containerPort: 8003, protocol: 'TCP' });
-    expect(c.livenessProbe!.httpGet).toEqual({ path: '/v2/health/live', port: 'health' });
-    expect(c.readinessProbe!.httpGet).toEqual({ path: '/v2/health/ready', port: 'health' });
-    expect(c.startupProbe!.httpGet).toEqual({ path: '/v2/health/ready', port: 'health' });
+  it('KServe runtimes keep probing the http port (no health listener by default there)', () => {
+    const c = find<{ spec: { containers: { livenessProbe: { httpGet: unknown } }[] } }>(
+      render(['kserve', '--storage-uri', 's3://b/r']),
+      'ClusterServingRuntime',
+    ).spec.containers[0]!;
+    expect(c.livenessProbe.httpGet).toEqual({ path: '/v2/health/live', port: 'http' });
   });
 
   it('leaves the replica count to the autoscaler, and sets it without one', () => {
