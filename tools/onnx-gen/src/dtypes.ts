@@ -2,21 +2,10 @@
  * Element types by their Triton wire names (the names the rest of Tritium uses), mapped to ONNX's
  * TensorProto.DataType numbers.
  */
-export type ElementType =
-  | 'BOOL'
-  | 'UINT8'
-  | 'UINT16'
-  | 'UINT32'
-  | 'UINT64'
-  | 'INT8'
-  | 'INT16'
-  | 'INT32'
-  | 'INT64'
-  | 'FP16'
-  | 'FP32'
-  | 'FP64'
-  | 'BF16'
-  | 'BYTES';
+import type { DataType } from '@tritium/core';
+
+/** Core's wire datatypes: a datatype added there fails to compile here until ONNX's number is given. */
+export type ElementType = DataType;
 
 export const ONNX_ELEMENT_TYPE: Readonly<Record<ElementType, number>> = {
   FP32: 1,
