@@ -94,10 +94,11 @@ async function checkOverrides(admin: Admin, plan: ModelPlan, url: string): Promi
   }
 }
 
-function progressLine(measured: SearchResult['measured'], leftMs: number, width = 24): string {
+/** `[#####.....] 6 measured, 3m12s left, best …`: the bar is the share of the time budget spent. */
+function progressLine(measured: SearchResult['measured'], leftMs: number, budgetMs: number, width = 24): string {
   const last = measured.at(-1)!;
   const best = measured.reduce<number>((b, m) => Math.max(b, m.best?.throughput ?? 0), 0);
-  const filled = Math.min(width, measured.length % (width + 1));
+  const filled = Math.max(0, Math.min(width, Math.round(width * (1 - leftMs / budgetMs))));
   const bar = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
   const lastText = last.error ? `load failed` : last.best ? `${last.best.throughput.toFixed(0)} infer/s` : 'misses the SLO';
   return `${bar} ${measured.length} measured, ${fmtMs(leftMs)} left, best ${best.toFixed(0)} infer/s; last: ${describe(last.candidate)} -> ${lastText}`;
@@ -152,7 +153,10 @@ export async function tuneMain(argv: readonly string[], deps: TuneDeps = {}): Pr
         if (interrupted) throw new TuneError('interrupted (Ctrl-C): no configuration written');
         return measureCandidate({ tune, plan: plan!, candidate, client, url, load: admin.load, ...(server?.pid ? { serverPid: server.pid } : {}) });
       },
-      progress: (measured, leftMs) => err(deps.tty ? `\r\x1b[2K${progressLine(measured, leftMs)}` : `${progressLine(measured, leftMs)}\n`),
+      progress: (measured, leftMs) => {
+        const line = progressLine(measured, leftMs, tune.timeBudgetMs);
+        err(deps.tty ? `\r\x1b[2K${line}` : `${line}\n`);
+      },
     });
     if (deps.tty) err('\n');
     return report(result, tune, out);
