@@ -2,7 +2,8 @@
  * A model in a crash loop, seen by Triton's clients: while every instance is down, HTTP infer
  * answers 503 and gRPC UNAVAILABLE with the last crash cause (not 404 "unknown model"), the
  * repository index shows UNAVAILABLE with that cause, and the model serves again by itself once a
- * restart works. The fault model's createInstance fails while a marker file exists.
+ * restart works. The fault model's createInstance fails while a marker file exists. With one
+ * instance down and another healthy but busy, a request waits for the healthy one.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,6 +15,7 @@ import { startTestServerWith, type TestServer } from './support/start-server.ts'
 
 const repo = mkdtempSync(path.join(os.tmpdir(), 'tritium-crash-loop-repo-'));
 const marker = path.join(repo, 'broken');
+const pairMarker = path.join(repo, 'pair-broken');
 let s: TestServer;
 
 beforeAll(async () => {
@@ -25,6 +27,17 @@ max_batch_size: 8
 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
 parameters { key: "fault_on_start" value: { string_value: "fail-while:${marker}" } }
+`,
+  );
+  mkdirSync(path.join(repo, 'pair', '1'), { recursive: true });
+  writeFileSync(
+    path.join(repo, 'pair', 'config.pbtxt'),
+    `backend: "fault"
+max_batch_size: 0
+instance_group [ { count: 2, kind: KIND_CPU } ]
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+parameters { key: "fault_on_start" value: { string_value: "fail-while:${pairMarker}" } }
 `,
   );
   s = await startTestServerWith({ modelRepositories: [repo] }, [faultBackend({ restart: { maxRestarts: 1, initialBackoffMs: 5, maxBackoffMs: 50 } })]);
@@ -64,3 +77,23 @@ it('answers 503 / UNAVAILABLE with the crash cause while down, shows it in the i
   const served = await s.http.infer('looping', [new InferInput('INPUT0', [1, 1], 'FP32').setData(Float32Array.of(1))]);
   expect([...served.asTypedArray('OUTPUT0', 'FP32')]).toEqual([1]);
 });
+
+it('sends a request to a busy healthy instance rather than to an idle one in a crash loop', async () => {
+  const input = () => [new InferInput('INPUT0', [1], 'FP32').setData(Float32Array.of(7))];
+  writeFileSync(pairMarker, '');
+  try {
+    // One of the two instances crashes and cannot restart while the marker exists.
+    const crash = await failure(s.http.infer('pair', input(), { parameters: { fault: 'exit' } }));
+    expect(crash.status).toBe('500');
+    // The other keeps the model ready.
+    expect(await s.http.isModelReady('pair')).toBe(true);
+    // The healthy instance is busy with `slow` when `quick` arrives: `quick` must wait for it, not go
+    // to the idle down instance (whose restart never comes: it would fail after the restart wait).
+    const slow = s.http.infer('pair', input(), { parameters: { fault: 'delay:300' } });
+    const quick = s.http.infer('pair', input());
+    const [a, b] = await Promise.all([slow, quick]);
+    expect([[...a.asTypedArray('OUTPUT0', 'FP32')], [...b.asTypedArray('OUTPUT0', 'FP32')]]).toEqual([[7], [7]]);
+  } finally {
+    rmSync(pairMarker, { force: true });
+  }
+}, 60_000);
