@@ -1,8 +1,9 @@
 /**
  * A client that goes away cancels a decoupled request whose execute already returned: the example
  * `repeat` backend keeps sending from timers after its execute resolves (Triton's response factory
- * outliving the execute). Cancelling the gRPC stream must reach it: the request ends CANCELLED (in
- * the model's statistics) instead of running to its last delay, 10 minutes away. (That the worker
+ * outliving the execute). Cancelling the gRPC stream, or leaving an HTTP generate_stream, must reach
+ * it: the request ends CANCELLED (in the model's statistics) instead of running to its last delay,
+ * 10 minutes away. (That the worker
  * then stops the model's timers is tested at the backend, in backend-examples' example-backends.test.ts.)
  */
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -84,4 +85,18 @@ it('cancelling the gRPC stream ends a repeat still sending after its execute ret
   const responses = model_stats[0].response_stats as Record<string, { success: { count: unknown }; cancel: { count: unknown } }>;
   expect([Number(responses['0']!.success.count), Number(responses['1']!.cancel.count)]).toEqual([1, 1]);
   client.close();
+}, 60_000);
+
+it('a client leaving generate_stream (HTTP) ends the same request', async () => {
+  const before = await stats();
+  const body = JSON.stringify({ IN: [1, 2], DELAY: [0, 600_000], WAIT: [0] });
+  const aborted = new AbortController();
+  const res = await fetch(`http://${t.httpUrl}/v2/models/repeat_int32/generate_stream`, { method: 'POST', body, signal: aborted.signal });
+  const reader = res.body!.getReader();
+  const { value } = await reader.read();
+  expect(res.status).toBe(200);
+  expect(new TextDecoder().decode(value)).toContain('"OUT":1,"IDX":0');
+  aborted.abort();
+  while ((await stats()).fail === before.fail) await new Promise((r) => setTimeout(r, 20));
+  expect(await stats()).toEqual({ success: before.success, fail: before.fail + 1 });
 }, 60_000);
