@@ -6,6 +6,14 @@ import { ConfigValidationError, fail } from './validation-error.ts';
 
 const PYTHON_BASED_RUNTIME = /\.(py|ts|js|mjs)$/;
 
+/**
+ * Beyond Triton (which has no bound): the most instances one model version may ask for, all groups
+ * and GPUs together. Each instance is a worker thread or process, and the load API lets any client
+ * that reaches the port send a config: `count: 100000000` used to build 10^8 instance specs on the
+ * main thread and take the server down with it. Public configs ask for 1 to 64.
+ */
+export const MAX_INSTANCES_PER_MODEL = 1024;
+
 /** True when `path` is absolute or climbs above its starting folder (IsChildPathEscapingParentPath). */
 export function pathEscapesParent(path: string): boolean {
   if (path.startsWith('/')) return true;
@@ -35,6 +43,17 @@ export function validateInstanceGroups(config: ModelConfig, options: ValidateOpt
   if (config.instance_group.length === 0) fail(`must specify one or more 'instance group's for ${model}`, 'instance_group');
   const supported = [...new Set(options.supportedGpus ?? [])].sort((a, b) => a - b);
   const cc = (options.minComputeCapability ?? 6.0).toFixed(6);
+  let instances = 0;
+  config.instance_group.forEach((group, i) => {
+    // Counted as version-loader's instanceSpecs spawns them: count (at least 1) per listed GPU.
+    instances += Math.max(1, group.count) * (group.kind === 'KIND_GPU' ? Math.max(1, group.gpus.length) : 1);
+    if (instances > MAX_INSTANCES_PER_MODEL) {
+      fail(
+        `instance group ${group.name} of model ${model} has count ${group.count}${group.kind === 'KIND_GPU' && group.gpus.length > 1 ? ` on ${group.gpus.length} GPUs` : ''}, which makes ${instances} instances of the model; at most ${MAX_INSTANCES_PER_MODEL} are allowed`,
+        `instance_group[${i}].count`,
+      );
+    }
+  });
   config.instance_group.forEach((group, i) => {
     const path = `instance_group[${i}]`;
     const g = `instance group ${group.name} of model ${model}`;

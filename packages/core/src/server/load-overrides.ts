@@ -21,6 +21,62 @@ export function sweepStaleOverrides(): Promise<string[]> {
   return sweepStaleTemp(os.tmpdir(), STALE_OVERRIDE);
 }
 
+/**
+ * Bounds on what one load call may write (beyond Triton, which has none): the file count keeps one
+ * request from filling the disk's inodes with empty files; the name bounds are the file system's
+ * (NAME_MAX, and PATH_MAX less room for the temporary folder), checked here so they answer 400
+ * naming the parameter instead of a 500 that shows the server's temporary path.
+ */
+export const MAX_OVERRIDE_FILES = 4096;
+export const MAX_OVERRIDE_PATH_BYTES = 1024;
+const MAX_NAME_BYTES = 255;
+
+/**
+ * The relative paths the `file:` parameters name, normalized, each checked: inside the model folder
+ * (Triton's message), a file (not the folder itself or `..` back to a folder), within the name
+ * bounds, and no file also used as another's folder.
+ */
+function overridePaths(dir: string, keys: readonly string[]): Map<string, string> {
+  if (keys.length > MAX_OVERRIDE_FILES) {
+    throw new InferError('INVALID_ARG', `the load request has ${keys.length} 'file:' parameters; at most ${MAX_OVERRIDE_FILES} are allowed`);
+  }
+  const out = new Map<string, string>();
+  const keyOf = new Map<string, string>();
+  for (const key of keys) {
+    const rel = key.startsWith('file:') ? key.slice('file:'.length) : key;
+    let target: string;
+    try {
+      target = joinInside(dir, rel, 'file parameter');
+    } catch {
+      throw new InferError(
+        'INVALID_ARG',
+        `Invalid file parameter '${key}' with normalized path '${path.resolve(dir, rel)}' must stay within model directory.`,
+      );
+    }
+    const normalized = path.relative(dir, target);
+    const bad = (why: string): never => {
+      throw new InferError('INVALID_ARG', `Invalid file parameter '${key}': ${why}`);
+    };
+    if (normalized === '' || rel.split('/').at(-1) === '..' || rel.endsWith('/') || /(^|\/)\.$/.test(rel)) bad('it must name a file, not a folder');
+    if (Buffer.byteLength(normalized) > MAX_OVERRIDE_PATH_BYTES) bad(`its path is longer than ${MAX_OVERRIDE_PATH_BYTES} bytes`);
+    if (normalized.split(path.sep).some((part) => Buffer.byteLength(part) > MAX_NAME_BYTES)) bad(`a name in its path is longer than ${MAX_NAME_BYTES} bytes`);
+    const previous = keyOf.get(normalized);
+    if (previous !== undefined) bad(`it names the same file as '${previous}'`);
+    keyOf.set(normalized, key);
+    out.set(key, normalized);
+  }
+  for (const [key, normalized] of out) {
+    const parts = normalized.split(path.sep);
+    for (let i = 1; i < parts.length; i++) {
+      const folder = parts.slice(0, i).join(path.sep);
+      if (keyOf.has(folder)) {
+        throw new InferError('INVALID_ARG', `Invalid file parameter '${key}': '${folder}' is given as a file and used as a folder`);
+      }
+    }
+  }
+  return out;
+}
+
 export interface LoadOverride {
   readonly config?: ModelConfig;
   /** Private folder holding the override files; the caller removes it when the model unloads. */
@@ -50,21 +106,13 @@ export async function prepareLoadOverride(
   if (!config) throw new InferError('INVALID_ARG', "Load parameter 'config' must be specified for model file override");
   const dir = await mkdtemp(path.join(os.tmpdir(), OVERRIDE_PREFIX));
   try {
+    const paths = overridePaths(dir, Object.keys(files));
     // A sandboxed instance may run as another uid (process isolation under a root server): let it read.
     await chmod(dir, 0o755);
-    for (const [key, bytes] of Object.entries(files)) {
-      const rel = key.startsWith('file:') ? key.slice('file:'.length) : key;
-      let target: string;
-      try {
-        target = joinInside(dir, rel, 'file parameter');
-      } catch {
-        throw new InferError(
-          'INVALID_ARG',
-          `Invalid file parameter '${key}' with normalized path '${path.resolve(dir, rel)}' must stay within model directory.`,
-        );
-      }
+    for (const [key, rel] of paths) {
+      const target = path.join(dir, rel);
       await mkdir(path.dirname(target), { recursive: true });
-      await writeFile(target, bytes);
+      await writeFile(target, files[key]!);
     }
   } catch (err) {
     await rm(dir, { recursive: true, force: true });

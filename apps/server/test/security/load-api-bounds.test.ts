@@ -1,0 +1,84 @@
+/**
+ * The load API (`POST /v2/repository/models/<m>/load`, gRPC RepositoryModelLoad) lets any client that
+ * reaches the port send a config and, with --allow-model-file-load, files. Every size it carries is
+ * bounded and every bad name answers 400 naming it, and the server keeps serving afterwards.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/start-server.ts';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({ modelControlMode: 'explicit', allowModelFileLoad: true }, undefined, ['simple']);
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+const SIMPLE = {
+  backend: 'identity',
+  max_batch_size: 8,
+  input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+  output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+};
+
+async function load(model: string, parameters: Record<string, unknown>): Promise<{ status: number; error: string }> {
+  const res = await fetch(`http://${s.httpUrl}/v2/repository/models/${model}/load`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ parameters }),
+  });
+  const text = await res.text();
+  return { status: res.status, error: text ? ((JSON.parse(text) as { error?: string }).error ?? '') : '' };
+}
+
+async function stillServes(): Promise<void> {
+  expect(await load('simple', {})).toEqual({ status: 200, error: '' });
+  const r = await s.http.infer('simple', [new (await import('@tritium/client')).InferInput('INPUT0', [1, 2], 'FP32').setData(Float32Array.of(3, 4))]);
+  expect(Array.from(r.asTypedArray('OUTPUT0', 'FP32'))).toEqual([3, 4]);
+}
+
+describe('load API: config override bounds', () => {
+  it('an instance count of 10^8 is refused with 400 naming the group and the bound (it used to build 10^8 instance specs on the main thread)', async () => {
+    const config = { ...SIMPLE, instance_group: [{ kind: 'KIND_CPU', count: 100_000_000 }] };
+    const r = await load('simple', { config: JSON.stringify(config) });
+    expect(r.status).toBe(400);
+    expect(r.error).toContain('has count 100000000');
+    expect(r.error).toContain('at most 1024');
+    await stillServes();
+  });
+
+  it('instances are counted per listed GPU: 2 groups of 600 are refused', async () => {
+    const config = { ...SIMPLE, instance_group: [{ kind: 'KIND_CPU', count: 600 }, { kind: 'KIND_CPU', count: 600 }] };
+    const r = await load('simple', { config: JSON.stringify(config) });
+    expect(r.status).toBe(400);
+    expect(r.error).toContain('makes 1200 instances');
+  });
+});
+
+describe('load API: file override names', () => {
+  const config = JSON.stringify({ ...SIMPLE, instance_group: [{ kind: 'KIND_CPU', count: 1 }] });
+  const b64 = Buffer.from('x').toString('base64');
+  for (const [what, files] of [
+    ['the model folder itself', { 'file:.': b64 }],
+    ['a version folder itself', { 'file:1/..': b64 }],
+    ['a file that is also a folder', { 'file:1/a': b64, 'file:1/a/b': b64 }],
+    ['a name past PATH_MAX', { [`file:1/${'a/'.repeat(3000)}x`]: b64 }],
+    ['a component past NAME_MAX', { [`file:1/${'a'.repeat(300)}`]: b64 }],
+    ['one file named twice', { 'file:1/a': b64, 'file:1/./a': b64 }],
+  ] as const) {
+    it(`${what}: 400 naming the parameter (it was 500 showing the server's temporary path)`, async () => {
+      const r = await load('simple', { config, ...files });
+      expect(r.status).toBe(400);
+      expect(r.error).toMatch(/^Invalid file parameter 'file:/);
+      expect(r.error).not.toContain('tritium-override-');
+    });
+  }
+
+  it(`more than 4096 files in one load: 400 before any is written`, async () => {
+    const files = Object.fromEntries(Array.from({ length: 4097 }, (_, i) => [`file:1/f${i}`, '']));
+    const r = await load('simple', { config, ...files });
+    expect(r.status).toBe(400);
+    expect(r.error).toContain("4097 'file:' parameters; at most 4096");
+    await stillServes();
+  });
+});
