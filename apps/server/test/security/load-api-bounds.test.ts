@@ -4,6 +4,7 @@
  * bounded and every bad name answers 400 naming it, and the server keeps serving afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InferInput } from '@tritium/client';
 import { startTestServer, type TestServer } from '../support/start-server.ts';
 
 let s: TestServer;
@@ -33,7 +34,7 @@ async function load(model: string, parameters: Record<string, unknown>): Promise
 
 async function stillServes(): Promise<void> {
   expect(await load('simple', {})).toEqual({ status: 200, error: '' });
-  const r = await s.http.infer('simple', [new (await import('@tritium/client')).InferInput('INPUT0', [1, 2], 'FP32').setData(Float32Array.of(3, 4))]);
+  const r = await s.http.infer('simple', [new InferInput('INPUT0', [1, 2], 'FP32').setData(Float32Array.of(3, 4))]);
   expect(Array.from(r.asTypedArray('OUTPUT0', 'FP32'))).toEqual([3, 4]);
 }
 
@@ -52,6 +53,31 @@ describe('load API: config override bounds', () => {
     const r = await load('simple', { config: JSON.stringify(config) });
     expect(r.status).toBe(400);
     expect(r.error).toContain('makes 1200 instances');
+  });
+});
+
+describe('load API: warmup bounds', () => {
+  const withWarmup = (sample: Record<string, unknown>): string =>
+    JSON.stringify({ ...SIMPLE, max_batch_size: 2147483647, instance_group: [{ kind: 'KIND_CPU', count: 1 }], model_warmup: [{ name: 'w', ...sample }] });
+  const input = (dims: number[]) => ({ INPUT0: { data_type: 'TYPE_FP32', dims, zero_data: true } });
+
+  it('a sample past 256 MB is refused before it is allocated (dims [8193, 8192] FP32 used to be built, copied and run)', async () => {
+    const r = await load('simple', { config: withWarmup({ batch_size: 1, inputs: input([8193, 8192]) }) });
+    expect(r.status).toBe(400);
+    expect(r.error).toContain("warmup setting 'w': input 'INPUT0' with dims [8193,8192]");
+    await stillServes();
+  });
+
+  it('batch_size 2,000,000,000 under a huge max_batch_size is refused (it used to build that many requests)', async () => {
+    const r = await load('simple', { config: withWarmup({ batch_size: 2_000_000_000, inputs: input([1]) }) });
+    expect(r.status).toBe(400);
+    expect(r.error).toContain('batch_size 2000000000 is more than the 1024 requests');
+  });
+
+  it('count 2,000,000,000 repeats is refused (they would run one after another while every other load waits)', async () => {
+    const r = await load('simple', { config: withWarmup({ batch_size: 1, count: 2_000_000_000, inputs: input([1]) }) });
+    expect(r.status).toBe(400);
+    expect(r.error).toContain('count 2000000000 is more than the 1000 repeats');
   });
 });
 

@@ -11,6 +11,17 @@ import { configToWireDataType, DATA_TYPE_SIZE } from '../tensor/data-type.ts';
 import { elementCount, encodeBytesElements, type Tensor } from '../tensor/tensor.ts';
 import { joinInside } from '../repository/safe-path.ts';
 
+/**
+ * Beyond Triton (which has none): what one warmup sample may make before it runs. Its requests
+ * (`batch_size`, each a copy of the inputs) are built at once, so `dims: [30000, 30000]` or
+ * `batch_size: 2000000000` under a huge `max_batch_size` used to allocate gigabytes on the main
+ * thread from one config (the load API accepts one from any client). `count` repeats run one
+ * after another while every other load waits, so it is bounded too.
+ */
+export const MAX_WARMUP_SAMPLE_BYTES = 256 * 1024 * 1024;
+export const MAX_WARMUP_REQUESTS = 1024;
+export const MAX_WARMUP_REPEATS = 1000;
+
 function invalid(sample: ModelWarmup, message: string): InferError {
   return new InferError('INVALID_ARG', `warmup setting '${sample.name}': ${message}`);
 }
@@ -56,11 +67,22 @@ export async function warmupTensors(config: ModelConfig, modelDir: string, sampl
   if (batching && requests > config.max_batch_size) {
     throw invalid(sample, `batch_size ${requests} exceeds max_batch_size ${config.max_batch_size}`);
   }
-  const tensors: Tensor[] = [];
+  if (requests > MAX_WARMUP_REQUESTS) throw invalid(sample, `batch_size ${requests} is more than the ${MAX_WARMUP_REQUESTS} requests a warmup sample may make`);
+  if (sample.count > MAX_WARMUP_REPEATS) throw invalid(sample, `count ${sample.count} is more than the ${MAX_WARMUP_REPEATS} repeats a warmup sample may run`);
+  let bytes = 0;
   for (const [name, spec] of Object.entries(sample.inputs)) {
     if (spec.dims.some((d) => d < 0)) {
       throw invalid(sample, `expects all variable-size dimensions are specified for input '${name}'`);
     }
+    // BYTES zero/random data is a 4-byte length per element; a data file is read whole.
+    const wire = configToWireDataType(spec.data_type);
+    bytes += elementCount(spec.dims) * (wire ? DATA_TYPE_SIZE[wire] || 4 : 0) * requests;
+    if (bytes > MAX_WARMUP_SAMPLE_BYTES) {
+      throw invalid(sample, `input '${name}' with dims [${spec.dims.join(',')}] makes the sample's ${requests} request(s) more than ${MAX_WARMUP_SAMPLE_BYTES} bytes`);
+    }
+  }
+  const tensors: Tensor[] = [];
+  for (const [name, spec] of Object.entries(sample.inputs)) {
     const shape = batching ? [1, ...spec.dims] : [...spec.dims];
     const data = await inputData(modelDir, sample, name, spec, elementCount(shape));
     tensors.push({ name, datatype: configToWireDataType(spec.data_type)!, shape, data });
