@@ -161,8 +161,10 @@ export function spawnProcess(
     if (!isProtocolMessage(m)) return;
     const msg = m as FromWorker;
     // The child reports its own uncaught exception just before exiting; keep it for the cause.
-    if (msg.t === 'fatal' && msg.error.message.startsWith('uncaught: ')) {
-      lastThrow = msg.error.message.slice('uncaught: '.length);
+    // (Any message may be forged by the child's code: nothing here may throw; the host checks the rest.)
+    const message: unknown = msg.t === 'fatal' ? (msg.error as { message?: unknown } | null)?.message : undefined;
+    if (typeof message === 'string' && message.startsWith('uncaught: ')) {
+      lastThrow = message.slice('uncaught: '.length, 'uncaught: '.length + 4096);
       return;
     }
     handlers.message(msg);

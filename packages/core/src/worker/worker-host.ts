@@ -26,16 +26,15 @@ import type { MetricOp } from '../metrics/custom-metrics.ts';
 import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { spawnProcess, spawnThread, type Channel } from './channel.ts';
 import {
-  normalizeTensor,
   packRequests,
   prepareRequest,
   prepareResponse,
   toWireError,
-  unpackResults,
   type FromWorker,
 } from './protocol.ts';
 import type { WorkerInstance, WorkerInstanceOptions } from './types.ts';
 import { dedupeReadPaths, readPathsFor } from './process-paths.ts';
+import { checkWireError, checkWireLog, readBlsRequest, readResponse, readResultMessage } from './wire-check.ts';
 import { compiledModule } from './compiled-module.ts';
 import { describeUnenforced, prepareSandbox, type SandboxSpec } from './process-sandbox.ts';
 
@@ -45,6 +44,8 @@ const RUNTIME_SOURCE = new URL('./worker-runtime.ts', import.meta.url);
 interface PendingExecute {
   resolve(output: ExecuteOutput): void;
   reject(error: InferError): void;
+  /** Requests in the batch: a result message must bring one result per request. */
+  readonly size: number;
   sinks?: readonly ResponseSink[];
   /** BLS calls made from this execute: aborted with its signal, and once it ends (orphans are not kept running). */
   readonly children: CallScope;
@@ -163,7 +164,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         dead: false,
         started: { resolve, reject },
       };
-      const handlers = { message: (m: FromWorker) => this.onMessage(gen, m), died: (cause: string) => this.crash(gen, cause) };
+      const handlers = { message: (m: FromWorker) => this.receive(gen, m), died: (cause: string) => this.crash(gen, cause) };
       gen.channel =
         this.o.isolation === 'process'
           ? spawnProcess(
@@ -214,6 +215,21 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     return this.sandbox;
   }
 
+  /**
+   * Every message from a worker is untrusted (its code can send its own, see wire-check.ts): one the
+   * host cannot use, or one that makes handling it throw, ends the worker as a crash would, its
+   * cause in the log; it never throws into the channel's event handler, which would end the server.
+   */
+  private receive(gen: Generation, msg: FromWorker): void {
+    try {
+      this.onMessage(gen, msg);
+    } catch (error) {
+      const t: unknown = (msg as { t?: unknown }).t;
+      const what = typeof t === 'string' ? t.slice(0, 40) : String(t);
+      this.crash(gen, `worker sent a malformed '${what}' message: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
   private onMessage(gen: Generation, msg: FromWorker): void {
     if (gen.dead) return;
     switch (msg.t) {
@@ -224,6 +240,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         gen.started.resolve();
         break;
       case 'fatal':
+        checkWireError(msg.error, 'fatal');
         if (gen.ready) this.crash(gen, `worker threw: ${msg.error.message}`);
         else if (this.state === 'restarting' || this.state === 'down') this.crash(gen, `createInstance failed on restart: ${msg.error.message}`);
         else {
@@ -236,29 +253,25 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       case 'result': {
         const p = gen.pending.get(msg.id);
         if (!p) return;
+        // Read (and check) before any state changes: a malformed result then fails this execute too.
+        const output = readResultMessage(msg, p.size, p.sinks !== undefined);
         gen.pending.delete(msg.id);
         p.cleanup();
         if (p.sinks && !msg.error && p.open && p.open.size > 0) {
           gen.streams.set(msg.id, { sinks: p.sinks, open: p.open, children: p.children, callers: p.callers, release: p.release, ...(p.traces ? { traces: p.traces } : {}) });
         } else p.release();
         this.idle(gen);
-        if (msg.error) p.reject(InferError.fromWire(msg.error));
-        else if (msg.packed) {
-          const results = unpackResults(msg.packed).map((r) => (r.ok ? r.response : InferError.fromWire(r.error)));
-          p.resolve({ results, timings: msg.timings });
-        } else {
-          const results = (msg.results ?? []).map((r) =>
-            r.ok ? { ...r.response, outputs: r.response.outputs.map(normalizeTensor) } : InferError.fromWire(r.error),
-          );
-          p.resolve({ results, timings: msg.timings });
-        }
+        if (output instanceof InferError) p.reject(output);
+        else p.resolve(output);
         break;
       }
       case 'sink': {
         const owner = gen.pending.get(msg.id) ?? gen.streams.get(msg.id);
         const sink = owner?.sinks?.[msg.index];
         if (!owner || !sink || !owner.open?.has(msg.index)) return;
-        if (msg.response) sink.response({ ...msg.response, outputs: msg.response.outputs.map(normalizeTensor) });
+        const response = msg.response === undefined ? undefined : readResponse(msg.response, `response for request ${msg.index}`);
+        if (msg.error !== undefined) checkWireError(msg.error, `completion of request ${msg.index}`);
+        if (response) sink.response(response);
         if (msg.done) {
           owner.open.delete(msg.index);
           if (owner.open.size === 0 && gen.streams.delete(msg.id)) {
@@ -271,7 +284,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       }
       case 'bls': {
         // Only plain fields cross from the worker: the signal, callers and trace hooks are the host's to set.
-        const { signal: _s, callers: _c, trace: _t, computeSink: _k, carried: _r, ...wire } = msg.request as InferRequest;
+        const { signal: _s, callers: _c, trace: _t, computeSink: _k, carried: _r, ...wire } = readBlsRequest(msg.request);
         const parent = msg.parent === undefined ? undefined : (gen.pending.get(msg.parent) ?? gen.streams.get(msg.parent));
         // A call from inside an execute is cancelled with it and names who waits on it; a stream can
         // also be cancelled by the worker itself.
@@ -284,7 +297,6 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         }
         const request: InferRequest = {
           ...wire,
-          inputs: wire.inputs.map(normalizeTensor),
           ...(signal ? { signal } : {}),
           ...(parent?.callers ? { callers: parent.callers } : {}),
           // A call made during a traced execute is a child of the traces of the requests it carries.
@@ -299,10 +311,12 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       case 'metric':
         this.onMetric(gen, msg.op, msg.call);
         break;
-      case 'log':
-        if (msg.level === 'verbose') this.log.verbose(msg.verbosity ?? 1, msg.message);
-        else this.log[msg.level](msg.message);
+      case 'log': {
+        const { level, message, verbosity } = checkWireLog(msg.level, msg.message, msg.verbosity);
+        if (level === 'verbose') this.log.verbose(verbosity, message);
+        else this.log[level](message);
         break;
+      }
     }
   }
 
@@ -533,6 +547,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       gen.pending.set(id, {
         resolve,
         reject,
+        size: batch.length,
         sinks,
         children,
         callers: context?.callers,

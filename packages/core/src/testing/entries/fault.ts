@@ -7,7 +7,9 @@
  * cancellation, idle) · `oom` (allocates until the heap
  * limit) · `delay:<ms>` (then ok; aborting the execute cancels it) · `read:<path>` (reads a file and
  * returns its bytes as OUTPUT0; a denied read fails that request) · `bls:<model>` (forwards the
- * request's inputs to another model through ctx.infer and returns its outputs).
+ * request's inputs to another model through ctx.infer and returns its outputs) · `forge:<what>`
+ * (posts a forged protocol message to the host, as any model's code can, then never returns; see
+ * FORGED below).
  * Sandbox attacks, each answering OUTPUT0 = UTF-8 text saying what happened: `kill:<pid>|ppid|group|-1`
  * (SIGKILL to a pid, the parent, the own process group, or everything it may signal (-1, only
  * inside a PID namespace): `sent` or the error code) · `env` (the
@@ -18,10 +20,12 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { parentPort } from 'node:worker_threads';
 import { InferError } from '../../errors.ts';
 import { decodeStrings } from '../../tensor/tensor.ts';
 import type { InferRequest } from '../../types.ts';
 import type { CreateWorkerInstance, WorkerContext, WorkerModelInstance } from '../../worker/types.ts';
+import { BRAND } from '../../worker/protocol.ts';
 import { identityOutputs, perRequest, respond, type TestModelInit } from './common.ts';
 
 function faultOf(request: InferRequest): string {
@@ -40,6 +44,41 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
       once: true,
     });
   });
+}
+
+/**
+ * Messages a model's own code could post to the host with our brand, each malformed in one way. The
+ * execute ids are guessed (0..63), as an attacker would; `id` is filled in per message.
+ */
+export const FORGED: Readonly<Record<string, (id: number) => unknown>> = {
+  'packed-json': (id) => ({ t: 'result', id, packed: { json: '{', pool: null, large: [] } }),
+  'result-null': (id) => ({ t: 'result', id, results: [null] }),
+  'result-count': (id) => ({ t: 'result', id, results: [] }),
+  'shape-lie': (id) => ({
+    t: 'result',
+    id,
+    results: [{ ok: true, response: { id: '1', model: 'p', version: 1, outputs: [{ name: 'OUTPUT0', datatype: 'INT32', shape: [1_000_000_000], data: new Uint8Array(4) }] } }],
+  }),
+  'bytes-lie': (id) => ({
+    t: 'result',
+    id,
+    results: [{ ok: true, response: { id: '1', model: 'p', version: 1, outputs: [{ name: 'OUTPUT0', datatype: 'BYTES', shape: [1], data: Uint8Array.of(255, 255, 255, 255) }] } }],
+  }),
+  'error-null': (id) => ({ t: 'result', id, error: null }),
+  'bls-null': () => ({ t: 'bls', call: 1, request: null, stream: false }),
+  'log-level': () => ({ t: 'log', level: 'constructor', message: 'x' }),
+  'fatal-null': () => ({ t: 'fatal', error: null }),
+};
+
+function forge(what: string): Promise<never> {
+  const make = FORGED[what];
+  if (!make) throw new InferError('INVALID_ARG', `fault backend: unknown forgery '${what}'`);
+  for (let id = 0; id < 64; id++) {
+    const msg = { brand: BRAND, ...(make(id) as object) };
+    if (parentPort) parentPort.postMessage(msg);
+    else process.send?.(msg);
+  }
+  return new Promise<never>(() => {});
 }
 
 /** Kept reachable so the allocations of `oom` cannot be collected. */
@@ -127,6 +166,8 @@ async function run(init: TestModelInit, ctx: WorkerContext, request: InferReques
       held.length = 0;
       return text(init, request, outcome);
     }
+    case 'forge':
+      return forge(arg);
     case 'bls': {
       const response = await ctx.infer({ id: `${request.id}/bls`, model: arg, inputs: request.inputs.filter((i) => i.name !== 'FAULT') });
       return respond(init, request, response.outputs);

@@ -1,0 +1,177 @@
+/**
+ * What a worker sends is checked before the server uses it. A process-isolated model.ts (an uploaded
+ * one included) can call `process.send` itself, and a thread's code can post on its port, so any
+ * message with our brand may be forged: a `result` whose packed JSON does not parse used to throw in
+ * the host's message handler and take the whole server down. Each check throws a `MalformedMessage`
+ * naming what is wrong; the channel then treats the worker as crashed (its in-flight requests fail,
+ * it restarts), as it would a worker that died.
+ *
+ * The tensor check is what bounds the server's own work on a response: a shape must agree with the
+ * bytes that came with it, so no serializer loops over elements the model never sent.
+ */
+import { ERROR_CODES, InferError, type WireError } from '../errors.ts';
+import { DATA_TYPE_SIZE, type DataType } from '../tensor/data-type.ts';
+import type { Tensor } from '../tensor/tensor.ts';
+import type { ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
+import type { InferRequest, InferResponse } from '../types.ts';
+import { normalizeTensor, unpackResults, type FromWorkerBody, type LogLevel } from './protocol.ts';
+
+export class MalformedMessage extends Error {
+  override readonly name = 'MalformedMessage';
+}
+
+/** The longest log line a worker may send (longer ones are cut, not refused: a model may log a big value). */
+export const MAX_WORKER_LOG_CHARS = 64 * 1024;
+
+const LOG_LEVELS: ReadonlySet<string> = new Set<LogLevel>(['error', 'warn', 'info', 'verbose']);
+const TIMING_KEYS = ['computeInputNs', 'computeInferNs', 'computeOutputNs'] as const;
+
+function bad(what: string): never {
+  throw new MalformedMessage(what);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function show(value: unknown): string {
+  const s = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  return s.length > 80 ? `${s.slice(0, 80)}...` : s;
+}
+
+/** A tensor's name, datatype, shape and bytes agree (BYTES: exactly one length-prefixed element per shape element). */
+export function checkWireTensor(tensor: unknown, where: string): asserts tensor is Tensor {
+  if (!isRecord(tensor)) bad(`${where}: a tensor must be an object, got ${show(tensor)}`);
+  const { name, datatype, shape, data } = tensor;
+  if (typeof name !== 'string') bad(`${where}: a tensor name must be a string, got ${show(name)}`);
+  const label = `${where}: tensor '${name.slice(0, 80)}'`;
+  if (typeof datatype !== 'string' || !Object.hasOwn(DATA_TYPE_SIZE, datatype)) bad(`${label}: unknown datatype ${show(datatype)}`);
+  if (!Array.isArray(shape)) bad(`${label}: shape must be an array, got ${show(shape)}`);
+  let elements = 1;
+  for (const d of shape) {
+    if (!Number.isSafeInteger(d) || d < 0) bad(`${label}: shape [${shape.map(show).join(',')}] must hold non-negative integers`);
+    elements *= d;
+  }
+  if (!(data instanceof Uint8Array)) bad(`${label}: data must be bytes, got ${show(data)}`);
+  const size = DATA_TYPE_SIZE[datatype as DataType];
+  if (size > 0) {
+    if (elements * size !== data.byteLength) {
+      bad(`${label}: ${data.byteLength} bytes for ${datatype} shape [${shape.join(',')}] (${elements * size} expected)`);
+    }
+    return;
+  }
+  // BYTES: walk the length prefixes; each element needs at least its 4-byte prefix, so a shape past
+  // byteLength / 4 elements is refused before the walk.
+  if (elements > data.byteLength / 4) bad(`${label}: ${data.byteLength} bytes cannot hold ${elements} BYTES elements`);
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let offset = 0;
+  let count = 0;
+  while (offset < data.byteLength) {
+    if (offset + 4 > data.byteLength) bad(`${label}: truncated BYTES length prefix at byte ${offset}`);
+    offset += 4 + view.getUint32(offset, true);
+    if (offset > data.byteLength) bad(`${label}: a BYTES element runs past the end (${data.byteLength} bytes)`);
+    count++;
+  }
+  if (count !== elements) bad(`${label}: ${count} BYTES elements for shape [${shape.join(',')}] (${elements} expected)`);
+}
+
+function checkParameters(parameters: unknown, where: string): void {
+  if (parameters === undefined) return;
+  if (!isRecord(parameters)) bad(`${where}: parameters must be an object, got ${show(parameters)}`);
+  for (const [key, value] of Object.entries(parameters)) {
+    const ok = typeof value === 'string' || typeof value === 'boolean' || typeof value === 'bigint' || (typeof value === 'number' && Number.isFinite(value));
+    if (!ok) bad(`${where}: parameter '${key.slice(0, 80)}' has the value ${show(value)} (a string, boolean or finite number expected)`);
+  }
+}
+
+/** A response to a request: id, model, version, checked outputs and parameters. */
+export function checkWireResponse(response: unknown, where: string): asserts response is InferResponse {
+  if (!isRecord(response)) bad(`${where}: a response must be an object, got ${show(response)}`);
+  if (typeof response['id'] !== 'string') bad(`${where}: a response id must be a string, got ${show(response['id'])}`);
+  if (typeof response['model'] !== 'string') bad(`${where}: a response model must be a string, got ${show(response['model'])}`);
+  if (!Number.isSafeInteger(response['version'])) bad(`${where}: a response version must be an integer, got ${show(response['version'])}`);
+  const outputs = response['outputs'];
+  if (!Array.isArray(outputs)) bad(`${where}: response outputs must be an array, got ${show(outputs)}`);
+  outputs.forEach((t, i) => checkWireTensor(t, `${where} output ${i}`));
+  checkParameters(response['parameters'], where);
+}
+
+export function checkWireError(error: unknown, where: string): asserts error is WireError {
+  if (!isRecord(error)) bad(`${where}: an error must be an object, got ${show(error)}`);
+  if (typeof error['code'] !== 'string' || !(ERROR_CODES as readonly string[]).includes(error['code'])) bad(`${where}: unknown error code ${show(error['code'])}`);
+  if (typeof error['message'] !== 'string') bad(`${where}: an error message must be a string, got ${show(error['message'])}`);
+}
+
+/** Timings the statistics can add up; anything else (negative, NaN, not a number) is dropped, not trusted. */
+export function saneTimings(timings: unknown): ExecuteTimings | undefined {
+  if (!isRecord(timings)) return undefined;
+  const out: Record<string, number> = {};
+  for (const key of TIMING_KEYS) {
+    const v = timings[key];
+    if (v === undefined) continue;
+    // A day of compute for one execute is already beyond any model's; larger values are forged.
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 86_400e9) return undefined;
+    out[key] = v;
+  }
+  return out;
+}
+
+/** A log line: one of the four levels, a string message (cut to {@link MAX_WORKER_LOG_CHARS}), a verbosity 1..2^31-1. */
+export function checkWireLog(level: unknown, message: unknown, verbosity: unknown): { level: LogLevel; message: string; verbosity: number } {
+  if (typeof level !== 'string' || !LOG_LEVELS.has(level)) bad(`log: unknown level ${show(level)}`);
+  if (typeof message !== 'string') bad(`log: a message must be a string, got ${show(message)}`);
+  const v = verbosity === undefined ? 1 : verbosity;
+  if (!Number.isSafeInteger(v) || (v as number) < 0 || (v as number) > 2 ** 31 - 1) bad(`log: verbosity ${show(verbosity)} must be an integer within 0..2^31-1`);
+  const text = message.length > MAX_WORKER_LOG_CHARS ? `${message.slice(0, MAX_WORKER_LOG_CHARS)} ... [log line cut: ${message.length} characters]` : message;
+  return { level: level as LogLevel, message: text, verbosity: v as number };
+}
+
+/** A response as the host hands it on: its tensors normalized to Uint8Array views, then checked. */
+export function readResponse(response: unknown, where: string): InferResponse {
+  if (!isRecord(response) || !Array.isArray(response['outputs'])) bad(`${where}: a response must be an object with outputs, got ${show(response)}`);
+  const normalized = { ...response, outputs: (response['outputs'] as unknown[]).map((t) => (isRecord(t) ? normalizeTensor(t as unknown as Tensor) : t)) };
+  checkWireResponse(normalized, where);
+  return normalized;
+}
+
+/**
+ * What an execute's `result` message says: its batch-wide error, or exactly one result per request
+ * (none for a decoupled execute, whose responses went through its sinks) and timings worth adding up.
+ */
+export function readResultMessage(msg: Extract<FromWorkerBody, { t: 'result' }>, size: number, decoupled: boolean): ExecuteOutput | InferError {
+  if (msg.error !== undefined) {
+    checkWireError(msg.error, 'result');
+    return InferError.fromWire(msg.error);
+  }
+  let wire: unknown;
+  if (msg.packed !== undefined) {
+    try {
+      wire = unpackResults(msg.packed);
+    } catch (error) {
+      bad(`result: packed results do not decode: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  } else wire = msg.results ?? [];
+  if (!Array.isArray(wire)) bad(`result: results must be an array, got ${show(wire)}`);
+  const expected = decoupled ? 0 : size;
+  if (wire.length !== expected) bad(`result: ${wire.length} results for a batch of ${size} requests (${expected} expected)`);
+  const results = wire.map((r: unknown, i) => {
+    if (!isRecord(r)) bad(`result ${i}: must be an object, got ${show(r)}`);
+    if (r['ok'] === true) return readResponse(r['response'], `result ${i}`);
+    checkWireError(r['error'], `result ${i}`);
+    return InferError.fromWire(r['error']);
+  });
+  const timings = saneTimings(msg.timings);
+  return timings ? { results, timings } : { results };
+}
+
+/** A BLS call's request: an object whose inputs are checked tensors; the server validates it against the model next. */
+export function readBlsRequest(request: unknown): InferRequest {
+  if (!isRecord(request) || !Array.isArray(request['inputs'])) bad(`bls: a request must be an object with inputs, got ${show(request)}`);
+  const inputs = (request['inputs'] as unknown[]).map((t, i) => {
+    const tensor = isRecord(t) ? normalizeTensor(t as unknown as Tensor) : t;
+    checkWireTensor(tensor, `bls input ${i}`);
+    return tensor;
+  });
+  if (typeof request['model'] !== 'string') bad(`bls: the model name must be a string, got ${show(request['model'])}`);
+  return { ...(request as unknown as InferRequest), inputs };
+}
