@@ -155,7 +155,7 @@ export function normalizeTensor(tensor: Tensor): Tensor {
   return { ...tensor, data: view };
 }
 
-/** JSON would turn NaN/±Infinity parameters into null: such items go by structured clone. */
+/** JSON would turn NaN/±Infinity parameters into null: such batches go by structured clone. */
 function jsonSafe(parameters: Readonly<Record<string, unknown>> | undefined): void {
   if (!parameters) return;
   for (const k in parameters) {
@@ -164,39 +164,90 @@ function jsonSafe(parameters: Readonly<Record<string, unknown>> | undefined): vo
   }
 }
 
+/** Request fields with their own place in the table, and those that never cross (see toWireRequest). */
+const NOT_IN_REQUEST_JSON: ReadonlySet<string> = new Set(['id', 'model', 'version', 'inputs', 'signal', 'callers', 'trace', 'computeSink', 'carried']);
+
 /** Packs requests for an execute message (undefined: send them unpacked). */
 export function packRequests(batch: readonly InferRequest[], transferList: ArrayBuffer[] | undefined, transferWhole: boolean): PackedBatch | undefined {
-  return packBatch(
-    batch,
-    (r, ref) => {
-      jsonSafe(r.parameters);
-      return { ...toWireRequest(r), inputs: r.inputs.map(ref) };
-    },
-    transferList,
-    transferWhole,
-  );
+  try {
+    return packBatch(
+      batch,
+      (r, out) => {
+        jsonSafe(r.parameters);
+        out.string(r.id);
+        out.string(r.model);
+        out.number(r.version ?? Number.NaN);
+        out.tensors(r.inputs);
+        // The rest (requested outputs, parameters, priority, timeout, sequence, ...): JSON, when any.
+        let rest: Record<string, unknown> | undefined;
+        for (const key in r) {
+          const value = (r as unknown as Record<string, unknown>)[key];
+          if (value === undefined || NOT_IN_REQUEST_JSON.has(key)) continue;
+          (rest ??= {})[key] = value;
+        }
+        out.json(rest);
+      },
+      transferList,
+      transferWhole,
+    );
+  } catch {
+    return undefined;
+  }
 }
 
 export function unpackRequests(packed: PackedBatch): InferRequest[] {
-  return unpackBatch(packed, (item: WireRequest, tensor) => ({ ...item, inputs: item.inputs.map(tensor) }));
+  return unpackBatch(packed, (input) => {
+    const id = input.string();
+    const model = input.string();
+    const version = input.number();
+    const request: Record<string, unknown> = { id, model, inputs: input.tensors() };
+    if (!Number.isNaN(version)) request['version'] = version;
+    const rest = input.json();
+    if (rest) Object.assign(request, rest);
+    return request as unknown as InferRequest;
+  });
 }
 
 /** Packs an execute's results (output buffers of the worker are transferred). */
 export function packResults(results: readonly WireResult[], transferList: ArrayBuffer[] | undefined): PackedBatch | undefined {
-  return packBatch(
-    results,
-    (r, ref) => {
-      if (!r.ok) return r;
-      jsonSafe(r.response.parameters);
-      return { ok: true, response: { ...r.response, outputs: r.response.outputs.map(ref) } };
-    },
-    transferList,
-    true,
-  );
+  try {
+    return packBatch(
+      results,
+      (r, out) => {
+        if (!r.ok) {
+          out.number(0);
+          out.json(r.error);
+          return;
+        }
+        const { id, model, version, outputs, parameters } = r.response;
+        jsonSafe(parameters);
+        out.number(1);
+        out.string(id);
+        out.string(model);
+        out.number(version);
+        out.tensors(outputs);
+        out.json(parameters);
+      },
+      transferList,
+      true,
+    );
+  } catch {
+    return undefined;
+  }
 }
 
+/**
+ * Unpacks an execute's results. They come from the worker: a field of the wrong type is left for
+ * the host's checks (wire-check.ts) to name; only what cannot be read throws here.
+ */
 export function unpackResults(packed: PackedBatch): WireResult[] {
-  return unpackBatch(packed, (item: WireResult, tensor) =>
-    item.ok ? { ok: true, response: { ...item.response, outputs: item.response.outputs.map(tensor) } } : item,
-  );
+  return unpackBatch(packed, (input): WireResult => {
+    if (input.number() !== 1) return { ok: false, error: input.json() as WireError };
+    const id = input.string();
+    const model = input.string();
+    const version = input.number();
+    const outputs = input.tensors();
+    const parameters = input.json() as InferResponse['parameters'];
+    return { ok: true, response: parameters === undefined ? { id, model, version, outputs } : { id, model, version, outputs, parameters } };
+  });
 }

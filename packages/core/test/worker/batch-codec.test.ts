@@ -1,5 +1,6 @@
 /** The batch codec the worker host uses on every execute: what goes in comes out. */
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { packRequests, unpackRequests, packResults, unpackResults, type WireResult } from '../../src/worker/protocol.ts';
 import { POOL_LIMIT } from '../../src/worker/batch-codec.ts';
 import type { InferRequest } from '../../src/types.ts';
@@ -16,7 +17,7 @@ describe('batch codec', () => {
     const transfer: ArrayBuffer[] = [];
     const packed = packRequests(batch, transfer, false)!;
     expect(packed).toBeDefined();
-    expect(transfer).toEqual([packed.pool]);
+    expect(transfer).toEqual([packed.pool, packed.table.buffer]);
     const back = unpackRequests(packed);
     expect(back).toEqual(batch);
     for (const t of back.flatMap((r) => r.inputs)) expect(t.data.byteOffset % 8).toBe(0);
@@ -52,5 +53,62 @@ describe('batch codec', () => {
     ];
     const packed = packResults(results, [])!;
     expect(unpackResults(packed)).toEqual(results);
+  });
+
+  it('round-trips any batch of requests and results (property)', () => {
+    const tensor = fc.record({
+      name: fc.string(),
+      datatype: fc.constantFrom('UINT8' as const, 'BYTES' as const, 'FP32' as const),
+      shape: fc.array(fc.nat(1 << 20), { maxLength: 4 }),
+      data: fc.oneof({ arbitrary: fc.uint8Array({ maxLength: 64 }), weight: 20 }, { arbitrary: fc.constant(new Uint8Array(POOL_LIMIT + 3)), weight: 1 }),
+    });
+    const parameters = fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.boolean(), fc.double({ noNaN: true, noDefaultInfinity: true })));
+    const request = fc.record(
+      {
+        id: fc.string(),
+        model: fc.string(),
+        version: fc.nat(),
+        inputs: fc.array(tensor, { maxLength: 3 }),
+        outputs: fc.array(fc.record({ name: fc.string() }), { maxLength: 2 }),
+        parameters,
+        priority: fc.nat(),
+        timeoutUs: fc.nat(),
+        preformed: fc.boolean(),
+      },
+      { requiredKeys: ['id', 'model', 'inputs'] },
+    );
+    fc.assert(
+      fc.property(fc.array(request, { maxLength: 5 }), (batch) => {
+        expect(unpackRequests(packRequests(batch as InferRequest[], [], false)!)).toEqual(batch);
+      }),
+      { numRuns: 60 },
+    );
+    const result = fc.oneof(
+      fc.record({ ok: fc.constant(true as const), response: fc.record({ id: fc.string(), model: fc.string(), version: fc.nat(), outputs: fc.array(tensor, { maxLength: 3 }), parameters }, { requiredKeys: ['id', 'model', 'version', 'outputs'] }) }),
+      fc.record({ ok: fc.constant(false as const), error: fc.record({ code: fc.constant('INTERNAL' as const), message: fc.string() }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(result, { maxLength: 5 }), (results) => {
+        expect(unpackResults(packResults(results as WireResult[], [])!)).toEqual(results);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('refuses a forged packed batch with a RangeError, whatever its counts and indices say', () => {
+    const good = packResults([{ ok: true, response: { id: 'a', model: 'm', version: 1, outputs: [u8('O', 4, 2)] } }], [])!;
+    const forged = (table: number[], json = good.json, pool: ArrayBuffer | null = good.pool) => () => unpackResults({ json, table: Float64Array.from(table), pool, large: [] });
+    const t = Array.from(good.table);
+    expect(forged(t)).not.toThrow();
+    expect(forged([1e15, ...t.slice(1)])).toThrow(/count 1000000000000000/); // items
+    expect(forged(t.slice(0, -2))).toThrow(RangeError); // ends early
+    expect(forged([...t, 0])).toThrow(/left over/);
+    expect(forged(t.map((v, i) => (i === 2 ? 99 : v)))).toThrow(/no string for index 99/); // id
+    expect(forged(t.map((v, i) => (i === t.length - 3 ? 1 << 30 : v)))).toThrow(RangeError); // pool offset
+    expect(forged(t.map((v, i) => (i === t.length - 3 ? -1 : v)))).toThrow(/no large tensor/);
+    expect(forged(t, '{}')).toThrow(/not \[strings, extras\]/);
+    expect(forged(t, good.json, null)).toThrow(/no pool/);
+    expect(forged(t, '[["a","m"],{}]')).toThrow(/not \[strings, extras\]/);
+    expect(() => unpackResults({ json: good.json, table: t as unknown as Float64Array, pool: good.pool, large: [] })).toThrow(/no table/);
   });
 });
