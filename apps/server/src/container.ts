@@ -76,6 +76,7 @@ export function createContainer(init: CreateContainerOptions): Container {
         shm: new SharedMemoryRegistry(options.allowClientShm),
         tracing: new TraceManager(options.trace, ctx.get(TOKENS.Log)),
         allowModelFileLoad: options.allowModelFileLoad,
+        serverId: options.serverId,
       }),
     )
     .inSingletonScope();
@@ -99,6 +100,7 @@ export function createContainer(init: CreateContainerOptions): Container {
           port: options.grpcPort,
           restricted: options.grpcRestrictedProtocol,
           tls: options.grpcSsl,
+          connection: options.grpcConnection,
         }),
     )
     .inSingletonScope();

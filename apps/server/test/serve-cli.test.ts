@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { HttpInferenceServerClient } from '@tritium/client';
-import { FlagError, parseServeFlags } from '../src/cli/flags.ts';
+import { FlagError, parseServeFlags, serveFlagNames } from '../src/cli/flags.ts';
 import { formatLogLine } from '../src/logging/triton-log.ts';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/tritium.mjs');
@@ -63,6 +63,76 @@ describe('serve flags', () => {
     expect(() => parseServeFlags(['--model-repository=a', '--load-model=x'])).toThrow(/explicit/);
   });
 
+  it("takes a Triton deployment's other flags: checked as Triton checks them, refused where they ask for what Tritium does not do", () => {
+    const o = parseServeFlags([
+      '--model-repository=/a',
+      '--id=edge-7',
+      '--grpc-keepalive-time=7200000',
+      '--grpc-keepalive-timeout',
+      '20000',
+      '--grpc-max-connection-age=600000',
+      '--http-thread-count=8',
+      '--pinned-memory-pool-byte-size=268435456',
+      '--cuda-memory-pool-byte-size=0:67108864',
+      '--allow-gpu-metrics=false',
+      '--allow-sagemaker',
+      'false',
+      '--host-policy=numa0,numa-node=0',
+      '--backend-directory=/opt/tritonserver/backends',
+      '--http-thread-count=4',
+    ]);
+    expect(o.serverId).toBe('edge-7');
+    expect(o.grpcConnection).toEqual({ keepaliveTimeMs: 7200000, keepaliveTimeoutMs: 20000, maxConnectionAgeMs: 600000 });
+    // One warning per flag, whatever its value or how often it is given.
+    expect(o.flagsWithoutEffect.map((f) => f.flag)).toEqual([
+      'http-thread-count',
+      'pinned-memory-pool-byte-size',
+      'cuda-memory-pool-byte-size',
+      'allow-gpu-metrics',
+      'allow-sagemaker',
+      'host-policy',
+      'backend-directory',
+    ]);
+    const serve = (...flags: string[]) => () => parseServeFlags(['--model-repository=/a', ...flags]);
+    expect(serve('--http-thread-count=many')).toThrow("invalid value for --http-thread-count: 'many' (expected an integer)");
+    expect(serve('--cuda-memory-pool-byte-size=64')).toThrow("invalid value for --cuda-memory-pool-byte-size: '64' (expected <integer>:<integer>)");
+    expect(serve('--host-policy=numa0')).toThrow('(expected <policy_name>,<setting>=<value>)');
+    expect(serve('--allow-gpu-metrics=maybe')).toThrow("invalid value for --allow-gpu-metrics: 'maybe' (expected true or false)");
+    expect(serve('--allow-sagemaker')).toThrow('--allow-sagemaker=true: the SageMaker endpoints are not served by Tritium');
+    expect(serve('--model-namespacing=true')).toThrow('model namespacing is not supported by Tritium');
+    expect(serve('--reuse-http-port=1')).toThrow('SO_REUSEPORT is not available');
+    expect(serve('--grpc-keepalive-time=-5')).toThrow(/--grpc-keepalive-time/);
+    expect(serve('--backend-directory')).toThrow('--backend-directory needs a value');
+  });
+
+  it("takes every flag of tritonserver's command line (server src/command_line_parser.cc at e1db8a6, 2026-08-19)", () => {
+    const TRITON_FLAGS = [
+      'allow-client-shm', 'allow-cpu-metrics', 'allow-gpu-metrics', 'allow-grpc', 'allow-http', 'allow-metrics',
+      'allow-sagemaker', 'allow-vertex-ai', 'backend-config', 'backend-directory', 'buffer-manager-thread-count',
+      'cache-config', 'cache-directory', 'cuda-memory-pool-byte-size', 'cuda-virtual-address-size',
+      'disable-auto-complete-config', 'enable-peer-access', 'exit-on-error', 'exit-timeout-secs', 'grpc-address',
+      'grpc-header-forward-pattern', 'grpc-http2-max-ping-strikes', 'grpc-http2-max-pings-without-data',
+      'grpc-http2-min-recv-ping-interval-without-data', 'grpc-infer-allocation-pool-size',
+      'grpc-infer-response-compression-level', 'grpc-infer-thread-count', 'grpc-keepalive-permit-without-calls',
+      'grpc-keepalive-time', 'grpc-keepalive-timeout', 'grpc-max-connection-age', 'grpc-max-connection-age-grace',
+      'grpc-max-response-pool-size', 'grpc-port', 'grpc-restricted-protocol', 'grpc-root-cert', 'grpc-server-cert',
+      'grpc-server-key', 'grpc-use-ssl', 'grpc-use-ssl-mutual', 'help', 'host-policy', 'http-address',
+      'http-header-forward-pattern', 'http-max-input-size', 'http-port', 'http-restricted-api', 'http-thread-count',
+      'id', 'load-model', 'log-error', 'log-file', 'log-format', 'log-info', 'log-verbose', 'log-warning',
+      'metrics-address', 'metrics-config', 'metrics-interval-ms', 'metrics-port',
+      'min-supported-compute-capability', 'model-config-name', 'model-control-mode', 'model-load-gpu-limit',
+      'model-load-retry-count', 'model-load-thread-count', 'model-namespacing', 'model-repository', 'model-store',
+      'pinned-memory-pool-byte-size', 'rate-limit', 'rate-limit-resource', 'repoagent-directory',
+      'repository-poll-secs', 'response-cache-byte-size', 'reuse-grpc-port', 'reuse-http-port', 'sagemaker-port',
+      'sagemaker-safe-port-range', 'sagemaker-thread-count', 'strict-model-config', 'strict-readiness',
+      'trace-config', 'trace-count', 'trace-file', 'trace-level', 'trace-log-frequency', 'trace-rate',
+      'vertex-ai-default-model', 'vertex-ai-port', 'vertex-ai-thread-count',
+    ];
+    // `--help` is the CLI's own (tritium serve --help prints the usage before any parsing).
+    const missing = TRITON_FLAGS.filter((f) => f !== 'help' && !serveFlagNames().includes(f));
+    expect(missing).toEqual([]);
+  });
+
   it("formats Triton's log lines", () => {
     const at = new Date(2026, 10, 21, 22, 10, 5, 123);
     expect(formatLogLine('I', 'hello', 'x.ts:3', 'default', at)).toBe(`I1121 22:10:05.123000 ${process.pid} x.ts:3] hello\n`);
@@ -71,11 +141,13 @@ describe('serve flags', () => {
 });
 
 describe('tritium serve process', () => {
-  it('logs the ports it bound and exits 0 on SIGTERM', async () => {
+  it('logs the ports it bound, takes a Triton manifest\'s flags, and exits 0 on SIGTERM', async () => {
     const repo = mkdtempSync(path.join(os.tmpdir(), 'tritium-cli-'));
     const child = spawn(
       process.execPath,
-      [BIN, 'serve', '--model-repository', repo, '--http-port=0', '--grpc-port', '0', '--metrics-port=0', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--metrics-address=127.0.0.1', '--exit-timeout-secs=5'],
+      [BIN, 'serve', '--model-repository', repo, '--http-port=0', '--grpc-port', '0', '--metrics-port=0', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--metrics-address=127.0.0.1', '--exit-timeout-secs=5',
+        // A Triton manifest's flags: one changes the metadata, one the gRPC server, one nothing (warned).
+        '--id=edge-7', '--grpc-keepalive-time=60000', '--http-thread-count=8'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let log = '';
@@ -101,7 +173,9 @@ describe('tritium serve process', () => {
       expect(httpPort).toBeGreaterThan(0);
       const client = new HttpInferenceServerClient(`127.0.0.1:${httpPort}`);
       expect(await client.isServerLive()).toBe(true);
+      expect((await client.getServerMetadata()).name).toBe('edge-7');
       client.close();
+      expect(started).toMatch(/^W.*\] --http-thread-count has no effect in Tritium: Node's event loop serves every connection/m);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
       expect(log).toMatch(/Received SIGTERM/);

@@ -6,6 +6,7 @@
 import { DEFAULT_HTTP_CONNECTION_LIMITS, DEFAULT_LIMITS, type HttpConnectionLimits } from '../protocol/limits.ts';
 import { addRestriction, type Restrictions } from '../protocol/restricted.ts';
 import type { TlsOptions } from '../protocol/tls.ts';
+import type { GrpcConnectionOptions } from '../grpc/grpc-server.ts';
 import { parseTraceFlags, TraceConfigError, type TraceConfig, type TraceFlags } from '../tracing/trace-config.ts';
 import type { RateLimitResourceFlag } from '@tritium/core';
 import {
@@ -15,6 +16,7 @@ import {
   parseRateLimitResource,
   responseCacheBytesOf,
 } from './cache-and-rate-flags.ts';
+import { checkFlagWithoutEffect, TRITON_FLAGS_WITHOUT_EFFECT } from './triton-flags-without-effect.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
@@ -83,7 +85,14 @@ export interface ServeOptions {
   rateLimit: 'off' | 'execution_count';
   /** `--rate-limit-resource <name>:<count>[:<device>]` (repeatable). */
   rateLimitResources: RateLimitResourceFlag[];
+  /** `--id`: the server's name in server metadata (Triton's default `triton`). */
+  serverId: string;
+  /** `--grpc-keepalive-time`, `--grpc-keepalive-timeout`, `--grpc-max-connection-age[-grace]` (ms; Triton's defaults when unset). */
+  grpcConnection: { -readonly [K in keyof GrpcConnectionOptions]: GrpcConnectionOptions[K] };
+  /** tritonserver flags given that change nothing here (triton-flags-without-effect.ts): warned about at start. */
+  flagsWithoutEffect: { flag: string; why: string }[];
 }
+
 
 export interface MetricsConfig {
   /** `counter_latencies` (default true): the nv_inference_*_duration_us counters. */
@@ -143,6 +152,9 @@ export function defaultServeOptions(): ServeOptions {
     cacheConfig: {},
     rateLimit: 'off',
     rateLimitResources: [],
+    serverId: 'triton',
+    grpcConnection: {},
+    flagsWithoutEffect: [],
   };
 }
 
@@ -316,6 +328,11 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'response-cache-byte-size': (o, v) => (o.responseCacheByteSize = v),
   'rate-limit': (o, v) => (o.rateLimit = flagged(() => parseRateLimitMode(v))),
   'rate-limit-resource': (o, v) => void o.rateLimitResources.push(flagged(() => parseRateLimitResource(v))),
+  id: (o, v) => (o.serverId = v),
+  'grpc-keepalive-time': (o, v) => (o.grpcConnection.keepaliveTimeMs = int('grpc-keepalive-time', v)),
+  'grpc-keepalive-timeout': (o, v) => (o.grpcConnection.keepaliveTimeoutMs = int('grpc-keepalive-timeout', v)),
+  'grpc-max-connection-age': (o, v) => (o.grpcConnection.maxConnectionAgeMs = int('grpc-max-connection-age', v)),
+  'grpc-max-connection-age-grace': (o, v) => (o.grpcConnection.maxConnectionAgeGraceMs = int('grpc-max-connection-age-grace', v)),
   // Deprecated in Triton, still accepted (--trace-config wins).
   'trace-file': (o, v) => (o.traceFlags.file = v),
   'trace-level': (o, v) => void o.traceFlags.level.push(v),
@@ -362,6 +379,10 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
       categories: health, metadata, inference, shared-memory, model-config, model-repository, statistics, trace, logging
   --grpc-use-ssl <bool>  --grpc-use-ssl-mutual <bool>  --grpc-server-cert/--grpc-server-key/--grpc-root-cert <pem file>
   --http-use-ssl <bool>  --http-use-ssl-mutual <bool>  --http-server-cert/--http-server-key/--http-root-cert <pem file>
+  --grpc-keepalive-time/--grpc-keepalive-timeout/--grpc-max-connection-age/--grpc-max-connection-age-grace <ms>
+  --id <name>                                 the server's name in server metadata (triton)
+  Triton's other flags (--http-thread-count, --pinned-memory-pool-byte-size, --backend-directory, ...) are
+  accepted and checked, and a warning names each one given: they change nothing here.
 `;
 
 /** SSL needs a certificate and key, mutual TLS also the CA that client certificates chain to. */
@@ -373,6 +394,17 @@ function checkTls(prefix: 'grpc' | 'http', t: TlsOptions): void {
   if (t.useMutualAuth && !t.rootCert) {
     throw new FlagError(`--${prefix}-use-ssl-mutual needs --${prefix}-root-cert (PEM file of the CA that signs client certificates)`);
   }
+}
+
+/** A tritonserver flag that changes nothing here: its value checked as Triton's, then noted for the start-up warning. */
+function noteWithoutEffect(o: ServeOptions, name: string, value: string | boolean): void {
+  const spec = TRITON_FLAGS_WITHOUT_EFFECT[name]!;
+  try {
+    checkFlagWithoutEffect(name, spec, value);
+  } catch (e) {
+    throw new FlagError((e as Error).message);
+  }
+  if (!o.flagsWithoutEffect.some((f) => f.flag === name)) o.flagsWithoutEffect.push({ flag: name, why: spec.why });
 }
 
 /**
@@ -392,23 +424,33 @@ export function parseSomeServeFlags(argv: readonly string[], accepted: readonly 
       continue;
     }
     const inline = eq < 0 ? undefined : arg.slice(eq + 1);
-    const boolSetter = BOOL_FLAGS[name];
+    const without = Object.hasOwn(TRITON_FLAGS_WITHOUT_EFFECT, name) ? TRITON_FLAGS_WITHOUT_EFFECT[name] : undefined;
+    const boolSetter = BOOL_FLAGS[name] ?? (without?.kind === 'bool' ? () => {} : undefined);
     if (boolSetter) {
-      if (inline !== undefined) boolSetter(o, bool(name, inline));
-      else if (argv[i + 1] !== undefined && /^(true|false|1|0|on|off|yes|no)$/i.test(argv[i + 1]!)) boolSetter(o, bool(name, argv[++i]!));
-      else boolSetter(o, true);
+      let v: boolean;
+      if (inline !== undefined) v = bool(name, inline);
+      else if (argv[i + 1] !== undefined && /^(true|false|1|0|on|off|yes|no)$/i.test(argv[i + 1]!)) v = bool(name, argv[++i]!);
+      else v = true;
+      boolSetter(o, v);
+      if (without) noteWithoutEffect(o, name, v);
       continue;
     }
     const value = inline ?? argv[++i];
     if (value === undefined) throw new FlagError(`--${name} needs a value`);
-    VALUE_FLAGS[name]!(o, value);
+    if (without) noteWithoutEffect(o, name, value);
+    else VALUE_FLAGS[name]!(o, value);
   }
   return { options: o, rest };
 }
 
+/** Every flag `tritium serve` takes (without `--`): its own and Triton's without effect. */
+export function serveFlagNames(): string[] {
+  return [...Object.keys(BOOL_FLAGS), ...Object.keys(VALUE_FLAGS), ...Object.keys(TRITON_FLAGS_WITHOUT_EFFECT)];
+}
+
 /** Parses argv (after `serve`). Throws FlagError with a message naming the flag. */
 export function parseServeFlags(argv: readonly string[]): ServeOptions {
-  const { options: o, rest } = parseSomeServeFlags(argv, [...Object.keys(BOOL_FLAGS), ...Object.keys(VALUE_FLAGS)]);
+  const { options: o, rest } = parseSomeServeFlags(argv, serveFlagNames());
   const extra = rest[0];
   if (extra !== undefined) {
     throw new FlagError(extra.startsWith('--') ? `unrecognized flag '${extra.split('=')[0]}'` : `unexpected argument '${extra}'`);

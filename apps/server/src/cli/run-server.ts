@@ -9,8 +9,10 @@ import { ListenError } from '../listeners.ts';
 import type { ServeOptions } from './flags.ts';
 
 /** Resolves with the process exit code once the server has stopped (or failed to start). */
-export async function runServer(server: TritiumServer, options: Pick<ServeOptions, 'exitTimeoutSecs'>): Promise<number> {
+export async function runServer(server: TritiumServer, options: Pick<ServeOptions, 'exitTimeoutSecs'> & Partial<Pick<ServeOptions, 'flagsWithoutEffect'>>): Promise<number> {
   const log = server.log;
+  // A Triton deployment's flags start the server unchanged; say which of them do nothing here.
+  for (const { flag, why } of options.flagsWithoutEffect ?? []) log.warn(`--${flag} has no effect in Tritium: ${why}`);
   try {
     await server.start();
   } catch (e) {

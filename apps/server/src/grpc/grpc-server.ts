@@ -29,6 +29,26 @@ export interface GrpcTransportOptions {
   readonly restricted?: Restrictions;
   /** `--grpc-use-ssl` / `--grpc-use-ssl-mutual` (PEM files read at start); insecure when off. */
   readonly tls?: TlsOptions;
+  /** Triton's keepalive and connection-age flags, as grpc-js server options. */
+  readonly connection?: GrpcConnectionOptions;
+}
+
+/** Triton's `--grpc-keepalive-time`, `--grpc-keepalive-timeout`, `--grpc-max-connection-age[-grace]` (ms; grpc-js defaults when unset). */
+export interface GrpcConnectionOptions {
+  readonly keepaliveTimeMs?: number;
+  readonly keepaliveTimeoutMs?: number;
+  readonly maxConnectionAgeMs?: number;
+  readonly maxConnectionAgeGraceMs?: number;
+}
+
+/** The grpc-js server options Triton's `--grpc-keepalive-*` / `--grpc-max-connection-age*` flags set. */
+function connectionOptions(c: GrpcConnectionOptions | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (c?.keepaliveTimeMs !== undefined) out['grpc.keepalive_time_ms'] = c.keepaliveTimeMs;
+  if (c?.keepaliveTimeoutMs !== undefined) out['grpc.keepalive_timeout_ms'] = c.keepaliveTimeoutMs;
+  if (c?.maxConnectionAgeMs !== undefined) out['grpc.max_connection_age_ms'] = c.maxConnectionAgeMs;
+  if (c?.maxConnectionAgeGraceMs !== undefined) out['grpc.max_connection_age_grace_ms'] = c.maxConnectionAgeGraceMs;
+  return out;
 }
 
 type AnyCall = { metadata: Metadata; emit(event: 'error', e: unknown): boolean };
@@ -106,6 +126,7 @@ export class GrpcTransport {
     const server = new Server({
       'grpc.max_receive_message_length': MAX_MESSAGE,
       'grpc.max_send_message_length': MAX_MESSAGE,
+      ...connectionOptions(this.options.connection),
     });
     server.addService(inferenceServiceDefinition(), this.implementation());
     server.addService(healthServiceDefinition(), {

@@ -14,4 +14,6 @@ export interface TransportContext {
   readonly log: TritonLog;
   /** Whether the load API may carry model files (`file:<version>/<name>` parameters). */
   readonly allowModelFileLoad: boolean;
+  /** `--id`: the name server metadata gives (default: core's, `triton`). */
+  readonly serverId?: string;
 }

@@ -17,8 +17,8 @@ export function transportExtensionGaps(ctx: Pick<TransportContext, 'shm'>): Read
 }
 
 /** Server metadata as HTTP `GET /v2` and gRPC `ServerMetadata` answer it. */
-export function advertisedServerMetadata(ctx: Pick<TransportContext, 'api' | 'shm'>): ServerMetadata {
+export function advertisedServerMetadata(ctx: Pick<TransportContext, 'api' | 'shm' | 'serverId'>): ServerMetadata {
   const metadata = ctx.api.serverMetadata();
   const gaps = transportExtensionGaps(ctx);
-  return { ...metadata, extensions: metadata.extensions.filter((e) => !gaps.has(e)) };
+  return { ...metadata, name: ctx.serverId ?? metadata.name, extensions: metadata.extensions.filter((e) => !gaps.has(e)) };
 }
