@@ -31,6 +31,12 @@ export function checkShape(shape: readonly unknown[], tensorName: string, limits
     if (typeof d !== 'number' || !Number.isInteger(d) || d < 0) {
       throw invalidArg(`invalid shape for input '${tensorName}': dimension ${String(d)} must be a non-negative integer`);
     }
+    // Past 2^53-1 a dimension is no longer exact as a number: with a 0 elsewhere the element count
+    // passes, and the shape reached the instance, whose reply then failed the worker-boundary check
+    // and restarted the instance (a crash any client could cause at will).
+    if (!Number.isSafeInteger(d)) {
+      throw invalidArg(`invalid shape for input '${tensorName}': dimension ${String(d)} is larger than ${Number.MAX_SAFE_INTEGER}, the largest this server accepts`);
+    }
     count *= d;
   }
   if (count > limits.maxTensorElements) {

@@ -56,6 +56,31 @@ describe('load API: config override bounds', () => {
   });
 });
 
+describe('load API: scheduler sizes', () => {
+  it('sequence batching with max_candidate_sequences 2147483647 is refused 400 naming it (the batcher built every slot up front and ran the server out of memory)', async () => {
+    const config = { ...SIMPLE, instance_group: [{ kind: 'KIND_CPU', count: 1 }], sequence_batching: { oldest: { max_candidate_sequences: 2147483647 } } };
+    const r = await load('simple', { config: JSON.stringify(config) });
+    expect(r.status).toBe(400);
+    expect(r.error).toContain('would hold 2147483647 sequence slots (max_candidate_sequences 2147483647 per instance, 1 instances); at most 65536');
+    await stillServes();
+  });
+
+  it('direct sequence batching counts max_batch_size slots per instance: 2 instances of 40000 are refused', async () => {
+    const config = { ...SIMPLE, max_batch_size: 40000, instance_group: [{ kind: 'KIND_CPU', count: 2 }], sequence_batching: {} };
+    const r = await load('simple', { config: JSON.stringify(config) });
+    expect(r.status).toBe(400);
+    expect(r.error).toContain('would hold 80000 sequence slots (max_batch_size 40000 per instance, 2 instances)');
+  });
+
+  it('priority_levels 2^64-1 is refused 400 at once (it held the main thread 12 s, then failed 500 "Invalid array length")', async () => {
+    const config = { ...SIMPLE, dynamic_batching: { priority_levels: '18446744073709551615', default_priority_level: 1 } };
+    const r = await load('simple', { config: JSON.stringify(config) });
+    expect(r.status).toBe(400);
+    expect(r.error).toContain('dynamic batching priority_levels 18446744073709551615 is more than the 1024 levels allowed');
+    await stillServes();
+  });
+});
+
 describe('load API: warmup bounds', () => {
   const withWarmup = (sample: Record<string, unknown>): string =>
     JSON.stringify({ ...SIMPLE, max_batch_size: 2147483647, instance_group: [{ kind: 'KIND_CPU', count: 1 }], model_warmup: [{ name: 'w', ...sample }] });

@@ -14,6 +14,14 @@ const PYTHON_BASED_RUNTIME = /\.(py|ts|js|mjs)$/;
  */
 export const MAX_INSTANCES_PER_MODEL = 1024;
 
+/**
+ * Beyond Triton: the most sequence slots one model version may ask for, every instance together.
+ * The sequence batcher builds each slot up front (max(1, max_batch_size) per instance, or
+ * `oldest.max_candidate_sequences`): `max_candidate_sequences: 2147483647` through the load API ran
+ * the server out of memory. Public configs ask for 4 to a few thousand.
+ */
+export const MAX_SEQUENCE_SLOTS_PER_MODEL = 65536;
+
 /** True when `path` is absolute or climbs above its starting folder (IsChildPathEscapingParentPath). */
 export function pathEscapesParent(path: string): boolean {
   if (path.startsWith('/')) return true;
@@ -54,6 +62,7 @@ export function validateInstanceGroups(config: ModelConfig, options: ValidateOpt
       );
     }
   });
+  checkSequenceSlots(config, instances);
   config.instance_group.forEach((group, i) => {
     const path = `instance_group[${i}]`;
     const g = `instance group ${group.name} of model ${model}`;
@@ -99,4 +108,22 @@ export function validateInstanceGroups(config: ModelConfig, options: ValidateOpt
       }
     }
   });
+}
+
+/** The sequence batcher's slots (as SequenceBatcher counts them) stay within MAX_SEQUENCE_SLOTS_PER_MODEL. */
+function checkSequenceSlots(config: ModelConfig, instances: number): void {
+  const sb = config.sequence_batching;
+  if (!sb) return;
+  const candidates = sb.oldest?.max_candidate_sequences ?? 0;
+  const perInstance = candidates > 0 ? candidates : Math.max(1, config.max_batch_size);
+  const slots = perInstance * instances;
+  if (slots <= MAX_SEQUENCE_SLOTS_PER_MODEL) return;
+  const [what, field] =
+    candidates > 0
+      ? [`max_candidate_sequences ${candidates}`, 'sequence_batching.oldest.max_candidate_sequences']
+      : [`max_batch_size ${config.max_batch_size}`, 'max_batch_size'];
+  fail(
+    `sequence batching of model ${config.name} would hold ${slots} sequence slots (${what} per instance, ${instances} instances); at most ${MAX_SEQUENCE_SLOTS_PER_MODEL} are allowed`,
+    field,
+  );
 }

@@ -1,0 +1,44 @@
+/**
+ * A request's shape is checked at the transport before anything is scheduled: dimensions must be
+ * exact integers, so a shape cannot slip past the element bound with a 0 beside a dimension that a
+ * number no longer holds exactly (2^53 and beyond) and crash the instance that echoes it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InferInput } from '@tritium/client';
+import { startTestServer, type TestServer } from '../support/start-server.ts';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({}, undefined, ['simple']);
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+async function stillServes(): Promise<void> {
+  const r = await s.http.infer('simple', [new InferInput('INPUT0', [1, 2], 'FP32').setData(Float32Array.of(3, 4))]);
+  expect(Array.from(r.asTypedArray('OUTPUT0', 'FP32'))).toEqual([3, 4]);
+  const stats = (await s.http.getInferenceStatistics('simple')) as { model_stats: { inference_stats: { fail: { count: number } } }[] };
+  expect(stats.model_stats[0]!.inference_stats.fail.count).toBe(0);
+}
+
+describe('request shapes past 2^53', () => {
+  it('HTTP: shape [0, 9007199254740993] answers 400 naming the dimension (it crashed the instance: 500 and a restart)', async () => {
+    const res = await fetch(`http://${s.httpUrl}/v2/models/simple/infer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[0,9007199254740993],"data":[]}]}',
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe(
+      "invalid shape for input 'INPUT0': dimension 9007199254740992 is larger than 9007199254740991, the largest this server accepts",
+    );
+    await stillServes();
+  });
+
+  it('gRPC: shape [0, 2^62] answers INVALID_ARGUMENT', async () => {
+    const input = new InferInput('INPUT0', [0, 2 ** 62], 'FP32').setData(new Float32Array(0));
+    await expect(s.grpc.infer('simple', [input])).rejects.toThrow(/dimension 4611686018427388000 is larger than 9007199254740991/);
+    await stillServes();
+  });
+});
