@@ -3,8 +3,9 @@
  * one included) can call `process.send` itself, and a thread's code can post on its port, so any
  * message with our brand may be forged: a `result` whose packed JSON does not parse used to throw in
  * the host's message handler and take the whole server down. Each check throws a `MalformedMessage`
- * naming what is wrong; the channel then treats the worker as crashed (its in-flight requests fail,
- * it restarts), as it would a worker that died.
+ * naming what is wrong. A malformed response fails the request it answers (readResultMessage, and
+ * the host for streamed ones); anything else malformed makes the host treat the worker as crashed
+ * (its in-flight requests fail, it restarts), as it would a worker that died.
  *
  * The tensor check is what bounds the server's own work on a response: a shape must agree with the
  * bytes that came with it, so no serializer loops over elements the model never sent.
@@ -138,7 +139,7 @@ export function readResponse(response: unknown, where: string): InferResponse {
  * What an execute's `result` message says: its batch-wide error, or exactly one result per request
  * (none for a decoupled execute, whose responses went through its sinks) and timings worth adding up.
  */
-export function readResultMessage(msg: Extract<FromWorkerBody, { t: 'result' }>, size: number, decoupled: boolean): ExecuteOutput | InferError {
+export function readResultMessage(msg: Extract<FromWorkerBody, { t: 'result' }>, size: number, decoupled: boolean, label: string): ExecuteOutput | InferError {
   if (msg.error !== undefined) {
     checkWireError(msg.error, 'result');
     return InferError.fromWire(msg.error);
@@ -154,14 +155,26 @@ export function readResultMessage(msg: Extract<FromWorkerBody, { t: 'result' }>,
   if (!Array.isArray(wire)) bad(`result: results must be an array, got ${show(wire)}`);
   const expected = decoupled ? 0 : size;
   if (wire.length !== expected) bad(`result: ${wire.length} results for a batch of ${size} requests (${expected} expected)`);
+  // What is wrong inside one request's result fails that request alone: its neighbours and the
+  // worker are unaffected (a model with a bug in one output is not a crashed model).
   const results = wire.map((r: unknown, i) => {
-    if (!isRecord(r)) bad(`result ${i}: must be an object, got ${show(r)}`);
-    if (r['ok'] === true) return readResponse(r['response'], `result ${i}`);
-    checkWireError(r['error'], `result ${i}`);
-    return InferError.fromWire(r['error']);
+    try {
+      if (!isRecord(r)) bad(`result ${i}: must be an object, got ${show(r)}`);
+      if (r['ok'] === true) return readResponse(r['response'], `result ${i}`);
+      checkWireError(r['error'], `result ${i}`);
+      return InferError.fromWire(r['error']);
+    } catch (error) {
+      if (error instanceof MalformedMessage) return malformedResponse(label, error);
+      throw error;
+    }
   });
   const timings = saneTimings(msg.timings);
   return timings ? { results, timings } : { results };
+}
+
+/** The error a request gets for a response its worker sent malformed. */
+export function malformedResponse(label: string, error: MalformedMessage): InferError {
+  return new InferError('INTERNAL', `${label} sent a malformed response: ${error.message}`);
 }
 
 /** A BLS call's request: an object whose inputs are checked tensors; the server validates it against the model next. */

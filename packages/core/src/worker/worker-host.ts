@@ -34,7 +34,7 @@ import {
 } from './protocol.ts';
 import type { WorkerInstance, WorkerInstanceOptions } from './types.ts';
 import { dedupeReadPaths, readPathsFor } from './process-paths.ts';
-import { checkWireError, checkWireLog, readBlsRequest, readResponse, readResultMessage } from './wire-check.ts';
+import { checkWireError, checkWireLog, malformedResponse, MalformedMessage, readBlsRequest, readResponse, readResultMessage } from './wire-check.ts';
 import { compiledModule } from './compiled-module.ts';
 import { describeUnenforced, prepareSandbox, type SandboxSpec } from './process-sandbox.ts';
 
@@ -254,7 +254,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         const p = gen.pending.get(msg.id);
         if (!p) return;
         // Read (and check) before any state changes: a malformed result then fails this execute too.
-        const output = readResultMessage(msg, p.size, p.sinks !== undefined);
+        const output = readResultMessage(msg, p.size, p.sinks !== undefined, this.label);
         gen.pending.delete(msg.id);
         p.cleanup();
         if (p.sinks && !msg.error && p.open && p.open.size > 0) {
@@ -269,16 +269,24 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         const owner = gen.pending.get(msg.id) ?? gen.streams.get(msg.id);
         const sink = owner?.sinks?.[msg.index];
         if (!owner || !sink || !owner.open?.has(msg.index)) return;
-        const response = msg.response === undefined ? undefined : readResponse(msg.response, `response for request ${msg.index}`);
         if (msg.error !== undefined) checkWireError(msg.error, `completion of request ${msg.index}`);
+        let response: InferResponse | undefined;
+        let failed: InferError | undefined;
+        try {
+          response = msg.response === undefined ? undefined : readResponse(msg.response, `response for request ${msg.index}`);
+        } catch (error) {
+          // A malformed streamed response ends that request's stream alone, with why.
+          if (!(error instanceof MalformedMessage)) throw error;
+          failed = malformedResponse(this.label, error);
+        }
         if (response) sink.response(response);
-        if (msg.done) {
+        if (msg.done || failed) {
           owner.open.delete(msg.index);
           if (owner.open.size === 0 && gen.streams.delete(msg.id)) {
             owner.release();
             this.idle(gen);
           }
-          sink.complete(msg.error ? InferError.fromWire(msg.error) : undefined);
+          sink.complete(failed ?? (msg.error ? InferError.fromWire(msg.error) : undefined));
         }
         break;
       }

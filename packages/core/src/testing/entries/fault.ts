@@ -70,10 +70,13 @@ export const FORGED: Readonly<Record<string, (id: number) => unknown>> = {
   'fatal-null': () => ({ t: 'fatal', error: null }),
 };
 
-function forge(what: string): Promise<never> {
+/** `forge:<what>` guesses execute ids 0..63; `forge:<what>:<id>` sends one message, for that id. */
+function forge(arg: string): Promise<never> {
+  const [what = '', only] = arg.split(':');
   const make = FORGED[what];
   if (!make) throw new InferError('INVALID_ARG', `fault backend: unknown forgery '${what}'`);
-  for (let id = 0; id < 64; id++) {
+  const ids = only === undefined ? Array.from({ length: 64 }, (_, i) => i) : [Number(only)];
+  for (const id of ids) {
     const msg = { brand: BRAND, ...(make(id) as object) };
     if (parentPort) parentPort.postMessage(msg);
     else process.send?.(msg);
