@@ -77,6 +77,7 @@ export function createContainer(init: CreateContainerOptions): Container {
         tracing: new TraceManager(options.trace, ctx.get(TOKENS.Log)),
         allowModelFileLoad: options.allowModelFileLoad,
         serverId: options.serverId,
+        headerForward: options.headerForward,
       }),
     )
     .inSingletonScope();

@@ -103,6 +103,8 @@ describe('serve flags', () => {
     expect(serve('--reuse-http-port=1')).toThrow('SO_REUSEPORT is not available');
     expect(serve('--grpc-keepalive-time=-5')).toThrow(/--grpc-keepalive-time/);
     expect(serve('--backend-directory')).toThrow('--backend-directory needs a value');
+    expect(serve('--http-header-forward-pattern=(')).toThrow("invalid value for --http-header-forward-pattern: '('");
+    expect(parseServeFlags(['--model-repository=/a', '--grpc-header-forward-pattern=^x-']).headerForward.grpc?.source).toBe('^x-');
   });
 
   it("takes every flag of tritonserver's command line (server src/command_line_parser.cc at e1db8a6, 2026-08-19)", () => {

@@ -7,6 +7,7 @@ import { DEFAULT_HTTP_CONNECTION_LIMITS, DEFAULT_LIMITS, type HttpConnectionLimi
 import { addRestriction, type Restrictions } from '../protocol/restricted.ts';
 import type { TlsOptions } from '../protocol/tls.ts';
 import type { GrpcConnectionOptions } from '../grpc/grpc-server.ts';
+import { headerForwardPattern } from '../protocol/header-forward.ts';
 import { parseTraceFlags, TraceConfigError, type TraceConfig, type TraceFlags } from '../tracing/trace-config.ts';
 import type { RateLimitResourceFlag } from '@tritium/core';
 import {
@@ -85,6 +86,8 @@ export interface ServeOptions {
   rateLimit: 'off' | 'execution_count';
   /** `--rate-limit-resource <name>:<count>[:<device>]` (repeatable). */
   rateLimitResources: RateLimitResourceFlag[];
+  /** `--http-header-forward-pattern` / `--grpc-header-forward-pattern`: headers (metadata) forwarded as request parameters. */
+  headerForward: { http?: RegExp; grpc?: RegExp };
   /** `--id`: the server's name in server metadata (Triton's default `triton`). */
   serverId: string;
   /** `--grpc-keepalive-time`, `--grpc-keepalive-timeout`, `--grpc-max-connection-age[-grace]` (ms; Triton's defaults when unset). */
@@ -152,6 +155,7 @@ export function defaultServeOptions(): ServeOptions {
     cacheConfig: {},
     rateLimit: 'off',
     rateLimitResources: [],
+    headerForward: {},
     serverId: 'triton',
     grpcConnection: {},
     flagsWithoutEffect: [],
@@ -234,6 +238,14 @@ function int(flag: string, v: string, min = 0): number {
     throw new FlagError(`invalid value for --${flag}: '${v}' (expected an integer >= ${min})`);
   }
   return Number(v);
+}
+
+function pattern(flag: string, v: string): RegExp {
+  try {
+    return headerForwardPattern(flag, v);
+  } catch (e) {
+    throw new FlagError((e as Error).message);
+  }
 }
 
 function port(flag: string, v: string): number {
@@ -329,6 +341,8 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'rate-limit': (o, v) => (o.rateLimit = flagged(() => parseRateLimitMode(v))),
   'rate-limit-resource': (o, v) => void o.rateLimitResources.push(flagged(() => parseRateLimitResource(v))),
   id: (o, v) => (o.serverId = v),
+  'http-header-forward-pattern': (o, v) => (o.headerForward.http = pattern('http-header-forward-pattern', v)),
+  'grpc-header-forward-pattern': (o, v) => (o.headerForward.grpc = pattern('grpc-header-forward-pattern', v)),
   'grpc-keepalive-time': (o, v) => (o.grpcConnection.keepaliveTimeMs = int('grpc-keepalive-time', v)),
   'grpc-keepalive-timeout': (o, v) => (o.grpcConnection.keepaliveTimeoutMs = int('grpc-keepalive-timeout', v)),
   'grpc-max-connection-age': (o, v) => (o.grpcConnection.maxConnectionAgeMs = int('grpc-max-connection-age', v)),
@@ -381,6 +395,7 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --http-use-ssl <bool>  --http-use-ssl-mutual <bool>  --http-server-cert/--http-server-key/--http-root-cert <pem file>
   --grpc-keepalive-time/--grpc-keepalive-timeout/--grpc-max-connection-age/--grpc-max-connection-age-grace <ms>
   --id <name>                                 the server's name in server metadata (triton)
+  --http-header-forward-pattern/--grpc-header-forward-pattern <regex>   matching headers become request parameters
   Triton's other flags (--http-thread-count, --pinned-memory-pool-byte-size, --backend-directory, ...) are
   accepted and checked, and a warning names each one given: they change nothing here.
 `;

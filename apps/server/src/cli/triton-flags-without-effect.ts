@@ -47,8 +47,6 @@ export const TRITON_FLAGS_WITHOUT_EFFECT: Readonly<Record<string, FlagWithoutEff
   'grpc-http2-max-pings-without-data': { kind: 'int', why: 'grpc-js servers do not limit pings without data' },
   'grpc-http2-min-recv-ping-interval-without-data': { kind: 'int', why: 'grpc-js servers do not limit the ping interval' },
   'grpc-http2-max-ping-strikes': { kind: 'int', why: 'grpc-js servers do not count ping strikes' },
-  'http-header-forward-pattern': { kind: 'string', why: 'HTTP headers are not forwarded to models as parameters' },
-  'grpc-header-forward-pattern': { kind: 'string', why: 'gRPC metadata is not forwarded to models as parameters' },
   'pinned-memory-pool-byte-size': { kind: 'int', why: GPU },
   'cuda-memory-pool-byte-size': { kind: 'int:int', why: GPU },
   'cuda-virtual-address-size': { kind: 'int:int', why: GPU },

@@ -9,6 +9,7 @@ import { liftParameters, type LiftedParams } from '../protocol/params.ts';
 import { shmRefOf, type ShmRef } from '../protocol/shared-memory.ts';
 import { checkDataType, checkShape, contentsToBytes } from '../protocol/tensors.ts';
 import { invalidArg } from '../protocol/status.ts';
+import { forwardHeaders } from '../protocol/header-forward.ts';
 
 export interface ConvertedRequest {
   readonly request: InferRequest;
@@ -17,7 +18,12 @@ export interface ConvertedRequest {
   readonly outputShm: ReadonlyMap<string, ShmRef>;
 }
 
-export function fromWireRequest(m: WireInferRequest, ctx: TransportContext, signal?: AbortSignal): ConvertedRequest {
+export function fromWireRequest(
+  m: WireInferRequest,
+  ctx: TransportContext,
+  signal?: AbortSignal,
+  metadata: () => Iterable<readonly [string, unknown]> = () => [],
+): ConvertedRequest {
   const model = m.model_name;
   const version = parseModelVersion(m.model_version);
   const lifted = liftParameters(m.parameters, 'grpc');
@@ -61,7 +67,7 @@ export function fromWireRequest(m: WireInferRequest, ctx: TransportContext, sign
     delete params['binary_data'];
     return Object.keys(params).length ? { name: o.name, parameters: params } : { name: o.name };
   });
-  const request: InferRequest = {
+  const request: InferRequest = forwardHeaders({
     id: m.id,
     model,
     version,
@@ -72,7 +78,7 @@ export function fromWireRequest(m: WireInferRequest, ctx: TransportContext, sign
     priority: lifted.priority,
     timeoutUs: lifted.timeoutUs,
     signal,
-  };
+  }, ctx.headerForward?.grpc, metadata);
   return { request, lifted, outputShm };
 }
 

@@ -46,7 +46,7 @@ export function modelInferHandler(ctx: TransportContext) {
       if (safeIsDecoupled(ctx, msg)) {
         throw new InferError('UNSUPPORTED', DECOUPLED_UNARY_MESSAGE);
       }
-      converted = fromWireRequest(msg, ctx, abort.signal);
+      converted = fromWireRequest(msg, ctx, abort.signal, () => Object.entries(call.metadata.getMap()));
     } catch (e) {
       callback(grpcError(ctx, 'ModelInfer', e));
       return;
@@ -116,7 +116,7 @@ export function modelStreamInferHandler(ctx: TransportContext) {
       let converted;
       const abort = new AbortController();
       try {
-        converted = fromWireRequest(msg, ctx, abort.signal);
+        converted = fromWireRequest(msg, ctx, abort.signal, () => Object.entries(call.metadata.getMap()));
       } catch (e) {
         fail(e, msg.id);
         return;

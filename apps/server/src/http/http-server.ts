@@ -12,6 +12,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parseModelVersion } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
+import { forwardHeaders } from '../protocol/header-forward.ts';
 import { logServerFault, mapError, TransportError } from '../protocol/status.ts';
 import { traceNowNs, type InferResponse } from '@tritium/core';
 import type { SampledTrace } from '../tracing/trace-manager.ts';
@@ -233,6 +234,7 @@ export class HttpTransport {
       const plan = await this.parser.planInfer(body.subarray(0, jsonLength), binary.length, model, this.ctx.limits);
       parsed = requestFromPlan(plan, binary, model, version, this.ctx, abort.signal);
     }
+    parsed = { ...parsed, request: forwardHeaders(parsed.request, this.ctx.headerForward?.http, () => Object.entries(req.headers)) };
     // Sampled once the request is known; the receive timestamps are the ones taken above.
     const sampled = this.ctx.tracing.sample(model, (name) => headerValue(req, name));
     if (!sampled) {

@@ -14,6 +14,8 @@ export interface TransportContext {
   readonly log: TritonLog;
   /** Whether the load API may carry model files (`file:<version>/<name>` parameters). */
   readonly allowModelFileLoad: boolean;
+  /** `--http-header-forward-pattern` / `--grpc-header-forward-pattern` (header-forward.ts). */
+  readonly headerForward?: { readonly http?: RegExp; readonly grpc?: RegExp };
   /** `--id`: the name server metadata gives (default: core's, `triton`). */
   readonly serverId?: string;
 }
