@@ -44,6 +44,8 @@ const VALUE_OPTIONS: Readonly<Record<string, string>> = {
   '--plot': 'plot',
   '--service-kind': 'service-kind',
   '--max-threads': 'max-threads',
+  '-H': 'header',
+  '--request-parameter': 'request-parameter',
 };
 /** Flags (no value). `--async`/`--sync` are accepted: the load generator is always asynchronous. */
 const FLAGS = new Set(['-v', '--verbose', '-a', '--async', '--sync', '-h', '--help']);
@@ -71,6 +73,8 @@ export const USAGE = `usage: tritium perf -m <model> [options]   (perf_analyzer'
   -f <file.csv>                   CSV with perf_analyzer's columns
   --plot <file.svg>               throughput against latency
   -v                              print every window
+  -H <Header:Value>               header sent with every request, HTTP and gRPC (repeatable)
+  --request-parameter <name:value:type>   inference parameter, type bool|int|string (repeatable)
 `;
 
 function int(name: string, value: string, min: number): number {
@@ -109,6 +113,33 @@ export function parseShape(value: string): [string, number[]] {
     .split(',')
     .map((d) => int('--shape', d, 0));
   return [value.slice(0, colon), dims];
+}
+
+/** perf_analyzer's `-H Header:Value` (the value may itself hold colons). */
+function parseHeaders(values: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const v of values) {
+    const colon = v.indexOf(':');
+    if (colon <= 0) throw new UsageError(`invalid value '${v}' for -H: expected Header:Value`);
+    out[v.slice(0, colon).trim().toLowerCase()] = v.slice(colon + 1).trim();
+  }
+  return out;
+}
+
+/** perf_analyzer's `--request-parameter name:value:type` (type bool, int or string). */
+function parseRequestParameters(values: readonly string[]): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const v of values) {
+    const first = v.indexOf(':');
+    const last = v.lastIndexOf(':');
+    if (first <= 0 || last === first) throw new UsageError(`invalid value '${v}' for --request-parameter: expected name:value:type`);
+    const [name, value, type] = [v.slice(0, first), v.slice(first + 1, last), v.slice(last + 1)];
+    if (type === 'string') out[name] = value;
+    else if (type === 'int') out[name] = int('--request-parameter', value, Number.MIN_SAFE_INTEGER);
+    else if (type === 'bool' && (value === 'true' || value === 'false')) out[name] = value === 'true';
+    else throw new UsageError(`invalid value '${v}' for --request-parameter: type must be bool (true|false), int or string`);
+  }
+  return out;
 }
 
 /** Parses a `tritium perf` command line. Throws UsageError; returns `'help'` for -h. */
@@ -191,6 +222,8 @@ export function parsePerfArgs(argv: readonly string[]): PerfOptions | 'help' {
     ...(last('filename') ? { filename: last('filename')! } : {}),
     ...(last('plot') ? { plot: last('plot')! } : {}),
     verbose: flags.has('-v') || flags.has('--verbose'),
+    ...(values.has('header') ? { headers: parseHeaders(values.get('header')!) } : {}),
+    ...(values.has('request-parameter') ? { requestParameters: parseRequestParameters(values.get('request-parameter')!) } : {}),
   };
   if (options.percentile !== undefined && options.percentile > 99) {
     throw new UsageError(`invalid value '${options.percentile}' for --percentile: expected 1..99`);

@@ -56,6 +56,10 @@ export interface PerfOptions {
   readonly plot?: string;
   /** `-v` */
   readonly verbose: boolean;
+  /** `-H Header:Value` (repeatable): sent with every request, HTTP and gRPC (e.g. a restricted API's key). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** `--request-parameter name:value:type` (repeatable; bool, int or string): sent with every inference. */
+  readonly requestParameters?: Readonly<Record<string, string | number | boolean>>;
 }
 
 export const DEFAULTS = {

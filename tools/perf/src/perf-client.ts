@@ -37,29 +37,37 @@ export function toInferInputs(inputs: readonly RequestInput[]): InferInput[] {
   );
 }
 
+/** What every request of a session carries: `-H` headers and `--request-parameter` parameters. */
+export interface PerfRequestOptions {
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly parameters?: Readonly<Record<string, string | number | boolean>>;
+}
+
 /** A `PerfClient` over `@tritium/client`'s HTTP or gRPC InferenceServerClient. */
-export function createPerfClient(protocol: Protocol, url: string, concurrency = 16): PerfClient {
+export function createPerfClient(protocol: Protocol, url: string, concurrency = 16, extra: PerfRequestOptions = {}): PerfClient {
+  const headers = extra.headers ?? {};
+  const params = extra.parameters ? { parameters: { ...extra.parameters } } : {};
   if (protocol === 'grpc') {
-    const c: GrpcInferenceServerClient = new grpc.InferenceServerClient(url);
+    const c: GrpcInferenceServerClient = new grpc.InferenceServerClient(url, { headers });
     return {
       metadata: (m, v) => c.getModelMetadata(m, v),
       config: async (m, v) => (await c.getModelConfig(m, v)).config,
       statistics: async (m, v) => (await c.getInferenceStatistics(m, v)).model_stats,
       hasStatistics: async () => (await c.getServerMetadata()).extensions.includes('statistics'),
       infer: async (m, v, inputs) => {
-        await c.infer(m, inputs, v ? { modelVersion: v } : {});
+        await c.infer(m, inputs, { ...params, ...(v ? { modelVersion: v } : {}) });
       },
       close: () => c.close(),
     };
   }
-  const c: HttpInferenceServerClient = new http.InferenceServerClient(url, { concurrency: Math.max(concurrency, 1) });
+  const c: HttpInferenceServerClient = new http.InferenceServerClient(url, { concurrency: Math.max(concurrency, 1), headers });
   return {
     metadata: (m, v) => c.getModelMetadata(m, v || undefined),
     config: (m, v) => c.getModelConfig(m, v || undefined),
     statistics: async (m, v) => (await c.getInferenceStatistics(m, v || undefined)).model_stats,
     hasStatistics: async () => (await c.getServerMetadata()).extensions.includes('statistics'),
     infer: async (m, v, inputs) => {
-      await c.infer(m, inputs, v ? { modelVersion: v } : {});
+      await c.infer(m, inputs, { ...params, ...(v ? { modelVersion: v } : {}) });
     },
     close: () => c.close(),
   };

@@ -22,7 +22,12 @@ export interface RunOptions {
 export async function runPerf(options: PerfOptions, run: RunOptions = {}): Promise<LevelResult[]> {
   const write = run.write ?? (() => {});
   const { mode, levels } = loadLevels(options);
-  const client = run.client ?? createPerfClient(options.protocol, options.url, mode === 'concurrency' ? Math.max(...levels) : 256);
+  const client =
+    run.client ??
+    createPerfClient(options.protocol, options.url, mode === 'concurrency' ? Math.max(...levels) : 256, {
+      ...(options.headers ? { headers: options.headers } : {}),
+      ...(options.requestParameters ? { parameters: options.requestParameters } : {}),
+    });
   try {
     const metadata = await client.metadata(options.model, options.modelVersion);
     const config = await client.config(options.model, options.modelVersion);

@@ -66,8 +66,18 @@ describe('perf_analyzer command line', () => {
     [['-m', 'm', '--bogus'], "unknown option '--bogus'"],
     [['-m'], "option '-m' needs a value"],
     [['-m', 'm', '--service-kind', 'torchserve'], "invalid value 'torchserve' for --service-kind: only triton is supported"],
+    [['-m', 'm', '-H', 'novalue'], "invalid value 'novalue' for -H: expected Header:Value"],
+    [['-m', 'm', '--request-parameter', 'a:1'], "invalid value 'a:1' for --request-parameter: expected name:value:type"],
+    [['-m', 'm', '--request-parameter', 'a:yes:bool'], "invalid value 'a:yes:bool' for --request-parameter: type must be bool (true|false), int or string"],
+    [['-m', 'm', '--request-parameter', 'a:1.5:int'], "invalid value '1.5' for --request-parameter: expected an integer >= -9007199254740991"],
   ])('rejects %j with a message naming the option', (argv, message) => {
     expect(() => parsePerfArgs(argv)).toThrow(new UsageError(message));
+  });
+
+  it("takes perf_analyzer's -H headers and --request-parameter name:value:type", () => {
+    const o = parse('-m', 'm', '-H', 'Authorization: Bearer a:b', '-H', 'x-tenant:blue', '--request-parameter', 'max_tokens:256:int', '--request-parameter', 'stream:false:bool', '--request-parameter', 'note:a:b:string');
+    expect(o.headers).toEqual({ authorization: 'Bearer a:b', 'x-tenant': 'blue' });
+    expect(o.requestParameters).toEqual({ max_tokens: 256, stream: false, note: 'a:b' });
   });
 
   it('returns help for -h', () => {

@@ -39,7 +39,9 @@ describe('tritium perf against a running server', () => {
     mkdirSync(join(dir, 'repo', 'echo', '1'), { recursive: true });
     writeFileSync(join(dir, 'repo', 'echo', 'config.pbtxt'), CONFIG);
     writeFileSync(join(dir, 'repo', 'echo', '1', 'model.ts'), MODEL);
-    child = spawn(process.execPath, [BIN, 'serve', '--model-repository', join(dir, 'repo'), '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0', '--http-address', '127.0.0.1', '--grpc-address', '127.0.0.1', '--metrics-address', '127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [BIN, 'serve', '--model-repository', join(dir, 'repo'), '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0', '--http-address', '127.0.0.1', '--grpc-address', '127.0.0.1', '--metrics-address', '127.0.0.1',
+      // Inference behind a key, as a platform team might run it: perf's -H must carry it, over both protocols.
+      '--http-restricted-api=inference:perf-key=secret', '--grpc-restricted-protocol=inference:perf-key=secret'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
     await new Promise<void>((ready, fail) => {
       const timer = setTimeout(() => fail(new Error(`server did not start:\n${text}`)), 60_000);
@@ -80,6 +82,8 @@ describe('tritium perf against a running server', () => {
     const options = parsePerfArgs([
       '-m', 'echo', '-i', protocol, '-u', protocol === 'http' ? httpUrl : grpcUrl,
       '--concurrency-range', '1:2', '-p', '150', '-r', '3', '-b', '2', '--input-data', 'random', '-f', csv, '--plot', svg,
+      // Triton's gRPC restriction reads metadata `triton-grpc-protocol-<key>`; HTTP's reads the header itself.
+      '-H', `${protocol === 'grpc' ? 'triton-grpc-protocol-' : ''}Perf-Key: secret`, '--request-parameter', 'note:from perf:string',
     ]) as PerfOptions;
     let printed = '';
     const results = await runPerf(options, { write: (t) => (printed += t) });
@@ -98,5 +102,10 @@ describe('tritium perf against a running server', () => {
     expect(lines[0]).toMatch(/^Concurrency,Inferences\/Second,Client Send,/);
     expect(lines).toHaveLength(3);
     expect(readFileSync(svg, 'utf8')).toContain('<polyline');
+  });
+
+  it.each(['http', 'grpc'] as const)('without the -H key the restricted server refuses the run over %s (the control)', async (protocol) => {
+    const options = parsePerfArgs(['-m', 'echo', '-i', protocol, '-u', protocol === 'http' ? httpUrl : grpcUrl, '-p', '100', '-r', '2']) as PerfOptions;
+    await expect(runPerf(options)).rejects.toThrow(/perf-key/);
   });
 });
