@@ -18,10 +18,22 @@ export interface Clock {
   setTimer(delayUs: number, fn: () => void): { cancel(): void };
 }
 
+/** The longest delay setTimeout honours. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 export const systemClock: Clock = {
   nowUs: () => Math.round(performance.now() * 1000),
   setTimer(delayUs, fn) {
-    const t = setTimeout(fn, Math.max(0, Math.ceil(delayUs / 1000)));
+    // setTimeout fires at once for a delay past 2^31-1 ms (~24.8 days), so a client's `timeout` of
+    // 2^53 us expired its request on arrival: longer delays are waited out in steps.
+    let remaining = Math.max(0, Math.ceil(delayUs / 1000));
+    let t: ReturnType<typeof setTimeout>;
+    const arm = (): void => {
+      const step = Math.min(remaining, MAX_TIMEOUT_MS);
+      remaining -= step;
+      t = setTimeout(remaining > 0 ? arm : fn, step);
+    };
+    arm();
     return { cancel: () => clearTimeout(t) };
   },
 };
