@@ -134,6 +134,7 @@ export const defaultInferenceServer: InferenceServerFactory = ({ backends, optio
     strictReadiness: options.strictReadiness,
     exitOnError: options.exitOnError,
     modelConfigName: options.modelConfigName,
+    modelLoadRetryCount: options.modelLoadRetryCount,
     allowModelFileOverride: options.allowModelFileLoad,
     backendConfig: options.backendConfig,
     latencyMetrics: latencyMetricsOf(options),

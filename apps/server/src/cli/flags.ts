@@ -88,6 +88,8 @@ export interface ServeOptions {
   rateLimitResources: RateLimitResourceFlag[];
   /** `--http-header-forward-pattern` / `--grpc-header-forward-pattern`: headers (metadata) forwarded as request parameters. */
   headerForward: { http?: RegExp; grpc?: RegExp };
+  /** `--model-load-retry-count` (Triton's, default 0): a failed version load is tried again this many times. */
+  modelLoadRetryCount: number;
   /** `--id`: the server's name in server metadata (Triton's default `triton`). */
   serverId: string;
   /** `--grpc-keepalive-time`, `--grpc-keepalive-timeout`, `--grpc-max-connection-age[-grace]` (ms; Triton's defaults when unset). */
@@ -156,6 +158,7 @@ export function defaultServeOptions(): ServeOptions {
     rateLimit: 'off',
     rateLimitResources: [],
     headerForward: {},
+    modelLoadRetryCount: 0,
     serverId: 'triton',
     grpcConnection: {},
     flagsWithoutEffect: [],
@@ -341,6 +344,7 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'rate-limit': (o, v) => (o.rateLimit = flagged(() => parseRateLimitMode(v))),
   'rate-limit-resource': (o, v) => void o.rateLimitResources.push(flagged(() => parseRateLimitResource(v))),
   id: (o, v) => (o.serverId = v),
+  'model-load-retry-count': (o, v) => (o.modelLoadRetryCount = int('model-load-retry-count', v)),
   'http-header-forward-pattern': (o, v) => (o.headerForward.http = pattern('http-header-forward-pattern', v)),
   'grpc-header-forward-pattern': (o, v) => (o.headerForward.grpc = pattern('grpc-header-forward-pattern', v)),
   'grpc-keepalive-time': (o, v) => (o.grpcConnection.keepaliveTimeMs = int('grpc-keepalive-time', v)),
@@ -395,6 +399,7 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --http-use-ssl <bool>  --http-use-ssl-mutual <bool>  --http-server-cert/--http-server-key/--http-root-cert <pem file>
   --grpc-keepalive-time/--grpc-keepalive-timeout/--grpc-max-connection-age/--grpc-max-connection-age-grace <ms>
   --id <name>                                 the server's name in server metadata (triton)
+  --model-load-retry-count <n>                a failed model load is tried again n times (0)
   --http-header-forward-pattern/--grpc-header-forward-pattern <regex>   matching headers become request parameters
   Triton's other flags (--http-thread-count, --pinned-memory-pool-byte-size, --backend-directory, ...) are
   accepted and checked, and a warning names each one given: they change nothing here.
