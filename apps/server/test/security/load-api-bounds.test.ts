@@ -48,6 +48,15 @@ describe('load API: config override bounds', () => {
     await stillServes();
   });
 
+  it('instances are counted across versions: version_policy all over 1025 uploaded versions is refused before any starts (each version started its own worker)', async () => {
+    const config = { ...SIMPLE, version_policy: { all: {} }, instance_group: [{ kind: 'KIND_CPU', count: 1 }] };
+    const versions = Object.fromEntries(Array.from({ length: 1025 }, (_, i) => [`file:${i + 1}/x`, '']));
+    const r = await load('simple', { config: JSON.stringify(config), ...versions });
+    expect(r.status).toBe(400);
+    expect(r.error).toContain('would start 1025 instances (1025 versions under its version policy, 1 instances each); at most 1024');
+    await stillServes();
+  });
+
   it('instances are counted per listed GPU: 2 groups of 600 are refused', async () => {
     const config = { ...SIMPLE, instance_group: [{ kind: 'KIND_CPU', count: 600 }, { kind: 'KIND_CPU', count: 600 }] };
     const r = await load('simple', { config: JSON.stringify(config) });

@@ -7,8 +7,8 @@ import { ConfigValidationError, fail } from './validation-error.ts';
 const PYTHON_BASED_RUNTIME = /\.(py|ts|js|mjs)$/;
 
 /**
- * Beyond Triton (which has no bound): the most instances one model version may ask for, all groups
- * and GPUs together. Each instance is a worker thread or process, and the load API lets any client
+ * Beyond Triton (which has no bound): the most instances one model may ask for, all groups, GPUs
+ * and versions together. Each instance is a worker thread or process, and the load API lets any client
  * that reaches the port send a config: `count: 100000000` used to build 10^8 instance specs on the
  * main thread and take the server down with it. Public configs ask for 1 to 64.
  */
@@ -21,6 +21,32 @@ export const MAX_INSTANCES_PER_MODEL = 1024;
  * the server out of memory. Public configs ask for 4 to a few thousand.
  */
 export const MAX_SEQUENCE_SLOTS_PER_MODEL = 65536;
+
+/** Instances one group starts, counted as version-loader's instanceSpecs spawns them: count (at least 1) per listed GPU. */
+function groupInstances(group: ModelConfig['instance_group'][number]): number {
+  return Math.max(1, group.count) * (group.kind === 'KIND_GPU' ? Math.max(1, group.gpus.length) : 1);
+}
+
+/** Instances one version of `config` starts (0 for an ensemble, which runs none). */
+export function instancesPerVersion(config: ModelConfig): number {
+  if (config.ensemble_scheduling) return 0;
+  return config.instance_group.reduce((n, g) => n + groupInstances(g), 0);
+}
+
+/**
+ * Every version under the policy starts its own instances: `version_policy { all {} }` over the
+ * 4096 version folders one load may upload started 4096 workers. The versions a load selects
+ * together stay within MAX_INSTANCES_PER_MODEL.
+ */
+export function checkInstancesAcrossVersions(config: ModelConfig, versions: number): void {
+  const perVersion = instancesPerVersion(config);
+  const total = perVersion * versions;
+  if (total <= MAX_INSTANCES_PER_MODEL) return;
+  fail(
+    `model ${config.name} would start ${total} instances (${versions} versions under its version policy, ${perVersion} instances each); at most ${MAX_INSTANCES_PER_MODEL} are allowed across its versions`,
+    'version_policy',
+  );
+}
 
 /** True when `path` is absolute or climbs above its starting folder (IsChildPathEscapingParentPath). */
 export function pathEscapesParent(path: string): boolean {
@@ -53,8 +79,7 @@ export function validateInstanceGroups(config: ModelConfig, options: ValidateOpt
   const cc = (options.minComputeCapability ?? 6.0).toFixed(6);
   let instances = 0;
   config.instance_group.forEach((group, i) => {
-    // Counted as version-loader's instanceSpecs spawns them: count (at least 1) per listed GPU.
-    instances += Math.max(1, group.count) * (group.kind === 'KIND_GPU' ? Math.max(1, group.gpus.length) : 1);
+    instances += groupInstances(group);
     if (instances > MAX_INSTANCES_PER_MODEL) {
       fail(
         `instance group ${group.name} of model ${model} has count ${group.count}${group.kind === 'KIND_GPU' && group.gpus.length > 1 ? ` on ${group.gpus.length} GPUs` : ''}, which makes ${instances} instances of the model; at most ${MAX_INSTANCES_PER_MODEL} are allowed`,

@@ -18,6 +18,7 @@ import { folderStamp, textStamp } from './fingerprint.ts';
 import { assertSafeModelName } from './model-name.ts';
 import { assertRealPathInside } from './safe-path.ts';
 import { parseVersionDirName, selectVersions } from './version-policy.ts';
+import { checkInstancesAcrossVersions } from '../config/validate-instances.ts';
 import type { RepositorySource } from './source/repository-source.ts';
 import { localRepositorySource } from './source/local-source.ts';
 import { RepositoryMirror, type MirrorOptions } from './mirror/repository-mirror.ts';
@@ -312,6 +313,7 @@ export class ModelRepository {
     }
 
     const selected = selectVersions(config.name, config.version_policy, [...versionDirs.keys()]);
+    checkInstancesAcrossVersions(config, selected.length);
     const versions = await Promise.all(
       selected.map(async (version) => {
         const vdir = versionDirs.get(version)!;
