@@ -90,6 +90,33 @@ describe('load API: scheduler sizes', () => {
   });
 });
 
+describe('load API: ensemble cycles', () => {
+  const ensemble = (step: string, inName: string, outName: string): string =>
+    JSON.stringify({
+      platform: 'ensemble',
+      max_batch_size: 0,
+      input: [{ name: 'IN', data_type: 'TYPE_FP32', dims: [-1] }],
+      output: [{ name: 'OUT', data_type: 'TYPE_FP32', dims: [-1] }],
+      ensemble_scheduling: { step: [{ model_name: step, model_version: -1, input_map: { [inName]: 'IN' }, output_map: { [outName]: 'OUT' } }] },
+    });
+
+  it('reloading eb to call ea while ea calls eb is refused with the cycle (it loaded, and every request recursed until the stack overflowed)', async () => {
+    const file = { 'file:1/x': '' };
+    expect(await load('eb', { config: ensemble('simple', 'INPUT0', 'OUTPUT0'), ...file })).toEqual({ status: 200, error: '' });
+    expect(await load('ea', { config: ensemble('eb', 'IN', 'OUT'), ...file })).toEqual({ status: 200, error: '' });
+    const r = await load('eb', { config: ensemble('ea', 'IN', 'OUT'), ...file });
+    expect(r.status).toBe(400);
+    expect(r.error).toContain('circular dependency between ensembles: eb -> ... -> ea -> eb');
+    const res = await fetch(`http://${s.httpUrl}/v2/models/ea/infer`, {
+      method: 'POST',
+      body: JSON.stringify({ inputs: [{ name: 'IN', datatype: 'FP32', shape: [2], data: [5, 6] }] }),
+    });
+    expect(await res.json()).toMatchObject({ outputs: [{ name: 'OUT', data: [5, 6] }] });
+    for (const m of ['ea', 'eb']) await fetch(`http://${s.httpUrl}/v2/repository/models/${m}/unload`, { method: 'POST' });
+    await stillServes();
+  });
+});
+
 describe('load API: warmup bounds', () => {
   const withWarmup = (sample: Record<string, unknown>): string =>
     JSON.stringify({ ...SIMPLE, max_batch_size: 2147483647, instance_group: [{ kind: 'KIND_CPU', count: 1 }], model_warmup: [{ name: 'w', ...sample }] });

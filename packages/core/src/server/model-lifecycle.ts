@@ -330,7 +330,9 @@ export class ModelLifecycle {
         p = (async () => {
           const model = resolved.get(name)!;
           const deps = composingModels(model.config).filter((d) => resolved.has(d) && d !== name);
-          const cycle = deps.length > 0 || composingModels(model.config).includes(name) ? findCircularDependency(name, configOf) : undefined;
+          // Through loaded models too: reloading eb -> ea while ea -> eb serves closed a cycle that
+          // loaded, and every request to either recursed until the stack overflowed.
+          const cycle = composingModels(model.config).length > 0 ? findCircularDependency(name, configOf) : undefined;
           if (!cycle) await Promise.all(deps.map((d) => apply(d)));
           failures.push(...(await this.applyModel(model, cycle)));
         })();
