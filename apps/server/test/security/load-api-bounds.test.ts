@@ -90,6 +90,25 @@ describe('load API: scheduler sizes', () => {
   });
 });
 
+describe('load API: model file names', () => {
+  for (const [field, value] of [
+    ['default_model_filename', '../../../../../usr/lib/node_modules/npm/index.js'],
+    ['default_model_filename', '/etc/hostname'],
+    ['cc_model_filenames', { '8.0': '../../other/1/model.plan' }],
+  ] as const) {
+    it(`${field} ${JSON.stringify(value)} is refused 400 (a config override made backends open, or import as model code, any file the server can read)`, async () => {
+      const r = await load('simple', { config: JSON.stringify({ ...SIMPLE, [field]: value }) });
+      expect(r.status).toBe(400);
+      expect(r.error).toMatch(/model file name '.+' of model simple escapes its version directory/);
+    });
+  }
+
+  it('a file name inside the version folder still loads', async () => {
+    const r = await load('simple', { config: JSON.stringify({ ...SIMPLE, default_model_filename: 'sub/../model.bin' }) });
+    expect(r).toEqual({ status: 200, error: '' });
+  });
+});
+
 describe('load API: ensemble cycles', () => {
   const ensemble = (step: string, inName: string, outName: string): string =>
     JSON.stringify({

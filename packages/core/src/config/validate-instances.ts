@@ -70,6 +70,22 @@ export function validateRuntime(config: ModelConfig, options: ValidateOptions): 
   fail(`unable to find backend library '${runtime}' for model '${config.name}'`, 'runtime');
 }
 
+/**
+ * Beyond Triton: `default_model_filename` and `cc_model_filenames` name a file inside the version
+ * folder. Backends join them to it, so through the load API's config override (no upload needed)
+ * `../../../x.ts` or `/abs/x.js` made the TypeScript backend import any file the server can read
+ * as model code, in the server's thread, and the ONNX backend open any file.
+ */
+export function validateModelFilenames(config: ModelConfig): void {
+  const check = (file: string, field: string): void => {
+    if (file !== '' && pathEscapesParent(file)) {
+      fail(`model file name '${file}' of model ${config.name} escapes its version directory`, field);
+    }
+  };
+  check(config.default_model_filename, 'default_model_filename');
+  for (const [cc, file] of Object.entries(config.cc_model_filenames ?? {})) check(file, `cc_model_filenames[${cc}]`);
+}
+
 /** ValidateInstanceGroup. */
 export function validateInstanceGroups(config: ModelConfig, options: ValidateOptions): void {
   if (config.ensemble_scheduling) return;

@@ -12,7 +12,7 @@ import { checkModelNameMatchesDirectory } from './model-name.ts';
 import { fail } from './validation-error.ts';
 import { validateDynamicBatching, validateSequenceBatching } from './validate-batching.ts';
 import { validateEnsemble } from './validate-ensemble.ts';
-import { validateInstanceGroups, validateRuntime } from './validate-instances.ts';
+import { validateInstanceGroups, validateModelFilenames, validateRuntime } from './validate-instances.ts';
 import { validateIO } from './validate-io.ts';
 
 export { ConfigValidationError } from './validation-error.ts';
@@ -110,6 +110,7 @@ export function validateModelConfig(config: ModelConfig, options: ValidateOption
   validateTopLevel(config);
   if (options.directoryName !== undefined) checkModelNameMatchesDirectory(config, options.directoryName);
   validateRuntime(config, options);
+  validateModelFilenames(config);
   validateInstanceGroups(config, options);
   validateIO(config);
 }
