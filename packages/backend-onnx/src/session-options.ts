@@ -41,6 +41,21 @@ function intParameter(config: ModelConfig, key: string): number | undefined {
   return value;
 }
 
+/**
+ * Beyond Triton: the most threads one ONNX Runtime pool may ask for. ORT starts them with each
+ * session (per instance), and the load API takes the config from any client: 100000 meant 100000
+ * OS threads per instance.
+ */
+export const MAX_ORT_THREADS = 1024;
+
+function threadCount(config: ModelConfig, key: string): number | undefined {
+  const value = intParameter(config, key);
+  if (value !== undefined && value > MAX_ORT_THREADS) {
+    throw new InferError('INVALID_ARG', `model '${config.name}': parameter '${key}' must be at most ${MAX_ORT_THREADS}, got ${value}`);
+  }
+  return value;
+}
+
 function boolParameter(config: ModelConfig, key: string): boolean | undefined {
   const raw = parameter(config, key);
   if (raw === undefined) return undefined;
@@ -50,12 +65,23 @@ function boolParameter(config: ModelConfig, key: string): boolean | undefined {
   throw new InferError('INVALID_ARG', `model '${config.name}': parameter '${key}' must be a boolean, got '${raw}'`);
 }
 
-/** Sets a dotted ORT config key (`session.intra_op.allow_spinning`) in onnxruntime-node's nested `extra` form. */
-function setEntry(extra: Record<string, unknown>, key: string, value: string): Record<string, unknown> {
+/** Key segments that would reach an object's prototype instead of a property of its own. */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * Sets a dotted ORT config key (`session.intra_op.allow_spinning`) in onnxruntime-node's nested
+ * `extra` form. Only own properties are walked and a `__proto__` / `constructor` / `prototype`
+ * segment is refused: the parameters come from the config, which the load API takes from any client,
+ * and `session.__proto__.x` used to set `x` on every object of the server's main thread.
+ */
+function setEntry(extra: Record<string, unknown>, key: string, value: string, model = ''): Record<string, unknown> {
   const parts = key.split('.');
+  if (parts.some((p) => PROTOTYPE_KEYS.has(p))) {
+    throw new InferError('INVALID_ARG', `model '${model}': parameter '${key}' is not an ONNX Runtime session config key`);
+  }
   let node = extra;
   for (const part of parts.slice(0, -1)) {
-    const next = node[part];
+    const next = Object.hasOwn(node, part) ? node[part] : undefined;
     node = node[part] = typeof next === 'object' && next !== null ? (next as Record<string, unknown>) : {};
   }
   node[parts[parts.length - 1]!] = value;
@@ -74,8 +100,8 @@ export function modelSessionOptions(config: ModelConfig, cores = availableParall
   // Failures come back as InferErrors naming the model; ORT's own stderr lines would only duplicate them.
   const session: OrtSessionOptions = { logSeverityLevel: 4 };
   // Instances run side by side: by default split the cores between them so they do not oversubscribe.
-  session.intraOpNumThreads = intParameter(config, 'intra_op_thread_count') || Math.max(1, Math.floor(cores / instanceCount(config)));
-  const inter = intParameter(config, 'inter_op_thread_count');
+  session.intraOpNumThreads = threadCount(config, 'intra_op_thread_count') || Math.max(1, Math.floor(cores / instanceCount(config)));
+  const inter = threadCount(config, 'inter_op_thread_count');
   if (inter !== undefined && inter > 0) session.interOpNumThreads = inter;
   const mode = intParameter(config, 'execution_mode');
   if (mode !== undefined) {
@@ -93,7 +119,7 @@ export function modelSessionOptions(config: ModelConfig, cores = availableParall
   // (e.g. `session.intra_op.allow_spinning: "0"`).
   for (const [key, value] of Object.entries(config.parameters ?? {})) {
     if (key.startsWith('session.') && key !== 'session.use_device_allocator_for_initializers') {
-      session.extra = setEntry(session.extra ?? {}, key, value.string_value);
+      session.extra = setEntry(session.extra ?? {}, key, value.string_value, config.name);
     }
   }
   // ORT's intra-op threads spin between runs by default. Here every run is followed by a hand-off

@@ -48,6 +48,30 @@ describe('session options from the config', () => {
   });
 });
 
+describe('thread pools are bounded', () => {
+  for (const key of ['intra_op_thread_count', 'inter_op_thread_count']) {
+    it(`${key} 100000 is refused naming the bound (ORT started that many OS threads per instance)`, () => {
+      expect(() => modelSessionOptions(config(param(key, '100000')), 2)).toThrow(`model 'm': parameter '${key}' must be at most 1024, got 100000`);
+      expect(modelSessionOptions(config(param(key, '1024')), 2).session).toBeDefined();
+    });
+  }
+});
+
+describe('session config keys cannot reach a prototype', () => {
+  for (const key of ['session.__proto__.polluted', 'session.constructor.prototype.polluted', 'session.x.__proto__']) {
+    it(`'${key}' is refused naming it, and no object gains a property (it set one on every object of the server's main thread)`, () => {
+      expect(() => modelSessionOptions(config(param(key, 'yes')), 2)).toThrow(`model 'm': parameter '${key}' is not an ONNX Runtime session config key`);
+      expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+      expect(Object.prototype).not.toHaveProperty('polluted');
+    });
+  }
+
+  it('a key that names an inherited property still nests as its own (toString)', () => {
+    const { session } = modelSessionOptions(config(param('session.toString.x', '1')), 2);
+    expect((session.extra as { session: Record<string, unknown> }).session).toHaveProperty('toString', { x: '1' });
+  });
+});
+
 describe('execution providers', () => {
   const noGpu = { cuda: false, tensorrt: false, reason: 'no NVIDIA driver or device is present' };
   const gpu = { cuda: true, tensorrt: true, reason: '' };
