@@ -14,6 +14,8 @@ import type { MetricsTransport } from './metrics/metrics-server.ts';
 import type { TransportContext } from './protocol/context.ts';
 import { checkListeners, listenFailure, plannedListeners } from './listeners.ts';
 import { HealthThread } from './health/health-thread.ts';
+import { serverOptionsTable } from './server-options-table.ts';
+import { advertisedServerMetadata } from './protocol/extensions.ts';
 
 export interface BoundPorts {
   http?: number;
@@ -55,6 +57,7 @@ export class TritiumServer {
     const listeners = plannedListeners(this.options);
     await checkListeners(listeners);
     await (this.api as InferenceServerApi & Startable).start?.();
+    this.log.info(serverOptionsTable(this.options, advertisedServerMetadata(this.context)));
     const health = this.health;
     const transports = { GRPC: this.grpc, HTTP: this.http, Metrics: this.metrics, Health: { start: () => health!.start() } };
     const names = { GRPC: 'GRPCInferenceService', HTTP: 'HTTPService', Metrics: 'Metrics Service', Health: 'Health Service' };

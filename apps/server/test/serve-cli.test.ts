@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { HttpInferenceServerClient } from '@tritium/client';
 import { FlagError, parseServeFlags, serveFlagNames } from '../src/cli/flags.ts';
 import { formatLogLine } from '../src/logging/triton-log.ts';
+import { serverOptionRows } from '../src/server-options-table.ts';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/tritium.mjs');
 
@@ -135,6 +136,33 @@ describe('serve flags', () => {
     expect(missing).toEqual([]);
   });
 
+  it("builds Triton's options table from the flags, in its order and spellings", () => {
+    const o = parseServeFlags([
+      '--model-repository=/a', '--model-repository=/b', '--model-control-mode=explicit', '--load-model=m1', '--load-model=m2',
+      '--disable-auto-complete-config', '--rate-limit=execution_count', '--rate-limit-resource=R1:4', '--rate-limit-resource=R2:2:0',
+      '--cache-config=local,size=1048576', '--exit-timeout-secs=7', '--strict-readiness=false',
+    ]);
+    const rows = serverOptionRows(o, { name: 'triton', version: '2.61.0', extensions: ['classification', 'sequence'] });
+    expect(rows).toEqual([
+      ['server_id', 'triton'],
+      ['server_version', '2.61.0'],
+      ['server_extensions', 'classification sequence'],
+      ['model_repository_path[0]', '/a'],
+      ['model_repository_path[1]', '/b'],
+      ['model_control_mode', 'MODE_EXPLICIT'],
+      ['startup_models_0', 'm1'],
+      ['startup_models_1', 'm2'],
+      ['strict_model_config', '1'],
+      ['model_config_name', ''],
+      ['rate_limit', 'EXEC_COUNT'],
+      ['rate_limit_resource[0]', '{"name":"R1", "count":4 "device":-1}'],
+      ['rate_limit_resource[1]', '{"name":"R2", "count":2 "device":0}'],
+      ['strict_readiness', '0'],
+      ['exit_timeout', '7'],
+      ['cache_enabled', '1'],
+    ]);
+  });
+
   it("formats Triton's log lines", () => {
     const at = new Date(2026, 10, 21, 22, 10, 5, 123);
     expect(formatLogLine('I', 'hello', 'x.ts:3', 'default', at)).toBe(`I1121 22:10:05.123000 ${process.pid} x.ts:3] hello\n`);
@@ -176,6 +204,9 @@ describe('tritium serve process', () => {
       const client = new HttpInferenceServerClient(`127.0.0.1:${httpPort}`);
       expect(await client.isServerLive()).toBe(true);
       expect((await client.getServerMetadata()).name).toBe('edge-7');
+      // Triton's options table, logged once the models are loaded.
+      expect(started).toMatch(/^\| server_id +\| edge-7 +\|$/m);
+      expect(started).toMatch(/^\| model_control_mode +\| MODE_NONE +\|$/m);
       client.close();
       expect(started).toMatch(/^W.*\] --http-thread-count has no effect in Tritium: Node's event loop serves every connection/m);
       child.kill('SIGTERM');

@@ -80,6 +80,7 @@ export { validateRequest, requestTag, requestSpecOf } from './server/request-val
 export { parseModelVersion } from './server/model-version.ts';
 export type { RequestSpec, RequestInputSpec, PlannedInput } from './server/request-validation.ts';
 export { serverMetadata, modelMetadata, SERVER_EXTENSIONS, CORE_EXTENSION_GAPS, TRITON_COMPATIBLE_VERSION } from './server/server-metadata.ts';
+export { formatTable } from './server/table-printer.ts';
 export type { ServerExtension } from './server/server-metadata.ts';
 export { ModelRepository } from './repository/model-repository.ts';
 export type { ModelSource, ScanResult, ResolvedModel, ResolvedVersion, RepositoryOptions } from './repository/model-repository.ts';
