@@ -136,6 +136,29 @@ describe('load API: ensemble cycles', () => {
   });
 });
 
+describe('load API: model_metrics histogram buckets', () => {
+  const withBuckets = (buckets: unknown[]): string =>
+    JSON.stringify({
+      ...SIMPLE,
+      model_metrics: { metric_control: [{ metric_identifier: { family: 'nv_inference_first_response_histogram_ms' }, histogram_options: { buckets } }] },
+    });
+
+  it('a million buckets are refused 400 (every request walked them on the main thread, every scrape printed them)', async () => {
+    const r = await load('simple', { config: withBuckets(Array.from({ length: 1_000_000 }, (_, i) => i)) });
+    expect(r.status).toBe(400);
+    expect(r.error).toContain("histogram options have 1000000 'buckets'; at most 1000 are allowed");
+  });
+
+  it('a NaN or decreasing bound is refused 400 (le="NaN" went into every scrape)', async () => {
+    for (const [buckets, bad] of [[['NaN'], 'NaN at index 0'], [[5, 2], '2 at index 1']] as const) {
+      const r = await load('simple', { config: withBuckets([...buckets]) });
+      expect(r.status).toBe(400);
+      expect(r.error).toContain(`histogram 'buckets' must be finite and in increasing order, got ${bad}`);
+    }
+    await stillServes();
+  });
+});
+
 describe('load API: warmup bounds', () => {
   const withWarmup = (sample: Record<string, unknown>): string =>
     JSON.stringify({ ...SIMPLE, max_batch_size: 2147483647, instance_group: [{ kind: 'KIND_CPU', count: 1 }], model_warmup: [{ name: 'w', ...sample }] });

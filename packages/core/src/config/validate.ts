@@ -57,6 +57,9 @@ function backendTypeOfBackend(backend: string): BackendType {
   return 'unknown';
 }
 
+/** The most bounds a `model_metrics` histogram may have. */
+export const MAX_HISTOGRAM_BUCKETS = 1000;
+
 /** ValidateModelConfig. */
 function validateTopLevel(config: ModelConfig): void {
   const model = config.name;
@@ -93,7 +96,18 @@ function validateTopLevel(config: ModelConfig): void {
     if (!mc.metric_identifier) fail("metric control must specify 'metric_identifier'", path);
     if (mc.metric_identifier.family === '') fail("metric identifier must specify non-empty 'family'", path);
     if (!mc.histogram_options) fail("metric control must specify 'histogram_options'", path);
-    if (mc.histogram_options.buckets.length === 0) fail("histogram options must specify non-empty 'buckets'", path);
+    const buckets = mc.histogram_options.buckets;
+    if (buckets.length === 0) fail("histogram options must specify non-empty 'buckets'", path);
+    // Beyond Triton: every request walks the buckets on the main thread and every scrape prints
+    // them, and a NaN bound (the JSON form takes "NaN") printed le="NaN" for every model's scrape.
+    if (buckets.length > MAX_HISTOGRAM_BUCKETS) {
+      fail(`histogram options have ${buckets.length} 'buckets'; at most ${MAX_HISTOGRAM_BUCKETS} are allowed`, `${path}.histogram_options.buckets`);
+    }
+    buckets.forEach((b, j) => {
+      if (!Number.isFinite(b) || (j > 0 && b <= buckets[j - 1]!)) {
+        fail(`histogram 'buckets' must be finite and in increasing order, got ${b} at index ${j}`, `${path}.histogram_options.buckets`);
+      }
+    });
   });
 }
 
