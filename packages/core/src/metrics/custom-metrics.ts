@@ -9,7 +9,8 @@
  * first description stays), with another kind it is refused; a counter only grows (Triton's
  * "TRITONSERVER_METRIC_KIND_COUNTER can only be incremented monotonically by non-negative values."),
  * only a gauge can be set, only a histogram observes (its buckets given at creation, ascending).
- * Bounded: MAX_FAMILIES families, MAX_METRICS_PER_FAMILY label sets per family, MAX_LABELS labels of
+ * Bounded: MAX_FAMILIES families, MAX_METRICS_PER_FAMILY label sets per family and MAX_METRICS_TOTAL in
+ * all, MAX_LABELS labels of
  * MAX_LABEL_VALUE_LENGTH characters, MAX_BUCKETS buckets, descriptions of MAX_DESCRIPTION_LENGTH.
  */
 import { InferError } from '../errors.ts';
@@ -25,6 +26,12 @@ export type MetricOp =
 
 export const MAX_FAMILIES = 256;
 export const MAX_METRICS_PER_FAMILY = 1000;
+/**
+ * Label sets across every family. The per-family bound alone allowed 256 x 1000 series of 16
+ * labels x 256 characters (about 1 GB of label text held on the main thread and printed by every
+ * scrape) from one model's code, an uploaded one included.
+ */
+export const MAX_METRICS_TOTAL = 10_000;
 export const MAX_LABELS = 16;
 export const MAX_LABEL_VALUE_LENGTH = 256;
 export const MAX_BUCKETS = 64;
@@ -105,6 +112,8 @@ function checkBuckets(buckets: unknown): number[] {
 
 export class CustomMetrics {
   private readonly families = new Map<string, Family>();
+  /** Label sets created, every family together (never removed: metrics live as long as the server). */
+  private series = 0;
 
   /** Applies one operation; returns the value for `value`. Throws INVALID_ARG / UNSUPPORTED with the reason. */
   apply(op: MetricOp): number | undefined {
@@ -162,6 +171,10 @@ export class CustomMetrics {
     if (family.metrics.size >= MAX_METRICS_PER_FAMILY) {
       throw invalid(`metric family '${family.name}' has too many label sets (at most ${MAX_METRICS_PER_FAMILY})`);
     }
+    if (this.series >= MAX_METRICS_TOTAL) {
+      throw invalid(`too many custom metrics across all families (at most ${MAX_METRICS_TOTAL} label sets)`);
+    }
+    this.series++;
     const bounds = family.kind === 'HISTOGRAM' ? [...(buckets as number[])] : undefined;
     metric = { labels: clean, value: 0, count: 0, ...(bounds ? { bounds, counts: bounds.map(() => 0) } : {}) };
     family.metrics.set(key, metric);

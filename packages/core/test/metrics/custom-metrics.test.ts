@@ -1,6 +1,6 @@
 /** Custom metrics as the main thread keeps them: Triton's rules and messages, and the bounds. */
 import { describe, expect, it } from 'vitest';
-import { CustomMetrics, MAX_FAMILIES, MAX_METRICS_PER_FAMILY } from '../../src/metrics/custom-metrics.ts';
+import { CustomMetrics, MAX_FAMILIES, MAX_METRICS_PER_FAMILY, MAX_METRICS_TOTAL } from '../../src/metrics/custom-metrics.ts';
 
 describe('CustomMetrics', () => {
   it('counts, sets and observes per label set; the same name and kind is the same family', () => {
@@ -48,5 +48,28 @@ describe('CustomMetrics', () => {
     expect(() => m.apply({ op: 'family', name: 'one_more', description: '', kind: 'GAUGE' })).toThrow(`at most ${MAX_FAMILIES}`);
     for (let i = 0; i < MAX_METRICS_PER_FAMILY; i++) m.apply({ op: 'metric', name: 'f0', labels: { i: String(i) } });
     expect(() => m.apply({ op: 'metric', name: 'f0', labels: { i: 'x' } })).toThrow(`at most ${MAX_METRICS_PER_FAMILY}`);
+  });
+
+  it('is bounded across families: 10,000 label sets in all (256 families x 1000 sets of 16 long labels held about 1 GB)', () => {
+    const m = new CustomMetrics();
+    const families = Math.ceil(MAX_METRICS_TOTAL / MAX_METRICS_PER_FAMILY) + 1;
+    let created = 0;
+    let refused = '';
+    for (let f = 0; f < families && !refused; f++) {
+      m.apply({ op: 'family', name: `f${f}`, description: '', kind: 'GAUGE' });
+      for (let i = 0; i < MAX_METRICS_PER_FAMILY && !refused; i++) {
+        try {
+          m.apply({ op: 'metric', name: `f${f}`, labels: { i: String(i) } });
+          created++;
+        } catch (e) {
+          refused = (e as Error).message;
+        }
+      }
+    }
+    expect(created).toBe(MAX_METRICS_TOTAL);
+    expect(refused).toBe(`too many custom metrics across all families (at most ${MAX_METRICS_TOTAL} label sets)`);
+    // Existing label sets still take updates.
+    m.apply({ op: 'set', name: 'f0', labels: { i: '0' }, value: 3 });
+    expect(m.apply({ op: 'value', name: 'f0', labels: { i: '0' } })).toBe(3);
   });
 });
