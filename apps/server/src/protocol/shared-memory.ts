@@ -30,6 +30,13 @@ export const SHM_DISABLED_MESSAGE =
 export const CUDA_SHM_UNSUPPORTED_MESSAGE =
   'CUDA shared memory is not supported by this server (no CUDA IPC in Tritium); use system shared memory or send tensors in the request';
 
+/**
+ * Beyond Triton: the most regions registered at once. Each holds an open file descriptor, so a
+ * client registering regions without end (same key, new names) used up the process's descriptors,
+ * and the server could then accept no connection and open no model file.
+ */
+export const MAX_SHM_REGIONS = 4096;
+
 /** NAME_MAX on Linux: the longest file name, hence the longest shm object name. */
 const MAX_KEY_BYTES = 255;
 
@@ -94,6 +101,12 @@ export class SharedMemoryRegistry {
     if (!name) throw new InferError('INVALID_ARG', 'shared memory region name must not be empty');
     if (this.regions.has(name)) {
       throw new InferError('ALREADY_EXISTS', `shared memory region '${name}' already in manager`);
+    }
+    if (this.regions.size >= MAX_SHM_REGIONS) {
+      throw new InferError(
+        'UNAVAILABLE',
+        `cannot register shared memory region '${name}': ${this.regions.size} regions are registered, the most this server holds; unregister some first`,
+      );
     }
     const { fd, size } = this.openKey(name, key);
     if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(byteSize) || offset < 0 || byteSize < 0 || offset + byteSize > size) {

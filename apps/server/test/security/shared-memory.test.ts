@@ -124,3 +124,19 @@ describe('bounds against the real file size', () => {
     await s.http.unregisterSystemSharedMemory('shrink');
   });
 });
+
+describe('registration count', () => {
+  it('at most 4096 regions at once: the next is refused UNAVAILABLE (each held a file descriptor until the process ran out)', async () => {
+    fs.writeFileSync(shm('many'), Buffer.alloc(16));
+    const names = Array.from({ length: 4096 }, (_, i) => `r${i}`);
+    for (let i = 0; i < names.length; i += 512) {
+      await Promise.all(names.slice(i, i + 512).map((n) => s.grpc.registerSystemSharedMemory(n, key('many'), 16)));
+    }
+    const e = await refused(s.grpc.registerSystemSharedMemory('one_more', key('many'), 16));
+    expect(e.status).toBe('StatusCode.UNAVAILABLE');
+    expect(e.message).toContain("cannot register shared memory region 'one_more': 4096 regions are registered");
+    await s.http.unregisterSystemSharedMemory();
+    await s.grpc.registerSystemSharedMemory('one_more', key('many'), 16);
+    await s.http.unregisterSystemSharedMemory();
+  });
+});
