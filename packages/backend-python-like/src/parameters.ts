@@ -61,6 +61,18 @@ function positiveInt(config: ModelConfig, key: string): number | undefined {
   return n;
 }
 
+/**
+ * A timer's length in ms: a positive integer up to 2^31-1 (~24.8 days), the longest setTimeout
+ * honours; a longer one used to fire at once, so every execute "timed out" and the instance crash-looped.
+ */
+function durationMs(config: ModelConfig, key: string): number | undefined {
+  const n = positiveInt(config, key);
+  if (n !== undefined && n > 2 ** 31 - 1) {
+    throw new InferError('INVALID_ARG', `model '${config.name}': parameter '${key}' must be at most 2147483647 (ms), got '${n}'`);
+  }
+  return n;
+}
+
 function bool(config: ModelConfig, key: string): boolean {
   const raw = config.parameters?.[key]?.string_value?.trim().toLowerCase();
   if (raw && raw !== 'true' && raw !== 'false') {
@@ -147,9 +159,9 @@ export function sandboxParameters(
   return {
     allowAddons,
     heapMb,
-    executeTimeoutMs: positiveInt(config, PARAMETER_KEYS.executeTimeoutMs),
-    executeWarnMs: positiveInt(config, PARAMETER_KEYS.executeWarnMs) ?? 30_000,
-    startTimeoutMs: positiveInt(config, PARAMETER_KEYS.startTimeoutMs),
+    executeTimeoutMs: durationMs(config, PARAMETER_KEYS.executeTimeoutMs),
+    executeWarnMs: durationMs(config, PARAMETER_KEYS.executeWarnMs) ?? 30_000,
+    startTimeoutMs: durationMs(config, PARAMETER_KEYS.startTimeoutMs),
     isolation,
     isolationForced: isolation !== chosen,
     env,

@@ -118,6 +118,12 @@ describe('load errors point at model.ts', () => {
       load('bad_param', 'export class TritonPythonModel { execute() { return []; } }\n', 'parameters { key: "tritium.heap_mb" value: { string_value: "lots" } }'),
     ).rejects.toMatchObject({ code: 'INVALID_ARG', message: "model 'bad_param': parameter 'tritium.heap_mb' must be a positive integer, got 'lots'" });
   });
+
+  it('an execute timeout past what a timer can wait is refused, not armed to fire at once', async () => {
+    await expect(
+      load('long_timeout', 'export class TritonPythonModel { execute() { return []; } }\n', 'parameters { key: "tritium.execute_timeout_ms" value: { string_value: "2147483648" } }'),
+    ).rejects.toMatchObject({ code: 'INVALID_ARG', message: "model 'long_timeout': parameter 'tritium.execute_timeout_ms' must be at most 2147483647 (ms), got '2147483648'" });
+  });
 });
 
 describe('the bundle folder', () => {
