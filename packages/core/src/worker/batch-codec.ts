@@ -1,12 +1,15 @@
 /**
  * Packs a batch (requests or results) for the trip across the worker boundary. Each item is written
- * field by field, in an order its packer and unpacker agree on, into ONE Float64Array (numbers, and
- * indices into a table of the batch's distinct strings); the small tensors' bytes go into ONE fresh
- * ArrayBuffer (8-byte aligned, so typed views need no copy), large tensors as their own buffers, and
- * the rare fields that are neither (parameters, requested outputs, errors) as one JSON string.
+ * field by field, in an order its packer and unpacker agree on, into a table of float64s (numbers,
+ * and indices into a table of the batch's distinct strings); the table and the small tensors' bytes
+ * share ONE fresh ArrayBuffer (the table first, then the tensors 8-byte aligned, so typed views need
+ * no copy), large tensors go as their own buffers, and the rare fields that are neither (parameters,
+ * requested outputs, errors) as one JSON string.
  * Structured-cloning a batch's object graph costs ~10 µs per request (bench/worker.bench.ts), and
  * JSON with a key per field still ~1.5 µs per result (JSON.parse alone 46 µs for 32 tokenizer
- * results); reading numbers back into object literals costs a fraction of that.
+ * results); reading numbers back into object literals costs a fraction of that. An ArrayBuffer costs
+ * a few µs to allocate however small (its memory lives outside the JS heap), hence one per batch:
+ * the table is written into a reused scratch array and copied in once its length is known.
  *
  * A result batch comes from a worker, whose code may forge it: reading never trusts a count or an
  * index (each is checked against what is there) and throws a RangeError on anything malformed.
@@ -22,10 +25,14 @@ export const POOL_LIMIT = 64 * 1024;
 export interface PackedBatch {
   /** `[strings, extras]`: the distinct strings the table indexes, and the JSON-only fields. */
   readonly json: string;
-  /** Item count, then each item's fields as its packer wrote them. */
-  readonly table: Float64Array;
-  /** The small tensors' bytes. */
-  readonly pool: ArrayBuffer | null;
+  /**
+   * The table (item count, then each item's fields as its packer wrote them: `tableLength` float64s
+   * from byte 0), then the pool of small tensors' bytes; tensor offsets are relative to the pool.
+   * One ArrayBuffer, not views: Node's IPC serialization (process isolation) copies each view on its
+   * own and may leave it unaligned, while an ArrayBuffer arrives whole at offset 0.
+   */
+  readonly buffer: ArrayBuffer;
+  readonly tableLength: number;
   /** Large tensors' bytes, referenced from the table by index. */
   readonly large: readonly Uint8Array[];
 }
@@ -47,9 +54,12 @@ export interface ItemReader {
   json(): unknown;
 }
 
+/** Where every batch's table is written before its length is known (one thread packs one batch at a time). */
+let scratch = new Float64Array(1024);
+
 /**
  * Packs `items`, each written by `writeItem`. Large buffers are transferred per
- * {@link prepareTensor}'s rules (`transferWhole`); the pool and the table are always transferred.
+ * {@link prepareTensor}'s rules (`transferWhole`); the buffer of the table and the pool always is.
  */
 export function packBatch<T>(
   items: readonly T[],
@@ -57,7 +67,16 @@ export function packBatch<T>(
   transferList: ArrayBuffer[] | undefined,
   transferWhole: boolean,
 ): PackedBatch | undefined {
-  const table: number[] = [items.length];
+  let used = 0;
+  const put = (value: number): void => {
+    if (used === scratch.length) {
+      const grown = new Float64Array(scratch.length * 2);
+      grown.set(scratch);
+      scratch = grown;
+    }
+    scratch[used++] = value;
+  };
+  put(items.length);
   const strings: string[] = [];
   const stringIndex = new Map<string, number>();
   const extras: unknown[] = [];
@@ -71,31 +90,34 @@ export function packBatch<T>(
       strings.push(value);
       stringIndex.set(value, i);
     }
-    table.push(i);
+    put(i);
   };
   const out: ItemWriter = {
     string,
-    number: (value) => void table.push(value),
+    number: put,
     tensors(tensors) {
-      table.push(tensors.length);
+      put(tensors.length);
       for (const tensor of tensors) {
         string(tensor.name);
         string(tensor.datatype);
-        table.push(tensor.shape.length, ...tensor.shape);
+        const shape = tensor.shape;
+        put(shape.length);
+        for (let d = 0; d < shape.length; d++) put(shape[d]!);
         const data = tensor.data;
         if (data.byteLength >= POOL_LIMIT) {
-          table.push(-1, large.length);
+          put(-1);
+          put(large.length);
           large.push(prepareTensor(tensor, transferList, transferWhole).data);
         } else {
-          table.push(poolSize, data.byteLength);
+          put(poolSize);
+          put(data.byteLength);
           small.push(data);
           poolSize += (data.byteLength + 7) & ~7;
         }
       }
     },
     json(value) {
-      if (value === undefined) table.push(-1);
-      else table.push(extras.push(value) - 1);
+      put(value === undefined ? -1 : extras.push(value) - 1);
     },
   };
   for (const item of items) writeItem(item, out);
@@ -105,20 +127,18 @@ export function packBatch<T>(
   } catch {
     return undefined; // a bigint or another non-JSON value: send the batch by structured clone instead
   }
-  let pool: ArrayBuffer | null = null;
+  const buffer = new ArrayBuffer(used * 8 + poolSize);
+  new Float64Array(buffer, 0, used).set(scratch.subarray(0, used));
   if (poolSize > 0) {
-    const bytes = new Uint8Array(poolSize);
+    const pool = new Uint8Array(buffer, used * 8, poolSize);
     let offset = 0;
     for (const data of small) {
-      bytes.set(data, offset);
+      pool.set(data, offset);
       offset += (data.byteLength + 7) & ~7;
     }
-    pool = bytes.buffer;
-    transferList?.push(pool);
   }
-  const packedTable = new Float64Array(table);
-  transferList?.push(packedTable.buffer);
-  return { json, table: packedTable, pool, large };
+  transferList?.push(buffer);
+  return { json, buffer, tableLength: used, large };
 }
 
 function malformed(what: string): never {
@@ -127,8 +147,11 @@ function malformed(what: string): never {
 
 /** Unpacks what {@link packBatch} built; tensors are views into the pool (no copy). */
 export function unpackBatch<T>(packed: PackedBatch, readItem: (input: ItemReader) => T): T[] {
-  const { table, pool, large } = packed;
-  if (!(table instanceof Float64Array)) malformed('no table');
+  const { buffer, tableLength, large } = packed;
+  if (!(buffer instanceof ArrayBuffer)) malformed('no buffer');
+  if (!(Number.isInteger(tableLength) && tableLength >= 0 && tableLength * 8 <= buffer.byteLength)) malformed(`table length ${tableLength}`);
+  const table = new Float64Array(buffer, 0, tableLength);
+  const pool = new Uint8Array(buffer, tableLength * 8);
   const parsed: unknown = JSON.parse(packed.json);
   if (!Array.isArray(parsed) || !Array.isArray(parsed[0]) || !Array.isArray(parsed[1])) malformed('its JSON is not [strings, extras]');
   const [strings, extras] = parsed as [unknown[], unknown[]];
@@ -149,8 +172,11 @@ export function unpackBatch<T>(packed: PackedBatch, readItem: (input: ItemReader
       if (!ArrayBuffer.isView(data)) malformed(`no large tensor ${length}`);
       return data.constructor === Uint8Array ? (data as Uint8Array) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     }
-    if (!pool) return offset === 0 && length === 0 ? new Uint8Array(0) : malformed('a tensor in the pool, but no pool');
-    return new Uint8Array(pool, offset, length); // RangeError when out of the pool's bounds
+    // The pool shares its buffer with the table: its own bounds are checked here.
+    if (!(Number.isInteger(offset) && Number.isInteger(length) && offset >= 0 && length >= 0 && offset + length <= pool.byteLength)) {
+      malformed(`pool bytes ${offset}+${length} outside its ${pool.byteLength}`);
+    }
+    return new Uint8Array(buffer, pool.byteOffset + offset, length);
   };
   const input: ItemReader = {
     string,

@@ -17,7 +17,7 @@ describe('batch codec', () => {
     const transfer: ArrayBuffer[] = [];
     const packed = packRequests(batch, transfer, false)!;
     expect(packed).toBeDefined();
-    expect(transfer).toEqual([packed.pool, packed.table.buffer]);
+    expect(transfer).toEqual([packed.buffer]); // the table and the small tensors share one buffer
     const back = unpackRequests(packed);
     expect(back).toEqual(batch);
     for (const t of back.flatMap((r) => r.inputs)) expect(t.data.byteOffset % 8).toBe(0);
@@ -99,18 +99,31 @@ describe('batch codec', () => {
 
   it('refuses a forged packed batch with a RangeError, whatever its counts and indices say', () => {
     const good = packResults([{ ok: true, response: { id: 'a', model: 'm', version: 1, outputs: [u8('O', 4, 2)] } }], [])!;
-    const forged = (table: number[], json = good.json, pool: ArrayBuffer | null = good.pool) => () => unpackResults({ json, table: Float64Array.from(table), pool, large: [] });
-    const t = Array.from(good.table);
+    const t = Array.from(new Float64Array(good.buffer, 0, good.tableLength));
+    const pool = new Uint8Array(good.buffer, good.tableLength * 8);
+    /** A batch with this table (and pool), laid out as packBatch lays it out. */
+    const forged = (table: number[], json = good.json, poolBytes: Uint8Array = pool) => () => {
+      const buffer = new ArrayBuffer(table.length * 8 + poolBytes.byteLength);
+      new Float64Array(buffer, 0, table.length).set(table);
+      new Uint8Array(buffer, table.length * 8).set(poolBytes);
+      return unpackResults({ json, buffer, tableLength: table.length, large: [] });
+    };
     expect(forged(t)).not.toThrow();
     expect(forged([1e15, ...t.slice(1)])).toThrow(/count 1000000000000000/); // items
     expect(forged(t.slice(0, -2))).toThrow(RangeError); // ends early
     expect(forged([...t, 0])).toThrow(/left over/);
     expect(forged(t.map((v, i) => (i === 2 ? 99 : v)))).toThrow(/no string for index 99/); // id
-    expect(forged(t.map((v, i) => (i === t.length - 3 ? 1 << 30 : v)))).toThrow(RangeError); // pool offset
+    expect(forged(t.map((v, i) => (i === t.length - 3 ? 1 << 30 : v)))).toThrow(/pool bytes 1073741824\+4 outside its 8/); // pool offset
+    // An offset before the pool would read the table's own bytes as a tensor's.
+    expect(forged(t.map((v, i) => (i === t.length - 3 ? -8 : v)))).toThrow(/pool bytes -8\+4/);
+    expect(forged(t.map((v, i) => (i === t.length - 3 ? 0.5 : v)))).toThrow(/pool bytes 0.5\+4/);
     expect(forged(t.map((v, i) => (i === t.length - 3 ? -1 : v)))).toThrow(/no large tensor/);
     expect(forged(t, '{}')).toThrow(/not \[strings, extras\]/);
-    expect(forged(t, good.json, null)).toThrow(/no pool/);
+    expect(forged(t, good.json, new Uint8Array(0))).toThrow(/pool bytes 0\+4 outside its 0/);
     expect(forged(t, '[["a","m"],{}]')).toThrow(/not \[strings, extras\]/);
-    expect(() => unpackResults({ json: good.json, table: t as unknown as Float64Array, pool: good.pool, large: [] })).toThrow(/no table/);
+    const base = { json: good.json, large: [] };
+    expect(() => unpackResults({ ...base, buffer: new Float64Array(t) as unknown as ArrayBuffer, tableLength: t.length })).toThrow(/no buffer/);
+    expect(() => unpackResults({ ...base, buffer: good.buffer, tableLength: good.buffer.byteLength })).toThrow(/table length/);
+    expect(() => unpackResults({ ...base, buffer: good.buffer, tableLength: -1 })).toThrow(/table length/);
   });
 });

@@ -21,7 +21,7 @@ function req(fault: string): InferRequest {
 
 /** What each forgery gets: `crash` ends the worker (the message as a whole is unusable); otherwise only that request fails. */
 const EXPECTED: Record<string, { crash: boolean; message: string }> = {
-  'packed-json': { crash: true, message: "crashed: worker sent a malformed 'result' message: result: packed results do not decode" },
+  'packed-json': { crash: true, message: "crashed: worker sent a malformed 'result' message: result: packed results do not decode: Expected property name" },
   'result-count': { crash: true, message: "crashed: worker sent a malformed 'result' message: result: 0 results for a batch of 1 requests" },
   'error-null': { crash: true, message: "crashed: worker sent a malformed 'result' message: result: an error must be an object, got null" },
   'bls-null': { crash: true, message: "crashed: worker sent a malformed 'bls' message: bls: a request must be an object with inputs, got null" },

@@ -51,7 +51,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * execute ids are guessed (0..63), as an attacker would; `id` is filled in per message.
  */
 export const FORGED: Readonly<Record<string, (id: number) => unknown>> = {
-  'packed-json': (id) => ({ t: 'result', id, packed: { json: '{', pool: null, large: [] } }),
+  'packed-json': (id) => ({ t: 'result', id, packed: { json: '{', buffer: new ArrayBuffer(8), tableLength: 1, large: [] } }),
   'result-null': (id) => ({ t: 'result', id, results: [null] }),
   'result-count': (id) => ({ t: 'result', id, results: [] }),
   'shape-lie': (id) => ({
