@@ -4,6 +4,7 @@
  * relays BLS calls and log lines to the host. One instance per worker.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { CallScope } from './call-scope.ts';
 import { parentPort } from 'node:worker_threads';
 import { InferError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -24,7 +25,7 @@ import {
   type WireRequest,
   type WireResult,
 } from './protocol.ts';
-import type { CreateWorkerInstance, WorkerContext, WorkerModelInstance } from './types.ts';
+import type { CreateWorkerInstance, WorkerContext, WorkerExecuteContext, WorkerModelInstance } from './types.ts';
 
 type Send = (msg: FromWorkerBody, transfer?: ArrayBuffer[]) => void;
 
@@ -118,12 +119,14 @@ function makeContext(payload: InitPayload): WorkerContext {
 }
 
 let instance: WorkerModelInstance | undefined;
+/** Why an execute's signal aborts: the host cancelled it. */
+const CANCELLED = new InferError('CANCELLED', 'execute cancelled');
 /**
  * The cancellation of each execute in progress, by id. A decoupled execute's entry stays until its
  * last sink completes: its responses may keep coming after the call returned (Triton's response
  * factory outliving the execute, as its repeat backend does), and a cancel must still reach them.
  */
-const running = new Map<number, AbortController>();
+const running = new Map<number, CallScope>();
 /** Decoupled executes: sinks not completed yet, by id. */
 const openSinks = new Map<number, number>();
 /** Decoupled executes whose call returned while sinks were still open. */
@@ -194,8 +197,13 @@ function sinkFor(id: number, index: number): ResponseSink {
 
 async function runExecute(msg: Extract<ToWorker, { t: 'execute' }>): Promise<void> {
   const { id, decoupled } = msg;
-  const controller = new AbortController();
-  running.set(id, controller);
+  // The execute's signal is made only if its code reads it (see CallScope), and the scope itself is
+  // the execute's context (its `signal` getter lives on the class): an object literal with a getter
+  // would get a new hidden class per execute, and the chain of those classes kept every execute's
+  // objects alive through young-generation GCs (promoted, then freed only by full GCs).
+  const scope = new CallScope(CANCELLED);
+  running.set(id, scope);
+  const xctx: WorkerExecuteContext = scope;
   const batch = msg.packed ? unpackRequests(msg.packed) : (msg.batch ?? []).map((r) => fromWire(r));
   if (decoupled && batch.length > 0) openSinks.set(id, batch.length);
   let failed = false;
@@ -204,11 +212,11 @@ async function runExecute(msg: Extract<ToWorker, { t: 'execute' }>): Promise<voi
     if (decoupled) {
       if (!instance.executeDecoupled) throw new InferError('UNSUPPORTED', 'instance does not implement executeDecoupled');
       const executeDecoupled = instance.executeDecoupled.bind(instance);
-      const timings = await currentExecute.run(id, () => executeDecoupled(batch, batch.map((_, i) => sinkFor(id, i)), { signal: controller.signal }));
+      const timings = await currentExecute.run(id, () => executeDecoupled(batch, batch.map((_, i) => sinkFor(id, i)), xctx));
       send({ t: 'result', id, results: [], timings: plainTimings(timings) });
     } else {
       const model = instance;
-      sendResults(id, await currentExecute.run(id, () => model.execute(batch, { signal: controller.signal })), batch.length);
+      sendResults(id, await currentExecute.run(id, () => model.execute(batch, xctx)), batch.length);
     }
   } catch (error) {
     failed = true;
@@ -269,7 +277,7 @@ channel.onMessage((raw) => {
       void runExecute(msg);
       break;
     case 'abort':
-      running.get(msg.id)?.abort(new InferError('CANCELLED', 'execute cancelled'));
+      running.get(msg.id)?.abort();
       break;
     case 'bls-reply':
       onBlsReply(msg);
