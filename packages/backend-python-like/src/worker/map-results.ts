@@ -69,22 +69,21 @@ export function mapResults(
   if (responses.length === n) return responses.map((r, i) => answerOne(r, batch[i]!, ctx.requested[i]!, ctx));
   const rows = batch.map((r) => rowsOf(r));
   const total = rows.reduce((a, b) => a + b, 0);
-  const expected = `expected ${n} (one per request) or 1 whose outputs' first dimension equals the batch total ${total}`;
+  const expected = (): string => `expected ${n} (one per request) or 1 whose outputs' first dimension equals the batch total ${total}`;
   if (responses.length !== 1) {
-    throw new InferError('INTERNAL', `model '${model}' execute returned ${responses.length} responses for ${n} requests; ${expected}`);
+    throw new InferError('INTERNAL', `model '${model}' execute returned ${responses.length} responses for ${n} requests; ${expected()}`);
   }
   const whole = responses[0]!;
   if (whole.error) return batch.map(() => whole.error!);
-  const checked = checkOutputs(ctx.config, whole.outputs, ctx.config.max_batch_size > 0 ? total : undefined, [
-    ...new Set(ctx.requested.flat()),
-  ]);
+  const union = unionOf(ctx.requested);
+  const checked = checkOutputs(ctx.config, whole.outputs, ctx.config.max_batch_size > 0 ? total : undefined, union);
   if (InferError.is(checked)) {
     // A batch-total mismatch is a wrong-count error; say so rather than "shape".
     const bad = whole.outputs.find((t) => t.shape[0] !== total);
     if (bad) {
       throw new InferError(
         'INTERNAL',
-        `model '${model}' execute returned 1 response for ${n} requests whose output '${bad.name}' has first dimension ${bad.shape[0] ?? 'none'}; ${expected}`,
+        `model '${model}' execute returned 1 response for ${n} requests whose output '${bad.name}' has first dimension ${bad.shape[0] ?? 'none'}; ${expected()}`,
       );
     }
     return batch.map(() => checked);
@@ -92,6 +91,21 @@ export function mapResults(
   const split = splitOutputs(batch as InferRequest[], checked, { model, version: ctx.version, rows });
   return split.map((response, i) => {
     const wanted = ctx.requested[i]!;
+    // The common case: the request wants what every request wants, so its pieces are already in that order.
+    if (wanted === union) return response;
     return { ...response, outputs: wanted.map((name) => response.outputs.find((t) => t.name === name)!).filter(Boolean) };
   });
+}
+
+/**
+ * The outputs any request of the batch wants, each once, in first-asked order. Requests that named
+ * none share one list (every output), so a batch of them needs no merging: this runs per execute,
+ * and `Array.prototype.flat` over 32 lists alone cost ~10 µs.
+ */
+function unionOf(requested: readonly (readonly string[])[]): readonly string[] {
+  const first = requested[0] ?? [];
+  if (requested.every((r) => r === first)) return first;
+  const names = new Set<string>();
+  for (const list of requested) for (const name of list) names.add(name);
+  return [...names];
 }
