@@ -33,6 +33,35 @@ describe('execute results', () => {
     expect(asFloat32(ok(results[2]).outputs[0])).toEqual([40, 50, 60]);
   });
 
+  it('splits ONE response for requests that all want every output, each request its own rows, ids and outputs', async () => {
+    const results = await exec([
+      request('faulty', 'a', [int32('X', [1, 2])], { mode: 'whole' }),
+      request('faulty', 'b', [int32('X', [3])], { mode: 'whole' }),
+      request('faulty', 'c', [int32('X', [4, 5, 6])], { mode: 'whole' }),
+    ]);
+    expect(results.map((r) => ok(r).id)).toEqual(['a', 'b', 'c']);
+    expect(results.map((r) => ok(r).outputs.map((t) => `${t.name}[${t.shape.join(',')}]`))).toEqual([
+      ['Y[2,1]', 'Z[2,1]'],
+      ['Y[1,1]', 'Z[1,1]'],
+      ['Y[3,1]', 'Z[3,1]'],
+    ]);
+    expect(results.map((r) => asInt32(ok(r).outputs[0]))).toEqual([[10, 20], [30], [40, 50, 60]]);
+    expect(asFloat32(ok(results[2]).outputs[1])).toEqual([40, 50, 60]);
+  });
+
+  it('leaves a model the arrays it returned for the whole batch: large ones are copied, not transferred', async () => {
+    // Twice: a transferred (detached) array would come back empty the second time.
+    for (let call = 0; call < 2; call++) {
+      const results = await exec([request('faulty', 'a', [int32('X', [1])], { mode: 'whole_kept' }), request('faulty', 'b', [int32('X', [2])])]);
+      expect(results.map((r) => asInt32(ok(r).outputs[0]))).toEqual([[7], [8]]);
+      expect(results.map((r) => ok(r).outputs[1]!.shape)).toEqual([
+        [1, 20_000],
+        [1, 20_000],
+      ]);
+      expect(asFloat32(ok(results[1]).outputs[1]).every((v) => v === 0.5)).toBe(true);
+    }
+  });
+
   it('rejects a whole-batch response whose rows do not add up, saying what was expected', async () => {
     const batch = [request('faulty', 'a', [int32('X', [1])], { mode: 'whole_wrong' }), request('faulty', 'b', [int32('X', [2])])];
     await expect(exec(batch)).rejects.toMatchObject({

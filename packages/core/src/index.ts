@@ -65,6 +65,7 @@ export type {
   BlsStream,
   WorkerExecuteContext,
   WorkerModelInstance,
+  WholeBatchOutput,
   CreateWorkerInstance,
 } from './worker/types.ts';
 export * from './config/index.ts';

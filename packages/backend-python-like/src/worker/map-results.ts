@@ -1,6 +1,8 @@
 import {
   InferError,
   rowsOf,
+  type ExecuteOutput,
+  type WholeBatchOutput,
   splitOutputs,
   type ExecuteResult,
   type InferRequest,
@@ -57,16 +59,40 @@ export function answerOne(
 /**
  * Maps what `execute` returned to one result per request: one response per request, or ONE
  * response whose outputs' dim 0 is the batch total, split by rows. Anything else throws an INTERNAL
- * error (failing the whole batch) saying what was expected.
+ * error (failing the whole batch) saying what was expected. When every request wants the same
+ * outputs (the usual case: none named), ONE checked response goes back whole and the host splits
+ * it by the rows of its own requests (WholeBatchOutput): what crosses is then 2 tensors, not 64,
+ * for the example tokenizer's 32 requests.
  */
 export function mapResults(
+  responses: readonly PlainResponse[],
+  batch: readonly Omit<InferRequest, 'signal'>[],
+  ctx: MapContext,
+): ExecuteOutput | WholeBatchOutput {
+  const model = ctx.config.name;
+  const n = batch.length;
+  if (responses.length === n) return { results: responses.map((r, i) => answerOne(r, batch[i]!, ctx.requested[i]!, ctx)) };
+  const union = unionOf(ctx.requested);
+  if (responses.length === 1 && !responses[0]!.error && union === ctx.requested[0]) {
+    const total = batch.reduce((sum, r) => sum + rowsOf(r), 0);
+    const checked = checkOutputs(ctx.config, responses[0]!.outputs, ctx.config.max_batch_size > 0 ? total : undefined, union);
+    // Anything that would not split (its error named below) takes the per-request path.
+    if (!InferError.is(checked) && checked.every((t) => t.shape.length > 0 && t.shape[0] === total)) {
+      // The whole's parameters are not passed on, as the split below never did; the model may keep
+      // (and return again) its arrays, so none is detached (see owned).
+      return { whole: { id: '', model, version: ctx.version, outputs: checked }, keepOutputs: true };
+    }
+  }
+  return { results: splitResults(responses, batch, ctx) };
+}
+
+function splitResults(
   responses: readonly PlainResponse[],
   batch: readonly Omit<InferRequest, 'signal'>[],
   ctx: MapContext,
 ): ExecuteResult[] {
   const model = ctx.config.name;
   const n = batch.length;
-  if (responses.length === n) return responses.map((r, i) => answerOne(r, batch[i]!, ctx.requested[i]!, ctx));
   const rows = batch.map((r) => rowsOf(r));
   const total = rows.reduce((a, b) => a + b, 0);
   const expected = (): string => `expected ${n} (one per request) or 1 whose outputs' first dimension equals the batch total ${total}`;

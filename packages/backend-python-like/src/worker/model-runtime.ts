@@ -15,6 +15,7 @@ import {
   type WorkerContext,
   type WorkerExecuteContext,
   type WorkerModelInstance,
+  type WholeBatchOutput,
 } from '@tritium/core';
 import * as api from '../model-api/runtime-face.ts';
 import type { InferenceResponse as AuthorResponse } from '../model-api/response.ts';
@@ -110,7 +111,7 @@ export async function createModelInstance(
   };
 
   const instance: WorkerModelInstance = {
-    async execute(batch: readonly InferRequest[], xctx: WorkerExecuteContext): Promise<ExecuteOutput> {
+    async execute(batch: readonly InferRequest[], xctx: WorkerExecuteContext): Promise<ExecuteOutput | WholeBatchOutput> {
       if (decoupled) return { results: await executeDecoupledAsOne(batch, xctx) };
       const requests = batch.map((wire) =>
         api.incomingRequest({ wire, requestedOutputNames: requestedOf(wire), sender: noSender, isCancelled: () => xctx.signal.aborted }),
@@ -129,7 +130,7 @@ export async function createModelInstance(
           `${failPrefix}Expected a list of InferenceResponse in the execute return, found ${type}`,
         );
       }
-      return { results: mapResults(list.map(plain), batch, { config, version: init.version, requested: batch.map(requestedOf) }) };
+      return mapResults(list.map(plain), batch, { config, version: init.version, requested: batch.map(requestedOf) });
     },
     async dispose(): Promise<void> {
       await model.finalize?.();

@@ -66,6 +66,8 @@ export type FromWorker = { readonly brand: typeof BRAND } & (
       readonly results?: readonly WireResult[];
       /** Results packed (see batch-codec.ts); used instead of `results` when possible. */
       readonly packed?: PackedBatch;
+      /** The results are ONE response for the whole batch, for the host to split by rows (WholeBatchOutput). */
+      readonly whole?: boolean;
       readonly error?: WireError;
       readonly timings?: ExecuteTimings;
     }
@@ -208,8 +210,8 @@ export function unpackRequests(packed: PackedBatch): InferRequest[] {
   });
 }
 
-/** Packs an execute's results (output buffers of the worker are transferred). */
-export function packResults(results: readonly WireResult[], transferList: ArrayBuffer[] | undefined): PackedBatch | undefined {
+/** Packs an execute's results (large output buffers of the worker are transferred, unless `keep`). */
+export function packResults(results: readonly WireResult[], transferList: ArrayBuffer[] | undefined, keep = false): PackedBatch | undefined {
   try {
     return packBatch(
       results,
@@ -229,7 +231,7 @@ export function packResults(results: readonly WireResult[], transferList: ArrayB
         out.json(parameters);
       },
       transferList,
-      true,
+      !keep,
     );
   } catch {
     return undefined;

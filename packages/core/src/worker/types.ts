@@ -148,14 +148,33 @@ export interface WorkerExecuteContext {
 }
 
 /**
+ * An execute's answer as ONE response for the whole batch: every output's dim 0 is the batch's total
+ * rows (the sum of each request's dim 0), and the host splits it back by rows, each request getting
+ * the outputs it asked for (all when it named none), as views, in its own response (its id, the
+ * whole's model, version and parameters). The worker packs and posts 2 tensors where it would post
+ * one per output per request (64 for 32 tokenizer requests); a whole whose rows do not add up fails
+ * every request of the batch.
+ */
+export interface WholeBatchOutput {
+  readonly whole: InferResponse;
+  readonly timings?: ExecuteTimings;
+  /**
+   * True: the entry keeps using the whole's arrays (a model may return the same tensors again), so
+   * none is transferred (detached); large ones are copied by the channel instead. Default false.
+   */
+  readonly keepOutputs?: boolean;
+}
+
+/**
  * What `createInstance` returns inside the worker. `execute` resolves with one result per request in
- * order (an InferError in a slot fails only that request) and, optionally, the timings of that very
- * execute; rejecting fails the whole batch (INTERNAL unless it is an InferError) WITHOUT restarting
- * the worker. Output buffers that span their whole ArrayBuffer are transferred to the host and so
- * detached here: copy an array you keep and return.
+ * order (an InferError in a slot fails only that request), or with one response for the whole batch
+ * ({@link WholeBatchOutput}), and, optionally, the timings of that very execute; rejecting fails the
+ * whole batch (INTERNAL unless it is an InferError) WITHOUT restarting the worker. Output buffers
+ * that span their whole ArrayBuffer are transferred to the host and so detached here: copy an array
+ * you keep and return.
  */
 export interface WorkerModelInstance {
-  execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<ExecuteOutput>;
+  execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<ExecuteOutput | WholeBatchOutput>;
   /** Decoupled: responses through `sinks`; resolves (optionally with this call's timings) when the call returns. */
   executeDecoupled?(batch: readonly InferRequest[], sinks: readonly ResponseSink[], ctx: WorkerExecuteContext): Promise<ExecuteTimings | void>;
   dispose?(): Promise<void>;

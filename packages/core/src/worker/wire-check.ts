@@ -16,6 +16,7 @@ import type { Tensor } from '../tensor/tensor.ts';
 import type { ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
 import type { InferRequest, InferResponse } from '../types.ts';
 import { normalizeTensor, unpackResults, type FromWorkerBody, type LogLevel } from './protocol.ts';
+import { splitOutputs } from '../tensor/batch.ts';
 
 export class MalformedMessage extends Error {
   override readonly name = 'MalformedMessage';
@@ -138,12 +139,20 @@ export function readResponse(response: unknown, where: string): InferResponse {
 /**
  * What an execute's `result` message says: its batch-wide error, or exactly one result per request
  * (none for a decoupled execute, whose responses went through its sinks) and timings worth adding up.
+ * A whole-batch result (WholeBatchOutput) is one response that this host splits by the rows of its
+ * own requests, `batch`: the worker's word is needed for nothing but the tensors.
  */
-export function readResultMessage(msg: Extract<FromWorkerBody, { t: 'result' }>, size: number, decoupled: boolean, label: string): ExecuteOutput | InferError {
+export function readResultMessage(
+  msg: Extract<FromWorkerBody, { t: 'result' }>,
+  batch: readonly InferRequest[],
+  decoupled: boolean,
+  label: string,
+): ExecuteOutput | InferError {
   if (msg.error !== undefined) {
     checkWireError(msg.error, 'result');
     return InferError.fromWire(msg.error);
   }
+  const size = batch.length;
   let wire: unknown;
   if (msg.packed !== undefined) {
     try {
@@ -153,6 +162,13 @@ export function readResultMessage(msg: Extract<FromWorkerBody, { t: 'result' }>,
     }
   } else wire = msg.results ?? [];
   if (!Array.isArray(wire)) bad(`result: results must be an array, got ${show(wire)}`);
+  const timings = saneTimings(msg.timings);
+  if (msg.whole === true) {
+    if (decoupled) bad('result: a whole-batch response to a decoupled execute');
+    if (wire.length !== 1) bad(`result: ${wire.length} whole-batch responses (1 expected)`);
+    const results = wholeResults(wire[0], batch, label);
+    return timings ? { results, timings } : { results };
+  }
   const expected = decoupled ? 0 : size;
   if (wire.length !== expected) bad(`result: ${wire.length} results for a batch of ${size} requests (${expected} expected)`);
   // What is wrong inside one request's result fails that request alone: its neighbours and the
@@ -168,8 +184,27 @@ export function readResultMessage(msg: Extract<FromWorkerBody, { t: 'result' }>,
       throw error;
     }
   });
-  const timings = saneTimings(msg.timings);
   return timings ? { results, timings } : { results };
+}
+
+/** One response for the whole batch, split by the rows of each request (views); malformed, it fails every request. */
+function wholeResults(r: unknown, batch: readonly InferRequest[], label: string): (InferResponse | InferError)[] {
+  try {
+    if (!isRecord(r) || r['ok'] !== true) bad(`whole-batch result: must be a response, got ${show(isRecord(r) ? r['ok'] : r)}`);
+    const whole = readResponse(r['response'], 'whole-batch result');
+    let split: InferResponse[];
+    try {
+      split = splitOutputs(batch, whole.outputs, { model: whole.model, version: whole.version });
+    } catch (error) {
+      bad(`whole-batch result: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const parameters = whole.parameters;
+    return parameters === undefined ? split : split.map((response) => ({ ...response, parameters }));
+  } catch (error) {
+    if (!(error instanceof MalformedMessage)) throw error;
+    const failed = malformedResponse(label, error);
+    return batch.map(() => failed);
+  }
 }
 
 /** The error a request gets for a response its worker sent malformed. */

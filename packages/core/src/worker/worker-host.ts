@@ -44,8 +44,8 @@ const RUNTIME_SOURCE = new URL('./worker-runtime.ts', import.meta.url);
 interface PendingExecute {
   resolve(output: ExecuteOutput): void;
   reject(error: InferError): void;
-  /** Requests in the batch: a result message must bring one result per request. */
-  readonly size: number;
+  /** The batch: a result message must bring one result per request, or one whole-batch response split by their rows. */
+  readonly batch: readonly InferRequest[];
   sinks?: readonly ResponseSink[];
   /** BLS calls made from this execute: aborted with its signal, and once it ends (orphans are not kept running). */
   readonly children: CallScope;
@@ -254,7 +254,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         const p = gen.pending.get(msg.id);
         if (!p) return;
         // Read (and check) before any state changes: a malformed result then fails this execute too.
-        const output = readResultMessage(msg, p.size, p.sinks !== undefined, this.label);
+        const output = readResultMessage(msg, p.batch, p.sinks !== undefined, this.label);
         gen.pending.delete(msg.id);
         p.cleanup();
         if (p.sinks && !msg.error && p.open && p.open.size > 0) {
@@ -555,7 +555,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       gen.pending.set(id, {
         resolve,
         reject,
-        size: batch.length,
+        batch,
         sinks,
         children,
         callers: context?.callers,

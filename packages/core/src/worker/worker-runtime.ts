@@ -9,7 +9,7 @@ import { parentPort } from 'node:worker_threads';
 import { InferError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
-import type { ExecuteResult, ExecuteTimings } from '../backend/spi.ts';
+import type { ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
 import {
   BRAND,
   isProtocolMessage,
@@ -25,7 +25,7 @@ import {
   type WireRequest,
   type WireResult,
 } from './protocol.ts';
-import type { CreateWorkerInstance, WorkerContext, WorkerExecuteContext, WorkerModelInstance } from './types.ts';
+import type { CreateWorkerInstance, WholeBatchOutput, WorkerContext, WorkerExecuteContext, WorkerModelInstance } from './types.ts';
 
 type Send = (msg: FromWorkerBody, transfer?: ArrayBuffer[]) => void;
 
@@ -154,28 +154,41 @@ function plainTimings(t: ExecuteTimings | void | undefined): ExecuteTimings | un
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-function sendResults(id: number, output: { readonly results?: readonly ExecuteResult[]; readonly timings?: ExecuteTimings } | undefined, batchSize: number): void {
-  const results = output?.results;
-  if (!Array.isArray(results) || results.length !== batchSize) {
-    const got = Array.isArray(results) ? `${results.length} results` : Array.isArray(output) ? 'a bare array (expected { results })' : `a ${typeof results}`;
-    send({ t: 'result', id, error: { code: 'INTERNAL', message: `execute returned ${got} for a batch of ${batchSize} requests` } });
-    return;
+function sendResults(id: number, output: (ExecuteOutput & { readonly whole?: undefined }) | WholeBatchOutput | undefined, batchSize: number): void {
+  const timings = plainTimings(output?.timings);
+  let wire: WireResult[];
+  const whole = output?.whole;
+  if (whole !== undefined) {
+    if (typeof whole !== 'object' || whole === null || !Array.isArray((whole as { outputs?: unknown }).outputs)) {
+      send({ t: 'result', id, error: { code: 'INTERNAL', message: 'execute returned an invalid whole-batch response (expected { whole: { id, model, version, outputs } })' } });
+      return;
+    }
+    wire = [{ ok: true, response: whole }];
+  } else {
+    const results = (output as ExecuteOutput | undefined)?.results;
+    if (!Array.isArray(results) || results.length !== batchSize) {
+      const got = Array.isArray(results) ? `${results.length} results` : Array.isArray(output) ? 'a bare array (expected { results })' : `a ${typeof results}`;
+      send({ t: 'result', id, error: { code: 'INTERNAL', message: `execute returned ${got} for a batch of ${batchSize} requests` } });
+      return;
+    }
+    wire = results.map((r, i): WireResult => {
+      if (InferError.is(r) || r instanceof Error) return { ok: false, error: toWireError(r) };
+      if (typeof r !== 'object' || r === null || !Array.isArray((r as { outputs?: unknown }).outputs)) {
+        return { ok: false, error: { code: 'INTERNAL', message: `execute returned an invalid result for request ${i} (expected a response with outputs or an InferError)` } };
+      }
+      return { ok: true, response: r };
+    });
   }
   const transfer: ArrayBuffer[] = [];
-  const wire: WireResult[] = results.map((r, i): WireResult => {
-    if (InferError.is(r) || r instanceof Error) return { ok: false, error: toWireError(r) };
-    if (typeof r !== 'object' || r === null || !Array.isArray((r as { outputs?: unknown }).outputs)) {
-      return { ok: false, error: { code: 'INTERNAL', message: `execute returned an invalid result for request ${i} (expected a response with outputs or an InferError)` } };
-    }
-    return { ok: true, response: r };
-  });
-  const packed = packResults(wire, channel.canTransfer ? transfer : undefined);
+  const wholeFlag = whole !== undefined ? { whole: true } : {};
+  const keep = whole !== undefined && (output as WholeBatchOutput).keepOutputs === true;
+  const packed = packResults(wire, channel.canTransfer ? transfer : undefined, keep);
   if (packed) {
-    send({ t: 'result', id, packed, timings: plainTimings(output?.timings) }, transfer);
+    send({ t: 'result', id, packed, timings, ...wholeFlag }, transfer);
     return;
   }
-  const prepared = wire.map((w) => (w.ok ? { ok: true as const, response: prepareResponse(w.response, channel.canTransfer ? transfer : undefined, true) } : w));
-  send({ t: 'result', id, results: prepared, timings: plainTimings(output?.timings) }, transfer);
+  const prepared = wire.map((w) => (w.ok ? { ok: true as const, response: prepareResponse(w.response, channel.canTransfer ? transfer : undefined, !keep) } : w));
+  send({ t: 'result', id, results: prepared, timings, ...wholeFlag }, transfer);
 }
 
 function sinkFor(id: number, index: number): ResponseSink {

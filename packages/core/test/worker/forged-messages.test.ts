@@ -23,12 +23,17 @@ function req(fault: string): InferRequest {
 const EXPECTED: Record<string, { crash: boolean; message: string }> = {
   'packed-json': { crash: true, message: "crashed: worker sent a malformed 'result' message: result: packed results do not decode: Expected property name" },
   'result-count': { crash: true, message: "crashed: worker sent a malformed 'result' message: result: 0 results for a batch of 1 requests" },
+  'whole-count': { crash: true, message: "crashed: worker sent a malformed 'result' message: result: 2 whole-batch responses (1 expected)" },
   'error-null': { crash: true, message: "crashed: worker sent a malformed 'result' message: result: an error must be an object, got null" },
   'bls-null': { crash: true, message: "crashed: worker sent a malformed 'bls' message: bls: a request must be an object with inputs, got null" },
   'log-level': { crash: true, message: "crashed: worker sent a malformed 'log' message: log: unknown level \"constructor\"" },
   'fatal-null': { crash: true, message: "crashed: worker sent a malformed 'fatal' message: fatal: an error must be an object, got null" },
   'result-null': { crash: false, message: "instance 'p_0_0' sent a malformed response: result 0: must be an object, got null" },
   'shape-lie': { crash: false, message: "sent a malformed response: result 0 output 0: tensor 'OUTPUT0': 4 bytes for INT32 shape [1000000000] (4000000000 expected)" },
+  'whole-rows': {
+    crash: false,
+    message: "instance 'p_0_0' sent a malformed response: whole-batch result: output 'OUTPUT0' has shape [5], expected 1 rows to split across 1 requests",
+  },
   'bytes-lie': { crash: false, message: "sent a malformed response: result 0 output 0: tensor 'OUTPUT0': a BYTES element runs past the end (4 bytes)" },
 };
 

@@ -65,6 +65,19 @@ export const FORGED: Readonly<Record<string, (id: number) => unknown>> = {
     results: [{ ok: true, response: { id: '1', model: 'p', version: 1, outputs: [{ name: 'OUTPUT0', datatype: 'BYTES', shape: [1], data: Uint8Array.of(255, 255, 255, 255) }] } }],
   }),
   'error-null': (id) => ({ t: 'result', id, error: null }),
+  // One response for the whole batch (WholeBatchOutput) whose rows do not add up to the batch's, or two of them.
+  'whole-rows': (id) => ({
+    t: 'result',
+    id,
+    whole: true,
+    results: [{ ok: true, response: { id: '', model: 'p', version: 1, outputs: [{ name: 'OUTPUT0', datatype: 'UINT8', shape: [5], data: new Uint8Array(5) }] } }],
+  }),
+  'whole-count': (id) => ({
+    t: 'result',
+    id,
+    whole: true,
+    results: [1, 2].map(() => ({ ok: true, response: { id: '', model: 'p', version: 1, outputs: [] } })),
+  }),
   'bls-null': () => ({ t: 'bls', call: 1, request: null, stream: false }),
   'log-level': () => ({ t: 'log', level: 'constructor', message: 'x' }),
   'fatal-null': () => ({ t: 'fatal', error: null }),
