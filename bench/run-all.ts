@@ -14,10 +14,13 @@
  *       (f-d) the microservice pattern
  *
  * Each of (a)–(d) at concurrency 1, 8, 64, 256 (closed loop, one sentence per request, HTTP),
- * reporting throughput, p50 and p99. Prints a table and ratios and writes the report
+ * reporting throughput, p50 and p99. The configurations of a group ((a)–(d), then (f)) run at once and
+ * take turns at each concurrency in rounds of short windows, so the ratios between them are measured
+ * side by side; (e) is measured before and after its group and averaged. Prints a table and ratios and writes the report
  * (benchmarks.md, benchmarks.svg) to tmp/bench-report/, or, with `--write-docs`
  * (`npm run bench -- --write-docs`), to docs/ (tracked files: only when asked).
- * Env: BENCH_MEASURE_MS (default 4000), BENCH_WARMUP_MS (default 1500).
+ * Env: BENCH_MEASURE_MS (default 4000: measured per configuration and level, split over the rounds),
+ * BENCH_WARMUP_MS (default 1000, before each window), BENCH_ROUNDS (default 3).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,11 +29,11 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { http as tritonHttp, InferInput, InferRequestedOutput } from '@tritium/client';
-import { breakdown, createPerfClient, plotSvg, snapshot, type ServerBreakdown, type StatsSnapshot } from '@tritium/perf';
+import { addCounters, breakdown, createPerfClient, plotSvg, snapshot, type ModelCounters, type ServerBreakdown, type StatsSnapshot } from '@tritium/perf';
 import { EXAMPLE_SHAPE, setupExample, startTritium, type ServeProcess } from '@tritium/example-setup';
 import { cpuSeconds } from './pipeline/cpu.ts';
-import { measureLimit, type LimitResult } from './pipeline/limit.ts';
-import { measure, type Point } from './pipeline/measure.ts';
+import { meanLimit, measureLimit, type LimitResult } from './pipeline/limit.ts';
+import { measureWindow, pointOf, roundOrder, type Point, type Window } from './pipeline/measure.ts';
 import { writeRepository, type ClassifierModel, type Variant } from './pipeline/repositories.ts';
 import { reportDir } from './pipeline/report-dir.ts';
 import { compareWithPrevious } from './pipeline/cpu-agreement.ts';
@@ -48,7 +51,9 @@ try {
 }
 const LEVELS = [1, 8, 64, 256];
 const MEASURE_MS = Number(process.env['BENCH_MEASURE_MS'] ?? 4000);
-const WARMUP_MS = Number(process.env['BENCH_WARMUP_MS'] ?? 1500);
+const WARMUP_MS = Number(process.env['BENCH_WARMUP_MS'] ?? 1000);
+/** Windows per configuration and concurrency; MEASURE_MS is split among them. */
+const ROUNDS = Math.max(1, Math.floor(Number(process.env['BENCH_ROUNDS'] ?? 3)));
 
 interface Row extends Point {
   /** Mean batch bert_classifier executed (inferences / executions) during the window. */
@@ -77,70 +82,136 @@ async function stats(url: string): Promise<StatsSnapshot> {
   }
 }
 
-/** Runs the levels against one configuration, sampling model batch sizes and CPU per level. */
-async function sweep(key: string, name: string, server: ServeProcess, servicePid: number | undefined, send: () => Promise<void>): Promise<ConfigResult> {
-  const rows: Row[] = [];
-  for (const c of LEVELS) {
-    const before = await stats(server.httpUrl);
-    const cpu0 = { server: cpuSeconds(server.process.pid!), service: servicePid ? cpuSeconds(servicePid) : 0, client: process.cpuUsage() };
-    const t0 = performance.now();
-    const point = await measure(c, send, WARMUP_MS, MEASURE_MS);
-    const wall = (performance.now() - t0) / 1000;
-    const client = process.cpuUsage(cpu0.client);
-    const after = await stats(server.httpUrl);
-    const model = (name: string) => breakdown(name, [], before, after);
-    const bert = model('bert_classifier');
-    const row: Row = {
-      ...point,
-      modelBatch: bert.executionCount > 0 ? bert.inferenceCount / bert.executionCount : 0,
-      server: {
-        ensemble: after.has('sentiment_ensemble') ? model('sentiment_ensemble') : undefined,
-        tokenizer: after.has('tokenizer') ? model('tokenizer') : undefined,
-        bert,
-      },
-      cpu: {
-        server: (cpuSeconds(server.process.pid!) - cpu0.server) / wall,
-        service: servicePid ? (cpuSeconds(servicePid) - cpu0.service) / wall : 0,
-        client: (client.user + client.system) / 1e6 / wall,
-      },
-    };
-    rows.push(row);
-    log(
-      `  ${key} c=${String(c).padStart(3)}: ${row.throughput.toFixed(0).padStart(6)} req/s  p50 ${(row.latency.p50Us / 1000).toFixed(1).padStart(7)} ms  ` +
-        `p99 ${(row.latency.p99Us / 1000).toFixed(1).padStart(7)} ms  model batch ${row.modelBatch.toFixed(1).padStart(5)}  ` +
-        `cpu server ${row.cpu.server.toFixed(2)} service ${row.cpu.service.toFixed(2)} client ${row.cpu.client.toFixed(2)}`,
-    );
-  }
-  return { key, name, rows };
+/** A configuration under load: its server (and side service) running, and how to send one request. */
+interface Target {
+  readonly key: string;
+  readonly name: string;
+  readonly server: ServeProcess;
+  readonly servicePid?: number;
+  readonly send: () => Promise<void>;
+  close(): Promise<void>;
 }
 
-async function tritiumConfig(root: string, key: string, name: string, variant: Variant, model: ClassifierModel = 'onnx'): Promise<ConfigResult> {
+/** What one configuration accumulated at one concurrency over its windows. */
+interface Accumulated {
+  readonly windows: Window[];
+  cpu: { server: number; service: number; client: number };
+  before: Map<string, ModelCounters>;
+  after: Map<string, ModelCounters>;
+}
+
+function addInto(sum: Map<string, ModelCounters>, snap: StatsSnapshot): void {
+  for (const [name, c] of snap) {
+    const prev = sum.get(name);
+    sum.set(name, prev ? addCounters(prev, c) : c);
+  }
+}
+
+/** One window of `t` at concurrency `c`, added to `acc`: CPU and server statistics cover exactly the measured part. */
+async function window(t: Target, c: number, warmupMs: number, measureMs: number, acc: Accumulated): Promise<void> {
+  let cpu0 = { server: 0, service: 0, client: process.cpuUsage() };
+  let before: StatsSnapshot | undefined;
+  let cpu1 = { server: 0, service: 0, client: { user: 0, system: 0 } };
+  let after: StatsSnapshot | undefined;
+  const w = await measureWindow(c, t.send, warmupMs, measureMs, {
+    start: async () => {
+      before = await stats(t.server.httpUrl);
+      cpu0 = { server: cpuSeconds(t.server.process.pid!), service: t.servicePid ? cpuSeconds(t.servicePid) : 0, client: process.cpuUsage() };
+    },
+    end: async () => {
+      cpu1 = { server: cpuSeconds(t.server.process.pid!), service: t.servicePid ? cpuSeconds(t.servicePid) : 0, client: process.cpuUsage(cpu0.client) };
+      after = await stats(t.server.httpUrl);
+    },
+  });
+  acc.windows.push(w);
+  acc.cpu.server += cpu1.server - cpu0.server;
+  acc.cpu.service += cpu1.service - cpu0.service;
+  acc.cpu.client += (cpu1.client.user + cpu1.client.system) / 1e6;
+  addInto(acc.before, before!);
+  addInto(acc.after, after!);
+}
+
+function rowOf(c: number, acc: Accumulated): Row {
+  const point = pointOf(c, acc.windows);
+  const seconds = acc.windows.reduce((n, w) => n + w.elapsedMs, 0) / 1000;
+  const model = (name: string) => breakdown(name, [], acc.before, acc.after);
+  const bert = model('bert_classifier');
+  return {
+    ...point,
+    modelBatch: bert.executionCount > 0 ? bert.inferenceCount / bert.executionCount : 0,
+    server: {
+      ensemble: acc.after.has('sentiment_ensemble') ? model('sentiment_ensemble') : undefined,
+      tokenizer: acc.after.has('tokenizer') ? model('tokenizer') : undefined,
+      bert,
+    },
+    cpu: { server: acc.cpu.server / seconds, service: acc.cpu.service / seconds, client: acc.cpu.client / seconds },
+  };
+}
+
+/**
+ * Runs every level against every configuration of a group, side by side: at each concurrency the
+ * configurations take turns in ROUNDS rounds of short windows (rotated each round), so a change in
+ * what else the machine runs lands on all of them alike instead of on whichever ran at that minute.
+ * Each configuration's point sums its windows.
+ */
+async function sweepSideBySide(targets: readonly Target[]): Promise<ConfigResult[]> {
+  const rows = new Map<string, Row[]>(targets.map((t) => [t.key, []]));
+  for (const c of LEVELS) {
+    const acc = new Map<string, Accumulated>(targets.map((t) => [t.key, { windows: [], cpu: { server: 0, service: 0, client: 0 }, before: new Map(), after: new Map() }]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const t of roundOrder(targets, round)) await window(t, c, WARMUP_MS, MEASURE_MS / ROUNDS, acc.get(t.key)!);
+    }
+    for (const t of targets) {
+      const row = rowOf(c, acc.get(t.key)!);
+      rows.get(t.key)!.push(row);
+      log(
+        `  ${t.key.padEnd(6)} c=${String(c).padStart(3)}: ${row.throughput.toFixed(0).padStart(6)} req/s  p50 ${(row.latency.p50Us / 1000).toFixed(1).padStart(7)} ms  ` +
+          `p99 ${(row.latency.p99Us / 1000).toFixed(1).padStart(7)} ms  model batch ${row.modelBatch.toFixed(1).padStart(5)}  ` +
+          `cpu server ${row.cpu.server.toFixed(2)} service ${row.cpu.service.toFixed(2)} client ${row.cpu.client.toFixed(2)}`,
+      );
+    }
+  }
+  return targets.map((t) => ({ key: t.key, name: t.name, rows: rows.get(t.key)! }));
+}
+
+async function tritiumTarget(root: string, key: string, name: string, variant: Variant, model: ClassifierModel = 'onnx'): Promise<Target> {
   log(`${key} ${name}: starting tritium serve`);
   const server = await startTritium(writeRepository(root, variant, model));
   const client = new tritonHttp.InferenceServerClient(server.httpUrl, { concurrency: Math.max(...LEVELS) });
   const inputs = SENTENCES.map((s) => [new InferInput('TEXT', [1, 1], 'BYTES').setData([s])]);
   const outputs = [new InferRequestedOutput('LOGITS')];
   let i = 0;
-  try {
-    return await sweep(key, name, server, undefined, async () => {
+  return {
+    key,
+    name,
+    server,
+    send: async () => {
       const result = await client.infer('sentiment_ensemble', inputs[i++ % inputs.length]!, { outputs });
       if (result.asTypedArray('LOGITS', 'FP32').length !== 2) throw new Error('bad LOGITS');
-    });
-  } finally {
-    client.close();
-    await server.stop();
-  }
+    },
+    close: async () => {
+      client.close();
+      await server.stop();
+    },
+  };
 }
 
-async function microserviceConfig(root: string, tokenizerDir: string, key = '(d)', model: ClassifierModel = 'onnx'): Promise<ConfigResult> {
+async function microserviceTarget(root: string, tokenizerDir: string, key = '(d)', model: ClassifierModel = 'onnx'): Promise<Target> {
   const name = `microservice: preprocessing HTTP service → Tritium bert_classifier${model === 'onnx' ? '' : ` (${model})`} over gRPC`;
   log(`${key} ${name}: starting tritium serve + the service`);
   const server = await startTritium(writeRepository(root, 'model-only', model));
   const child = spawn(process.execPath, [join(HERE, 'pipeline', 'microservice.js'), tokenizerDir, server.grpcUrl], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const stopChild = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  let port: number;
   try {
-    const port = await new Promise<number>((ok, fail) => {
+    port = await new Promise<number>((ok, fail) => {
       let out = '';
       child.stdout!.on('data', (c: Buffer) => {
         out += c.toString();
@@ -149,37 +220,53 @@ async function microserviceConfig(root: string, tokenizerDir: string, key = '(d)
       });
       child.once('exit', (code) => fail(new Error(`microservice exited (${code})`)));
     });
-    const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(...LEVELS) });
-    const bodies = SENTENCES.map((s) => JSON.stringify({ text: s }));
-    let i = 0;
-    const send = () =>
-      new Promise<void>((ok, fail) => {
-        const body = bodies[i++ % bodies.length]!;
-        const req = http.request(
-          { host: '127.0.0.1', port, path: '/classify', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => {
-              const reply = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { logits?: number[]; error?: string };
-              if (res.statusCode === 200 && reply.logits?.length === 2) ok();
-              else fail(new Error(`microservice: ${res.statusCode} ${reply.error ?? ''}`));
-            });
-          },
-        );
-        req.on('error', fail);
-        req.end(body);
-      });
-    try {
-      return await sweep(key, name, server, child.pid, send);
-    } finally {
-      agent.destroy();
-    }
-  } finally {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
+  } catch (error) {
     await server.stop();
+    throw error;
+  }
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(...LEVELS) });
+  const bodies = SENTENCES.map((s) => JSON.stringify({ text: s }));
+  let i = 0;
+  const send = () =>
+    new Promise<void>((ok, fail) => {
+      const body = bodies[i++ % bodies.length]!;
+      const req = http.request(
+        { host: '127.0.0.1', port, path: '/classify', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const reply = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { logits?: number[]; error?: string };
+            if (res.statusCode === 200 && reply.logits?.length === 2) ok();
+            else fail(new Error(`microservice: ${res.statusCode} ${reply.error ?? ''}`));
+          });
+        },
+      );
+      req.on('error', fail);
+      req.end(body);
+    });
+  return {
+    key,
+    name,
+    server,
+    servicePid: child.pid,
+    send,
+    close: async () => {
+      agent.destroy();
+      await stopChild();
+      await server.stop();
+    },
+  };
+}
+
+/** Starts a group's configurations, measures them side by side, and stops them whatever happens. */
+async function group(starts: ReadonlyArray<() => Promise<Target>>): Promise<ConfigResult[]> {
+  const targets: Target[] = [];
+  try {
+    for (const start of starts) targets.push(await start());
+    return await sweepSideBySide(targets);
+  } finally {
+    for (const t of targets) await t.close();
   }
 }
 
@@ -363,20 +450,34 @@ async function main(): Promise<void> {
   try {
     log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores, node ${process.version}`);
     log(`model: bert_classifier hidden ${EXAMPLE_SHAPE.hidden}, ${EXAMPLE_SHAPE.layers} layers, ${EXAMPLE_SHAPE.heads} heads; ${SENTENCES.length} sentences cycled`);
-    log(`windows: ${WARMUP_MS} ms warm-up + ${MEASURE_MS} ms measured per level; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+    log(`windows: ${ROUNDS} rounds per level, each ${WARMUP_MS} ms warm-up + ${(MEASURE_MS / ROUNDS).toFixed(0)} ms measured per configuration; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
     const configs: ConfigResult[] = [];
-    configs.push(await tritiumConfig(root, '(a)', 'pipeline batching: the seed\'s sentiment_ensemble', 'pipeline'));
-    configs.push(await tritiumConfig(root, "(a')", 'pipeline batching tuned for this CPU: preferred batch 8, 1 ms max queue delay', 'pipeline-tuned'));
-    configs.push(await tritiumConfig(root, "(a'')", "the seed's config with adaptive batching (tritium.batching: adaptive)", 'pipeline-adaptive'));
-    configs.push(await tritiumConfig(root, '(b)', 'per-step ensemble: tokenizer and bert_classifier batch separately', 'per-step'));
-    configs.push(await tritiumConfig(root, '(c)', 'no batching anywhere', 'no-batching'));
-    configs.push(await microserviceConfig(root, tokenizerDir));
-    configs.push(await tritiumConfig(root, '(f-a)', 'GPU-shaped: pipeline batching, bert_classifier = gpu_sim (4 ms + 0.02 ms/row)', 'pipeline', 'gpu_sim'));
-    configs.push(await tritiumConfig(root, '(f-c)', 'GPU-shaped: no batching anywhere', 'no-batching', 'gpu_sim'));
-    configs.push(await microserviceConfig(root, tokenizerDir, '(f-d)', 'gpu_sim'));
-    log('(e) limit: tokenizer + ONNX session in one process');
-    const limit = await measureLimit(tokenizerDir, modelPath, SENTENCES, Math.max(1000, MEASURE_MS / 2));
-    log(`  (e) ${limit.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
+    // (e) is measured before and after the group it is compared with, and the two sweeps averaged.
+    log('(e) limit: tokenizer + ONNX session in one process (before the group)');
+    const limitMs = Math.max(1000, MEASURE_MS / 2);
+    const limitBefore = await measureLimit(tokenizerDir, modelPath, SENTENCES, limitMs);
+    log(`  (e) ${limitBefore.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
+    configs.push(
+      ...(await group([
+        () => tritiumTarget(root, '(a)', 'pipeline batching: the seed\'s sentiment_ensemble', 'pipeline'),
+        () => tritiumTarget(root, "(a')", 'pipeline batching tuned for this CPU: preferred batch 8, 1 ms max queue delay', 'pipeline-tuned'),
+        () => tritiumTarget(root, "(a'')", "the seed's config with adaptive batching (tritium.batching: adaptive)", 'pipeline-adaptive'),
+        () => tritiumTarget(root, '(b)', 'per-step ensemble: tokenizer and bert_classifier batch separately', 'per-step'),
+        () => tritiumTarget(root, '(c)', 'no batching anywhere', 'no-batching'),
+        () => microserviceTarget(root, tokenizerDir),
+      ])),
+    );
+    log('(e) limit: tokenizer + ONNX session in one process (after the group)');
+    const limitAfter = await measureLimit(tokenizerDir, modelPath, SENTENCES, limitMs);
+    log(`  (e) ${limitAfter.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
+    const limit = meanLimit(limitBefore, limitAfter);
+    configs.push(
+      ...(await group([
+        () => tritiumTarget(root, '(f-a)', 'GPU-shaped: pipeline batching, bert_classifier = gpu_sim (4 ms + 0.02 ms/row)', 'pipeline', 'gpu_sim'),
+        () => tritiumTarget(root, '(f-c)', 'GPU-shaped: no batching anywhere', 'no-batching', 'gpu_sim'),
+        () => microserviceTarget(root, tokenizerDir, '(f-d)', 'gpu_sim'),
+      ])),
+    );
 
     const table = report(configs, limit);
     const rs = ratios(configs, limit);
@@ -448,7 +549,9 @@ function markdown(configs: readonly ConfigResult[], limit: LimitResult, table: s
     `Generated by \`npm run bench -- --write-docs\` (bench/run-all.ts) in one run of ${seconds.toFixed(0)} s on ${cpus()[0]?.model ?? 'unknown CPU'}, ` +
       `${availableParallelism()} cores, Node ${process.version}. Model: the example's bert_classifier (hidden ${EXAMPLE_SHAPE.hidden}, ` +
       `${EXAMPLE_SHAPE.layers} layers, ${EXAMPLE_SHAPE.heads} heads, FFN ${EXAMPLE_SHAPE.intermediate}) on ONNX Runtime CPU; ${SENTENCES.length} review-like sentences cycled; ` +
-      `closed loop, one sentence per request, ${WARMUP_MS} ms warm-up then ${MEASURE_MS} ms measured per level. The load generator runs on the same cores as the server. ` +
+      `closed loop, one sentence per request; at each level the configurations of a group ((a)–(d), then (f)), all running at once, take turns in ${ROUNDS} rounds of ` +
+      `${WARMUP_MS} ms warm-up then ${(MEASURE_MS / ROUNDS).toFixed(0)} ms measured (${MEASURE_MS} ms per configuration and level), so their ratios are measured side by side; ` +
+      '(e) is the mean of two sweeps, before and after its group. The load generator runs on the same cores as the server. ' +
       `Load average when the run ended: ${loadavg().map((l) => l.toFixed(1)).join(', ')} (other work on the machine skews every number).`,
     '',
     ...configs.map((c) => `- **${c.key}** ${c.name}`),

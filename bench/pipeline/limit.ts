@@ -70,3 +70,18 @@ export async function measureLimit(tokenizerDir: string, modelPath: string, sent
     await session.release();
   }
 }
+
+/**
+ * Two sweeps of the limit (before and after the configurations compared with it) as one: each batch
+ * size's throughput and CPU averaged, the best batch size chosen from the averages.
+ */
+export function meanLimit(a: LimitResult, b: LimitResult): LimitResult {
+  const sweep = a.sweep.map((s, i) => {
+    const o = b.sweep[i]!;
+    return { batchSize: s.batchSize, throughput: (s.throughput + o.throughput) / 2, cpuMsPerInference: (s.cpuMsPerInference + o.cpuMsPerInference) / 2 };
+  });
+  const best = sweep.reduce((x, y) => (y.throughput > x.throughput ? y : x));
+  // Latency percentiles do not average: the best size's from a sweep where it was the best too.
+  const latency = [a, b].find((l) => l.batchSize === best.batchSize)?.latency ?? a.latency;
+  return { batchSize: best.batchSize, throughput: best.throughput, cpuMsPerInference: best.cpuMsPerInference, latency, sweep, tokens: a.tokens };
+}

@@ -8,27 +8,59 @@ export interface Point {
   readonly errors: number;
 }
 
+/** One measured window: what completed, over how long, and each request's latency. */
+export interface Window {
+  readonly completions: number;
+  readonly elapsedMs: number;
+  readonly latenciesUs: number[];
+}
+
 /**
- * Closed loop at `concurrency` for `warmupMs` (discarded) then `measureMs`: throughput is
- * completions / window, latencies are per request. The same loop drives every configuration.
+ * Closed loop at `concurrency` for `warmupMs` (discarded) then `measureMs`: completions and
+ * per-request latencies of the measured part. `around.start` / `around.end` run right at its
+ * edges (while the load keeps running), so counters read there cover exactly the window.
  */
-export async function measure(concurrency: number, send: () => Promise<void>, warmupMs: number, measureMs: number): Promise<Point> {
+export async function measureWindow(
+  concurrency: number,
+  send: () => Promise<void>,
+  warmupMs: number,
+  measureMs: number,
+  around: { start(): Promise<void>; end(): Promise<void> },
+): Promise<Window> {
   const load = closedLoop(concurrency, send);
   try {
     await new Promise((r) => setTimeout(r, warmupMs));
+    await around.start();
     load.drain();
     const start = performance.now();
     await new Promise((r) => setTimeout(r, measureMs));
     const done = load.drain();
-    const elapsed = performance.now() - start;
+    const elapsedMs = performance.now() - start;
+    await around.end();
     if (load.error) throw load.error;
-    return {
-      concurrency,
-      throughput: done.length / (elapsed / 1000),
-      latency: summarize(done.map((c) => (c.endMs - c.startMs) * 1000)),
-      errors: 0,
-    };
+    return { completions: done.length, elapsedMs, latenciesUs: done.map((c) => (c.endMs - c.startMs) * 1000) };
   } finally {
     await load.stop();
   }
+}
+
+/** Several windows of one configuration at one concurrency, as one point. */
+export function pointOf(concurrency: number, windows: readonly Window[]): Point {
+  const completions = windows.reduce((n, w) => n + w.completions, 0);
+  const elapsedMs = windows.reduce((n, w) => n + w.elapsedMs, 0);
+  return {
+    concurrency,
+    throughput: elapsedMs > 0 ? completions / (elapsedMs / 1000) : 0,
+    latency: summarize(windows.flatMap((w) => w.latenciesUs)),
+    errors: 0,
+  };
+}
+
+/**
+ * The order configurations take in round `round`: rotated by one each round, so none is always
+ * measured first (right after another's load) or last.
+ */
+export function roundOrder<T>(items: readonly T[], round: number): T[] {
+  const n = items.length;
+  return items.map((_, i) => items[(i + round) % n]!);
 }

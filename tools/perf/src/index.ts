@@ -15,7 +15,7 @@ export { profileLevel, isStable } from './profiler.ts';
 export type { LevelResult, Window } from './profiler.ts';
 export { summarize, percentile } from './latency.ts';
 export type { LatencySummary } from './latency.ts';
-export { breakdown, countersOf, snapshot } from './server-stats.ts';
+export { addCounters, breakdown, countersOf, snapshot } from './server-stats.ts';
 export type { ServerBreakdown, ModelCounters, StatsSnapshot } from './server-stats.ts';
 export { closedLoop, openLoop } from './load.ts';
 export type { Completion, Load } from './load.ts';

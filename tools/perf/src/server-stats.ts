@@ -67,31 +67,23 @@ export async function snapshot(client: PerfClient, models: readonly string[]): P
     if (!models.includes(name)) continue;
     const c = countersOf(entry);
     const prev = out.get(name);
-    out.set(
-      name,
-      prev
-        ? {
-            successCount: prev.successCount + c.successCount,
-            successNs: prev.successNs + c.successNs,
-            queueNs: prev.queueNs + c.queueNs,
-            computeInputNs: prev.computeInputNs + c.computeInputNs,
-            computeInferNs: prev.computeInferNs + c.computeInferNs,
-            computeOutputNs: prev.computeOutputNs + c.computeOutputNs,
-            inferenceCount: prev.inferenceCount + c.inferenceCount,
-            executionCount: prev.executionCount + c.executionCount,
-          }
-        : c,
-    );
+    out.set(name, prev ? addCounters(prev, c) : c);
   }
   return out;
 }
 
+const COUNTER_KEYS: ReadonlyArray<keyof ModelCounters> = [
+  'successCount', 'successNs', 'queueNs', 'computeInputNs', 'computeInferNs', 'computeOutputNs', 'inferenceCount', 'executionCount',
+];
+
+/** Counters added up (versions of one model, or windows of one measurement). */
+export function addCounters(a: ModelCounters, b: ModelCounters): ModelCounters {
+  return Object.fromEntries(COUNTER_KEYS.map((k) => [k, a[k] + b[k]])) as unknown as ModelCounters;
+}
+
 function delta(a: ModelCounters | undefined, b: ModelCounters | undefined): ModelCounters {
   const z = (x: ModelCounters | undefined, k: keyof ModelCounters) => (x ? x[k] : 0);
-  const keys: Array<keyof ModelCounters> = [
-    'successCount', 'successNs', 'queueNs', 'computeInputNs', 'computeInferNs', 'computeOutputNs', 'inferenceCount', 'executionCount',
-  ];
-  return Object.fromEntries(keys.map((k) => [k, z(b, k) - z(a, k)])) as unknown as ModelCounters;
+  return Object.fromEntries(COUNTER_KEYS.map((k) => [k, z(b, k) - z(a, k)])) as unknown as ModelCounters;
 }
 
 function averages(d: ModelCounters, per: number): Omit<ServerBreakdown, 'composing'> {
