@@ -45,6 +45,17 @@ export interface BatcherDeps {
    * False for a pipeline ensemble's batcher: its "execution" is the steps, which trace themselves.
    */
   readonly traceCompute?: boolean;
+  /**
+   * Holds a batch that is ready but below the smallest preferred size (a pipeline ensemble whose
+   * last step is busy, see ensemble/runtime/pipeline-hold.ts): how long it may wait for more requests.
+   */
+  readonly hold?: BatchHold;
+}
+
+/** See BatcherDeps.hold. */
+export interface BatchHold {
+  /** Microseconds a ready batch of `size` rows may still wait at `nowUs` (0: send it now). */
+  holdUs(nowUs: number, size: number): number;
 }
 
 /** Outcome of an entry: a response, an error, or null for a stream completed without error. */
@@ -113,6 +124,13 @@ export class DynamicBatcher implements Scheduler {
   private count = 0;
   /** Set with `tritium.batching: adaptive`. */
   private readonly adaptive: AdaptiveDelay | undefined;
+  private readonly hold: BatchHold | undefined;
+  /** Rows below which a ready batch may be held (the smallest preferred size, else the maximum). */
+  private readonly holdBelow: number;
+  /** The end of the hold under way (one per batch: a held batch is sent when it ends). */
+  private holdUntilUs: number | undefined;
+  /** When the last hold ended: requests queued before then already waited through one. */
+  private lastHoldEndUs = Number.NEGATIVE_INFINITY;
 
   constructor(options: BatcherOptions, deps: BatcherDeps) {
     this.opts = options;
@@ -126,6 +144,8 @@ export class DynamicBatcher implements Scheduler {
     this.slots = deps.instances.map((instance, i) => ({ instance, busy: false, context: { callers: [this.cycles.frames[i]!] } }));
     this.queue = new RequestQueue<Entry>(options.levelCount);
     this.formation = formationRules(options);
+    this.hold = options.batching ? deps.hold : undefined;
+    this.holdBelow = options.preferredBatchSizes.length > 0 ? Math.min(...options.preferredBatchSizes) : options.maxBatchSize;
   }
 
   get inflight(): number {
@@ -341,6 +361,7 @@ export class DynamicBatcher implements Scheduler {
             this.armDelay(now + decision.waitUs);
             break;
           }
+          if (this.held(now, decision.entries)) break;
           this.adaptive?.dispatched(now);
           this.dispatch(slot, decision.entries, now);
         }
@@ -348,6 +369,33 @@ export class DynamicBatcher implements Scheduler {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /**
+   * Whether a ready batch waits out a hold (arming the timer that ends it). A hold never grows: more
+   * arrivals reaching the smallest preferred size, or its end, send the batch. A request is held at
+   * most once (a batch whose head waited through an earlier hold is not held), so none waits more
+   * than the queue delay plus one hold beyond what instances being busy costs it.
+   */
+  private held(now: number, entries: readonly Entry[]): boolean {
+    if (!this.hold || this.stopped) return false;
+    let size = 0;
+    for (const e of entries) size += e.batchSize;
+    if (size < this.holdBelow) {
+      if (this.holdUntilUs === undefined && entries[0]!.arrivalUs > this.lastHoldEndUs) {
+        const us = this.hold.holdUs(now, size);
+        if (us > 0) this.holdUntilUs = now + us;
+      }
+      if (this.holdUntilUs !== undefined && now < this.holdUntilUs) {
+        this.armDelay(this.holdUntilUs);
+        return true;
+      }
+    }
+    if (this.holdUntilUs !== undefined) {
+      this.holdUntilUs = undefined;
+      this.lastHoldEndUs = now;
+    }
+    return false;
   }
 
   private armDelay(at: number): void {

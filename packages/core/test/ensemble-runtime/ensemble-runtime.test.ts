@@ -402,3 +402,94 @@ describe('pipeline-batching ensembles', () => {
     );
   });
 });
+
+/**
+ * The pipeline's hold (pipeline-hold.ts): a batch below the smallest preferred size waits while the
+ * last step is busy, so the wave that just finished (coming back a moment later in a closed loop)
+ * joins it instead of following as a second small batch.
+ */
+describe('pipeline-batching ensembles: holding small batches while the last step is busy', () => {
+  const DELAY_US = 1000;
+  function slowLastStep(router: Router) {
+    const firstStepRows: number[] = [];
+    const last = manualInstance();
+    router.add(config({ name: 'add_sub', input: [input('INPUT0', [2]), input('INPUT1', [2])], output: [out('OUTPUT0', [2]), out('OUTPUT1', [2])] }), [
+      instance(addSubFn, (b) => firstStepRows.push(b.reduce((n, r) => n + r.inputs[0]!.shape[0]!, 0))),
+    ]);
+    router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [last]);
+    const e = router.add(
+      ensemble(
+        'E',
+        [step('add_sub', { INPUT0: 'A', INPUT1: 'B' }, { OUTPUT0: 'sum', OUTPUT1: 'DIFF' }), step('identity', { INPUT0: 'sum' }, { OUTPUT0: 'SUM' })],
+        ['A', 'B'],
+        ['SUM', 'DIFF'],
+        { dynamic_batching: dynamicBatching({ preferred_batch_size: [4], max_queue_delay_microseconds: DELAY_US }) },
+      ),
+    );
+    const send = (n: number) => Array.from({ length: n }, (_, i) => settle(e.enqueue(pair(`q${i}`, [i, i], [1, 1]))));
+    return { e, last, firstStepRows, send };
+  }
+
+  /** Runs the last step's first batch for 5 ms, so its service time is known; then two batches fill both pipeline slots. */
+  async function busyPipeline(router: Router) {
+    const p = slowLastStep(router);
+    p.send(4);
+    await flush(10);
+    router.clock.advance(5000);
+    p.last.calls[0]!.resolve();
+    await flush(10);
+    p.send(4); // batch 2: in the last step
+    p.send(4); // batch 3: waits for the last step (both pipeline slots now busy)
+    await flush(10);
+    expect(p.last.calls.filter((c) => !c.done)).toHaveLength(1);
+    const waiting = p.send(2); // a small wave: waits for a slot, past its queue delay
+    router.clock.advance(DELAY_US + 100);
+    await flush(10);
+    expect(p.firstStepRows).toEqual([4, 4, 4]);
+    // Batch 2 ends after 5 ms: a slot frees while batch 3 holds the last step.
+    router.clock.advance(5000 - DELAY_US - 100);
+    p.last.calls[1]!.resolve();
+    await flush(10);
+    return { ...p, waiting };
+  }
+
+  it('holds a small batch while the last step is busy; the returning wave joins it in one batch', async () => {
+    const router = new Router();
+    const p = await busyPipeline(router);
+    expect(p.firstStepRows).toEqual([4, 4, 4]); // held: not sent the moment the slot freed
+    const returning = p.send(2);
+    await flush(10);
+    expect(p.firstStepRows).toEqual([4, 4, 4, 4]); // 2 held + 2 returning, sent at once as the smallest preferred size
+    for (let i = 0; i < 3; i++) {
+      router.clock.advance(5000);
+      for (const c of p.last.calls) c.resolve();
+      await flush(10);
+    }
+    expect([...p.waiting, ...returning].every((r) => r.done && r.value)).toBe(true);
+  });
+
+  it('holds no longer than the max queue delay', async () => {
+    const router = new Router();
+    const p = await busyPipeline(router);
+    router.clock.advance(DELAY_US - 1);
+    await flush(10);
+    expect(p.firstStepRows).toEqual([4, 4, 4]);
+    router.clock.advance(1);
+    await flush(10);
+    expect(p.firstStepRows).toEqual([4, 4, 4, 2]);
+  });
+
+  it('sends a small batch at once when the last step is idle', async () => {
+    const router = new Router();
+    const p = slowLastStep(router);
+    p.send(4);
+    await flush(10);
+    router.clock.advance(5000);
+    p.last.calls[0]!.resolve();
+    await flush(10);
+    p.send(2);
+    router.clock.advance(DELAY_US);
+    await flush(10);
+    expect(p.firstStepRows).toEqual([4, 2]);
+  });
+});

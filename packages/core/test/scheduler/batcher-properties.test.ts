@@ -30,7 +30,12 @@ const cfgArb = fc.record({
   action: fc.constantFrom<'REJECT' | 'DELAY'>('REJECT', 'DELAY'),
   instances: fc.integer({ min: 1, max: 3 }),
   adaptive: fc.boolean(),
+  /** A pipeline's hold of small batches (BatcherDeps.hold), in µs; 0 = none. */
+  hold: fc.constantFrom(0, 0, 300, 5000),
 });
+
+/** A hold of a fixed length (a pipeline ensemble's varies; every property must hold for any). */
+const holdOf = (us: number) => (us > 0 ? { hold: { holdUs: () => us } } : {});
 
 type Cfg = typeof cfgArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -58,7 +63,7 @@ describe('dynamic batcher properties', () => {
       fc.asyncProperty(cfgArb, fc.array(opArb, { maxLength: 60 }), async (c, ops) => {
         const clock = manualClock();
         const instances = Array.from({ length: c.instances }, () => manualInstance());
-        const s = new DynamicBatcher(batcherOptionsFromConfig(build(c), 1), { instances, clock });
+        const s = new DynamicBatcher(batcherOptionsFromConfig(build(c), 1), { instances, clock, ...holdOf(c.hold) });
         const answers = new Map<string, number>();
         const controllers: AbortController[] = [];
         const count = (id: string) => answers.set(id, (answers.get(id) ?? 0) + 1);
@@ -104,32 +109,33 @@ describe('dynamic batcher properties', () => {
     );
   });
 
-  it('with an idle instance no request waits longer than max_queue_delay (fixed or adaptive)', async () => {
+  it('with an idle instance no request waits longer than max_queue_delay (fixed or adaptive), plus a hold if one is set', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.boolean(),
+        fc.constantFrom(0, 0, 300, 5000),
         fc.integer({ min: 1, max: 8 }),
         fc.integer({ min: 1, max: 2000 }),
         fc.array(fc.tuple(fc.integer({ min: 0, max: 700 }), fc.integer({ min: 1, max: 3 })), { maxLength: 40 }),
-        async (adaptive, maxBatch, delay, arrivals) => {
+        async (adaptive, hold, maxBatch, delay, arrivals) => {
           const clock = manualClock();
           let worst = 0;
           const stats: StatsRecorder = { ...nullStatsRecorder, requestDequeued: (ns) => void (worst = Math.max(worst, ns)) };
           const cfg = config({ ...batchingParameter(adaptive), max_batch_size: maxBatch, dynamic_batching: dynamicBatching({ max_queue_delay_microseconds: delay }) });
           // As many instances as requests: one is always idle, even while a timer dispatches mid-advance.
           const instances = arrivals.map(() => autoInstance());
-          const s = new DynamicBatcher(batcherOptionsFromConfig(cfg, 1), { instances: instances.length ? instances : [autoInstance()], clock, stats });
+          const s = new DynamicBatcher(batcherOptionsFromConfig(cfg, 1), { instances: instances.length ? instances : [autoInstance()], clock, stats, ...holdOf(hold) });
           for (const [gap, cols] of arrivals) {
             clock.advance(gap);
             await flush(2);
             void s.enqueue(req(1, { cols }));
           }
           for (let guard = 0; guard < 100 && s.inflight > 0; guard++) {
-            clock.advance(Math.ceil(delay / 4));
+            clock.advance(Math.ceil((delay + hold) / 4));
             await flush(2);
           }
           expect(s.inflight).toBe(0);
-          expect(worst).toBeLessThanOrEqual(delay * 1000);
+          expect(worst).toBeLessThanOrEqual((delay + hold) * 1000);
         },
       ),
       { numRuns: 60 },

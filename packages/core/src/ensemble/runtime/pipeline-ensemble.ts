@@ -14,6 +14,10 @@
  *
  * Concurrency: `parameters { key: "tritium.pipeline.concurrency" value: { string_value: "N" } }`
  * pipeline batches run at once (default 2).
+ *
+ * A batch below the smallest preferred size is held while the last step is busy, until it would
+ * reach that step as it frees, at most the max queue delay (pipeline-hold.ts): waves of a closed
+ * loop merge into full batches instead of settling in more, smaller ones.
  */
 import { InferError } from '../../errors.ts';
 import type { ExecuteOutput, ModelInstance } from '../../backend/spi.ts';
@@ -25,9 +29,11 @@ import { DynamicBatcher } from '../../scheduler/dynamic-batcher.ts';
 import { systemClock, type Clock, type Scheduler } from '../../scheduler/scheduler.ts';
 import { compositeTrace } from '../../trace/request-trace.ts';
 import { ComputeTotal } from './compute-total.ts';
-import { runEnsemble, type EnsembleContext } from './ensemble-run.ts';
+import { runEnsemble, stepVersion, type EnsembleContext } from './ensemble-run.ts';
 import { ensembleContext, type EnsembleDeps } from './ensemble-scheduler.ts';
 import { requestSemanticsKey } from './merge-key.ts';
+import { PipelineHold } from './pipeline-hold.ts';
+import { instancesPerVersion } from '../../config/validate-instances.ts';
 
 export const PIPELINE_CONCURRENCY_PARAMETER = 'tritium.pipeline.concurrency';
 
@@ -105,21 +111,36 @@ function pipelineInstance(ctx: EnsembleContext, clock: Clock): ModelInstance {
   };
 }
 
+/** The hold for a pipeline of two or more steps with a queue delay (none otherwise). */
+function pipelineHold(config: ModelConfig, deps: EnsembleDeps, clock: Clock, maxHoldUs: number): PipelineHold | undefined {
+  const steps = config.ensemble_scheduling?.step ?? [];
+  const last = steps[steps.length - 1];
+  if (steps.length < 2 || !last || maxHoldUs <= 0) return undefined;
+  const lastConfig = deps.getModelConfig?.(last.model_name, stepVersion(last));
+  return new PipelineHold({
+    lastModel: last.model_name,
+    lastInstances: Math.max(1, lastConfig ? instancesPerVersion(lastConfig) : 1),
+    maxHoldUs,
+    nowUs: () => clock.nowUs(),
+  });
+}
+
 /** Creates the pipeline-batching scheduler for an ensemble config with `dynamic_batching`. */
 export function createPipelineEnsemble(config: ModelConfig, deps: EnsembleDeps): Scheduler {
-  const ctx = ensembleContext(config, deps);
   const clock = deps.clock ?? systemClock;
+  const options = batcherOptionsFromConfig(config, deps.version);
+  const hold = pipelineHold(config, deps, clock, options.maxQueueDelayUs);
+  const ctx = ensembleContext(config, hold ? { ...deps, infer: hold.observe(deps.infer) } : deps);
   const raw = config.parameters?.[PIPELINE_CONCURRENCY_PARAMETER]?.string_value;
   const concurrency = raw === undefined ? 2 : Number(raw);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new InferError('INVALID_ARG', `parameter '${PIPELINE_CONCURRENCY_PARAMETER}' must be a positive integer for '${config.name}', got '${raw}'`);
   }
   const instances = Array.from({ length: concurrency }, () => pipelineInstance(ctx, clock));
-  const options = batcherOptionsFromConfig(config, deps.version);
   const shapeKey = options.shapeKey;
   // Only requests whose parameters, priority and timeout agree share a pipeline batch.
   const pipelineOptions = { ...options, shapeKey: (r: InferRequest) => shapeKey(r) + requestSemanticsKey(r) };
-  const batcher = new DynamicBatcher(pipelineOptions, { instances, clock, stats: deps.stats, log: deps.log, traceCompute: false });
+  const batcher = new DynamicBatcher(pipelineOptions, { instances, clock, stats: deps.stats, log: deps.log, traceCompute: false, ...(hold ? { hold } : {}) });
   const stamp = (r: InferRequest): Stamped => ({ ...r, [ARRIVAL]: clock.nowUs() });
   return {
     enqueue: (request) => batcher.enqueue(stamp(request)),
