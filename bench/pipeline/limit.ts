@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
-import { AutoTokenizer } from '@huggingface/transformers';
 import * as ort from 'onnxruntime-node';
 import { summarize, type LatencySummary } from '@tritium/perf';
+import { plainTokenizer } from './plain-tokenizer.ts';
 
 export interface LimitResult {
   readonly batchSize: number;
@@ -19,11 +19,12 @@ export interface LimitResult {
 
 /**
  * (e) The limit: the same tokenizer and ONNX model in one process, no server, a tight loop of
- * tokenize(batch) → session.run at each batch size; the best one is the limit. The session uses
- * the thread count Tritium's ONNX backend gives a single instance (all cores), spinning off.
+ * tokenize(batch) → session.run at each batch size; the best one is the limit. The tokenizer is the
+ * example model.ts's own code (plain-tokenizer.ts); the session uses the thread count Tritium's ONNX
+ * backend gives a single instance (all cores), spinning off.
  */
 export async function measureLimit(tokenizerDir: string, modelPath: string, sentences: readonly string[], msPerSize: number): Promise<LimitResult> {
-  const tokenizer = await AutoTokenizer.from_pretrained(tokenizerDir, { local_files_only: true });
+  const tokenize = plainTokenizer(tokenizerDir);
   // Same session settings as the server's bert_classifier in every configuration (see repositories.ts).
   const options = { intraOpNumThreads: availableParallelism(), extra: { session: { intra_op: { allow_spinning: '0' } } } };
   const session = await ort.InferenceSession.create(modelPath, options as ort.InferenceSession.SessionOptions);
@@ -39,10 +40,10 @@ export async function measureLimit(tokenizerDir: string, modelPath: string, sent
       while (performance.now() - start < msPerSize) {
         const batch = Array.from({ length: batchSize }, () => sentences[cursor++ % sentences.length]!);
         const t0 = performance.now();
-        const enc = tokenizer(batch, { padding: true, truncation: true });
+        const enc = tokenize(batch);
         await session.run({
-          INPUT_IDS: new ort.Tensor('int64', enc.input_ids.data as BigInt64Array, enc.input_ids.dims as number[]),
-          ATTENTION_MASK: new ort.Tensor('int64', enc.attention_mask.data as BigInt64Array, enc.attention_mask.dims as number[]),
+          INPUT_IDS: new ort.Tensor('int64', enc.ids, enc.dims),
+          ATTENTION_MASK: new ort.Tensor('int64', enc.mask, enc.dims),
         });
         latencies.push((performance.now() - t0) * 1000);
         done += batchSize;
@@ -54,7 +55,7 @@ export async function measureLimit(tokenizerDir: string, modelPath: string, sent
       if (!best || throughput > best.throughput) best = { batchSize, throughput, cpuMsPerInference, latency: summarize(latencies), sweep };
     }
     // Padding cost of batching these sentences in arrival order: a batch is as long as its longest.
-    const lengths = sentences.map((x) => (tokenizer(x).input_ids.dims as number[])[1]!);
+    const lengths = sentences.map((x) => tokenize([x]).dims[1]);
     const mean = lengths.reduce((a, b) => a + b, 0) / lengths.length;
     const padded = [8, 64].map((batchSize) => {
       let total = 0;
