@@ -21,7 +21,9 @@ export function candidateTable(result: SearchResult, tune: TuneOptions): { text:
   const rows = result.measured.map((m, i) => {
     const level = m.best ?? m.levels[0];
     const batches = level ? Object.entries(level.batchSizes).map(([k, v]) => `${k}:${v.toFixed(1)}`).join(' ') : '';
-    const mark = m === result.winner ? ' (winner)' : m === result.baseline ? ' (as written)' : '';
+    // The config as written may also be the winner: say both.
+    const marks = [m === result.baseline ? 'as written' : '', m === result.winner ? 'winner' : ''].filter((x) => x);
+    const mark = marks.length > 0 ? ` (${marks.join(', ')})` : '';
     return [
       String(i + 1),
       `${describe(m.candidate)}${mark}`,
