@@ -42,6 +42,35 @@ describe('JSON tensor data', () => {
     );
   });
 
+  it('refuses integers a datatype cannot hold instead of wrapping them (INT32 2^40 and 1e300 became 0)', () => {
+    const cases: [DataType, number | string, string][] = [
+      ['INT32', 2 ** 40, '1099511627776 to INT32 for input \'x\': out of range [-2147483648, 2147483647]'],
+      ['INT32', 1e300, 'to INT32 for input \'x\': out of range'],
+      ['INT32', -(2 ** 31) - 1, '-2147483649 to INT32'],
+      ['INT8', 128, '128 to INT8 for input \'x\': out of range [-128, 127]'],
+      ['INT16', -32769, '-32769 to INT16'],
+      ['UINT8', -1, '-1 to UINT8 for input \'x\': out of range [0, 255]'],
+      ['UINT8', 256, '256 to UINT8'],
+      ['UINT16', 65536, '65536 to UINT16'],
+      ['UINT32', 2 ** 32, '4294967296 to UINT32'],
+      ['UINT64', -1, '-1 to UINT64 for input \'x\': out of range [0, 18446744073709551615]'],
+      ['UINT64', 1e300, 'to UINT64 for input \'x\': out of range'],
+      ['INT64', 2 ** 63, '9223372036854776000 to INT64 for input \'x\': out of range [-9223372036854775808, 9223372036854775807]'],
+      ['INT64', '-9223372036854775809', '"-9223372036854775809" to INT64'],
+    ];
+    for (const [datatype, v, message] of cases) expect(() => jsonDataToBytes(datatype, [v], 1, 'x'), `${datatype} ${v}`).toThrow(message);
+    expect(() => jsonDataToBytes('INT32', [3.5], 1, 'x')).toThrow("unable to convert 3.5 to INT32 for input 'x'");
+    // The ends of each range still pass.
+    expect(roundTrip('INT32', [-(2 ** 31), 2 ** 31 - 1])).toEqual([-(2 ** 31), 2 ** 31 - 1]);
+    expect(roundTrip('UINT32', [0, 2 ** 32 - 1])).toEqual([0, 2 ** 32 - 1]);
+    expect(Array.from(new BigInt64Array(jsonDataToBytes('INT64', ['-9223372036854775808', '9223372036854775807'], 2, 'x').buffer))).toEqual([
+      -(2n ** 63n),
+      2n ** 63n - 1n,
+    ]);
+    // gRPC's int_contents carries int32 values: INT8 300 is refused the same way (it was stored as 44).
+    expect(() => contentsToBytes('INT8', { int_contents: [300] }, 1, 'x', 'm')).toThrow('300 to INT8 for input \'x\': out of range [-128, 127]');
+  });
+
   it('converts typed gRPC contents and checks the field matches the datatype', () => {
     expect(Array.from(new Float32Array(contentsToBytes('FP32', { fp32_contents: [1, 2] }, 2, 'x', 'm').buffer))).toEqual([1, 2]);
     expect(Array.from(new BigUint64Array(contentsToBytes('UINT64', { uint64_contents: [18446744073709551615n] }, 1, 'x', 'm').buffer))).toEqual([

@@ -52,6 +52,23 @@ function fixedBuffer(datatype: DataType, count: number): ArrayBuffer {
   return new ArrayBuffer(DATA_TYPE_SIZE[datatype] * count);
 }
 
+/**
+ * The values each integer datatype holds. A typed array stores anything else wrapped (INT32 2^40
+ * became 0, 1e300 became 0, UINT8 -1 became 255), so the model computed on a number the client never
+ * sent; out of range is refused instead. Triton's JSON reader refuses non-integers and negative
+ * unsigned values, and marks the narrowing casts of its smaller types as needing this bounds check.
+ */
+const INT_RANGE: Partial<Record<DataType, readonly [bigint, bigint]>> = {
+  INT8: [-(2n ** 7n), 2n ** 7n - 1n],
+  INT16: [-(2n ** 15n), 2n ** 15n - 1n],
+  INT32: [-(2n ** 31n), 2n ** 31n - 1n],
+  INT64: [-(2n ** 63n), 2n ** 63n - 1n],
+  UINT8: [0n, 2n ** 8n - 1n],
+  UINT16: [0n, 2n ** 16n - 1n],
+  UINT32: [0n, 2n ** 32n - 1n],
+  UINT64: [0n, 2n ** 64n - 1n],
+};
+
 /** Fills a typed array of `datatype` from JS values (numbers, bigints or booleans), checking each. */
 function fillTyped(datatype: DataType, values: readonly unknown[], tensorName: string): Uint8Array {
   const n = values.length;
@@ -59,16 +76,27 @@ function fillTyped(datatype: DataType, values: readonly unknown[], tensorName: s
   const bad = (v: unknown): never => {
     throw invalidArg(`unable to convert ${JSON.stringify(v) ?? String(v)} to ${datatype} for input '${tensorName}'`);
   };
+  const range = INT_RANGE[datatype];
+  const outOfRange = (v: unknown): never => {
+    throw invalidArg(
+      `unable to convert ${typeof v === 'bigint' ? String(v) : (JSON.stringify(v) ?? String(v))} to ${datatype} for input '${tensorName}': out of range [${range![0]}, ${range![1]}]`,
+    );
+  };
+  const [lo, hi] = range ? [Number(range[0]), Number(range[1])] : [0, 0];
   const int = (v: unknown): number => {
     const x = typeof v === 'bigint' ? Number(v) : v;
     if (typeof x !== 'number' || !Number.isInteger(x)) bad(v);
+    if ((x as number) < lo || (x as number) > hi) outOfRange(v);
     return x as number;
   };
   const big = (v: unknown): bigint => {
-    if (typeof v === 'bigint') return v;
-    if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
-    if (typeof v === 'string' && /^-?\d+$/.test(v)) return BigInt(v);
-    return bad(v);
+    let x: bigint;
+    if (typeof v === 'bigint') x = v;
+    else if (typeof v === 'number' && Number.isInteger(v)) x = BigInt(v);
+    else if (typeof v === 'string' && /^-?\d+$/.test(v)) x = BigInt(v);
+    else return bad(v);
+    if (x < range![0] || x > range![1]) outOfRange(v);
+    return x;
   };
   const num = (v: unknown): number => (typeof v === 'number' ? v : bad(v));
   if (datatype === 'FP16' || datatype === 'BF16' || datatype === 'BYTES') {
@@ -83,8 +111,7 @@ function fillTyped(datatype: DataType, values: readonly unknown[], tensorName: s
     }
   } else if (datatype === 'INT64' || datatype === 'UINT64') {
     const wide = a as BigInt64Array | BigUint64Array;
-    const wrap = datatype === 'INT64' ? (x: bigint) => BigInt.asIntN(64, x) : (x: bigint) => BigInt.asUintN(64, x);
-    for (let i = 0; i < n; i++) wide[i] = wrap(big(values[i]));
+    for (let i = 0; i < n; i++) wide[i] = big(values[i]);
   } else if (datatype === 'FP32' || datatype === 'FP64') {
     for (let i = 0; i < n; i++) a[i] = num(values[i]);
   } else {

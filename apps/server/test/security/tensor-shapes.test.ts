@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from '../support/start-server.ts';
 
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({}, undefined, ['simple']);
+  s = await startTestServer({}, undefined, ['simple', 'addsub']);
 });
 afterAll(async () => {
   await s?.close();
@@ -40,5 +40,21 @@ describe('request shapes past 2^53', () => {
     const input = new InferInput('INPUT0', [0, 2 ** 62], 'FP32').setData(new Float32Array(0));
     await expect(s.grpc.infer('simple', [input])).rejects.toThrow(/dimension 4611686018427388000 is larger than 9007199254740991/);
     await stillServes();
+  });
+});
+
+describe('JSON tensor values a datatype cannot hold', () => {
+  it('HTTP: INT32 2^40 or 1e300 answers 400 naming the input and the range (they reached the model as 0)', async () => {
+    for (const [value, shown] of [['1099511627776', '1099511627776'], ['1e300', '1e+300']] as const) {
+      const res = await fetch(`http://${s.httpUrl}/v2/models/addsub/infer`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[4],"data":[1,${value},3,4]},{"name":"INPUT1","datatype":"INT32","shape":[4],"data":[1,1,1,1]}]}`,
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe(
+        `unable to convert ${shown} to INT32 for input 'INPUT0': out of range [-2147483648, 2147483647]`,
+      );
+    }
   });
 });
