@@ -90,6 +90,7 @@ export function createContainer(init: CreateContainerOptions): Container {
           restricted: options.httpRestrictedApi,
           tls: options.httpSsl,
           connections: options.httpConnections,
+          maxBufferedBodyBytes: options.httpMaxBufferedBodySize,
         }),
     )
     .inSingletonScope();

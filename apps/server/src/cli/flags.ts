@@ -8,6 +8,7 @@ import { addRestriction, type Restrictions } from '../protocol/restricted.ts';
 import type { TlsOptions } from '../protocol/tls.ts';
 import type { GrpcConnectionOptions } from '../grpc/grpc-server.ts';
 import { headerForwardPattern } from '../protocol/header-forward.ts';
+import { defaultMaxBufferedBodyBytes } from '../http/body-budget.ts';
 import { parseTraceFlags, TraceConfigError, type TraceConfig, type TraceFlags } from '../tracing/trace-config.ts';
 import type { RateLimitResourceFlag } from '@tritium/core';
 import {
@@ -48,6 +49,8 @@ export interface ServeOptions {
   healthAddress: string;
   httpMaxInputSize: number;
   httpMaxJsonSize: number;
+  /** `--http-max-buffered-body-size` (beyond Triton): request body bytes held at once, all requests together. */
+  httpMaxBufferedBodySize: number;
   maxTensorElements: number;
   httpMaxHeaderCount: number;
   allowClientShm: boolean;
@@ -136,6 +139,7 @@ export function defaultServeOptions(): ServeOptions {
     healthAddress: '0.0.0.0',
     httpMaxInputSize: DEFAULT_LIMITS.maxInputBytes,
     httpMaxJsonSize: DEFAULT_LIMITS.maxJsonBytes,
+    httpMaxBufferedBodySize: defaultMaxBufferedBodyBytes(),
     maxTensorElements: DEFAULT_LIMITS.maxTensorElements,
     httpMaxHeaderCount: DEFAULT_LIMITS.maxHeaderCount,
     allowClientShm: false,
@@ -315,6 +319,7 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'health-address': (o, v) => (o.healthAddress = v),
   'http-max-input-size': (o, v) => (o.httpMaxInputSize = int('http-max-input-size', v, 1)),
   'http-max-json-size': (o, v) => (o.httpMaxJsonSize = int('http-max-json-size', v, 1)),
+  'http-max-buffered-body-size': (o, v) => (o.httpMaxBufferedBodySize = int('http-max-buffered-body-size', v, 1)),
   'max-tensor-elements': (o, v) => (o.maxTensorElements = int('max-tensor-elements', v, 1)),
   'http-max-header-count': (o, v) => (o.httpMaxHeaderCount = int('http-max-header-count', v, 1)),
   'http-headers-timeout-secs': (o, v) => (o.httpConnections = { ...o.httpConnections, headersTimeoutMs: int('http-headers-timeout-secs', v, 1) * 1000 }),
@@ -382,6 +387,7 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --http-address/--grpc-address/--metrics-address <addr> (0.0.0.0)
   --health-port <n>  --health-address <addr>  /v2/health/live and /ready on their own thread (off; answered while the main thread is swamped)
   --http-max-input-size <bytes> (64 MB)  --http-max-json-size <bytes> (16 MB)  --max-tensor-elements <n>  --http-max-header-count <n>
+  --http-max-buffered-body-size <bytes>     request bodies held at once, all requests (a quarter of memory; 503 past it)
   --http-headers-timeout-secs <n> (60)  --http-request-timeout-secs <n> (60)  --http-max-connections <n> (10000)
   --allow-client-shm <bool> (false)  --allow-model-file-load <bool> (false)
   --log-verbose <n>  --log-info/--log-warning/--log-error <bool>  --log-format default|ISO8601  --log-file <path>

@@ -1,12 +1,14 @@
 /**
  * Reads a request body under its size limit (`--http-max-input-size`, or `--http-max-json-size` for
  * a body that is all JSON), then undoes `Content-Encoding: gzip|deflate` with the same limit on the
- * decompressed size. Never buffers more than the limit.
+ * decompressed size. Never buffers more than the limit, and every byte it holds is taken from the
+ * request's share of the server-wide budget (body-budget.ts) first.
  */
 import type { IncomingMessage } from 'node:http';
 import zlib from 'node:zlib';
 import { InferError } from '@tritium/core';
 import { TransportError } from '../protocol/status.ts';
+import type { BodyAccount } from './body-budget.ts';
 
 /** Which limit a body is read under: the input size, or the lower JSON size for a JSON body. */
 export interface BodyLimit {
@@ -20,12 +22,23 @@ function tooLarge(limit: BodyLimit, what: string): TransportError {
     : new TransportError(`${what} exceeds the server's maximum input size of ${limit.bytes} bytes (--http-max-input-size)`, 413);
 }
 
-export async function readBody(req: IncomingMessage, bodyLimit: BodyLimit): Promise<Buffer> {
+export async function readBody(req: IncomingMessage, bodyLimit: BodyLimit, account: BodyAccount): Promise<Buffer> {
   const limit = bodyLimit.bytes;
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume();
     throw tooLarge(bodyLimit, `request body of ${declared} bytes`);
+  }
+  // A declared length is taken whole before anything is read (the buffer below is allocated for it,
+  // whether or not the client ever sends it); a chunked body is taken chunk by chunk.
+  const reserved = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
+  if (reserved > 0) {
+    try {
+      account.take(reserved);
+    } catch (e) {
+      req.resume();
+      throw e;
+    }
   }
   const body = await new Promise<Buffer>((resolve, reject) => {
     // With a declared length of any size, each chunk is copied into place as it arrives, so no single
@@ -41,6 +54,16 @@ export async function readBody(req: IncomingMessage, bodyLimit: BodyLimit): Prom
         reject(tooLarge(bodyLimit, 'request body'));
         return;
       }
+      if (total + chunk.length > reserved) {
+        try {
+          account.take(total + chunk.length - Math.max(total, reserved));
+        } catch (e) {
+          req.off('data', onData);
+          req.resume();
+          reject(e);
+          return;
+        }
+      }
       if (whole) chunk.copy(whole, total);
       else chunks.push(chunk);
       total += chunk.length;
@@ -54,15 +77,48 @@ export async function readBody(req: IncomingMessage, bodyLimit: BodyLimit): Prom
   });
   const encoding = String(req.headers['content-encoding'] ?? '').trim().toLowerCase();
   if (!encoding || encoding === 'identity') return body;
-  const inflate = encoding === 'gzip' ? zlib.gunzip : encoding === 'deflate' ? zlib.inflate : undefined;
-  if (!inflate) throw new InferError('UNSUPPORTED', `unsupported Content-Encoding '${encoding}'; expected gzip or deflate`);
-  return new Promise<Buffer>((resolve, reject) =>
-    inflate(body, { maxOutputLength: limit }, (err, out) => {
-      if (!err) resolve(out);
-      else if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') reject(tooLarge(bodyLimit, 'decompressed request body'));
-      else reject(new InferError('INVALID_ARG', `failed to decompress the request body (${encoding}): ${err.message}`));
-    }),
-  );
+  if (encoding !== 'gzip' && encoding !== 'deflate') throw new InferError('UNSUPPORTED', `unsupported Content-Encoding '${encoding}'; expected gzip or deflate`);
+  const out = await inflateWithin(body, encoding, bodyLimit, account);
+  // The compressed body is dropped now.
+  account.give(Math.max(reserved, body.length));
+  return out;
+}
+
+/**
+ * Decompresses `body` as a stream, taking each output chunk from the request's budget as it comes
+ * (the output's size is known only at the end), and stopping past the per-request limit.
+ */
+function inflateWithin(body: Buffer, encoding: 'gzip' | 'deflate', bodyLimit: BodyLimit, account: BodyAccount): Promise<Buffer> {
+  const z = encoding === 'gzip' ? zlib.createGunzip() : zlib.createInflate();
+  const chunks: Buffer[] = [];
+  let total = 0;
+  return new Promise<Buffer>((resolve, reject) => {
+    let settled = false;
+    const fail = (e: unknown) => {
+      if (settled) return;
+      settled = true;
+      z.destroy();
+      reject(e);
+    };
+    z.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      if (total + chunk.length > bodyLimit.bytes) return fail(tooLarge(bodyLimit, 'decompressed request body'));
+      try {
+        account.take(chunk.length);
+      } catch (e) {
+        return fail(e);
+      }
+      chunks.push(chunk);
+      total += chunk.length;
+    });
+    z.once('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
+    });
+    z.once('error', (err) => fail(new InferError('INVALID_ARG', `failed to decompress the request body (${encoding}): ${err.message}`)));
+    z.end(body);
+  });
 }
 
 /**

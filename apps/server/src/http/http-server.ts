@@ -18,6 +18,7 @@ import { traceNowNs, type InferResponse } from '@tritium/core';
 import type { SampledTrace } from '../tracing/trace-manager.ts';
 import { applyClassification, wantsClassification } from '../protocol/classification.ts';
 import { compress, pickEncoding, readBody, type BodyLimit } from './body.ts';
+import { BodyBudget, type BodyAccount } from './body-budget.ts';
 import { buildInferReply, checkHeaderLength, checkNotDecoupled, parseInferBody, requestFromPlan, type ParsedHttpInfer } from './infer-json.ts';
 import { matchRoute, type Reply } from './routes.ts';
 import { generateOnce, generateRequest, generateSpecOf, generateStream } from './generate.ts';
@@ -39,17 +40,23 @@ export interface HttpTransportOptions {
   readonly connections?: HttpConnectionLimits;
   /** Where large JSON bodies are parsed (a worker thread by default). */
   readonly json?: JsonParserOptions;
+  /** `--http-max-buffered-body-size`: request body bytes held at once, all requests together. */
+  readonly maxBufferedBodyBytes: number;
 }
 
 export class HttpTransport {
   private server: http.Server | undefined;
   private boundPort = 0;
   private json: JsonParser | undefined;
+  /** Bytes of request bodies held now, across requests (body-budget.ts). */
+  readonly bodies: BodyBudget;
 
   constructor(
     private readonly ctx: TransportContext,
     private readonly options: HttpTransportOptions,
-  ) {}
+  ) {
+    this.bodies = new BodyBudget(options.maxBufferedBodyBytes);
+  }
 
   get port(): number {
     return this.boundPort;
@@ -67,7 +74,11 @@ export class HttpTransport {
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs, limits.requestTimeoutMs),
     };
     const handler = (req: IncomingMessage, res: ServerResponse) => {
-      this.handle(req, res).catch((e) => this.sendError(req, res, e));
+      // What this request's body holds of the server-wide budget, given back once its response is
+      // sent or its connection closes.
+      const account = this.bodies.account();
+      res.once('close', () => account.release());
+      this.handle(req, res, account).catch((e) => this.sendError(req, res, e));
     };
     const tls = this.options.tls && loadTlsMaterial('http', this.options.tls);
     const server: http.Server = tls
@@ -129,7 +140,7 @@ export class HttpTransport {
     return (this.json ??= new JsonParser(this.options.json));
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, account: BodyAccount): Promise<void> {
     if (req.rawHeaders.length / 2 > this.ctx.limits.maxHeaderCount) {
       throw new TransportError(`too many request headers (limit ${this.ctx.limits.maxHeaderCount})`, 431);
     }
@@ -155,7 +166,7 @@ export class HttpTransport {
       return;
     }
     if (matched.route.handle === 'infer') {
-      await this.infer(req, res, matched.params['model']!, matched.params['version']);
+      await this.infer(req, res, account, matched.params['model']!, matched.params['version']);
       return;
     }
     if (matched.route.handle === 'generate' || matched.route.handle === 'generate_stream') {
@@ -165,7 +176,7 @@ export class HttpTransport {
       });
       const model = matched.params['model']!;
       const version = matched.params['version'];
-      const bytes = await readBody(req, this.jsonLimit());
+      const bytes = await readBody(req, this.jsonLimit(), account);
       const spec = generateSpecOf(this.ctx, model, version);
       const request = generateRequest(await this.parser.planGenerate(bytes, spec, model, this.ctx.limits), model, version, abort.signal);
       if (matched.route.handle === 'generate') {
@@ -180,7 +191,7 @@ export class HttpTransport {
     const limit: BodyLimit =
       matched.route.modelFiles && this.ctx.allowModelFileLoad ? { bytes: this.ctx.limits.maxInputBytes, json: false } : this.jsonLimit();
     const json = async (): Promise<unknown> => {
-      const bytes = await readBody(req, limit);
+      const bytes = await readBody(req, limit, account);
       return bytes.length === 0 ? undefined : this.parser.parse(bytes);
     };
     const reply: Reply = await matched.route.handle({ method, params: matched.params, json, ctx: this.ctx });
@@ -195,7 +206,7 @@ export class HttpTransport {
     }
   }
 
-  private async infer(req: IncomingMessage, res: ServerResponse, model: string, version: string | undefined): Promise<void> {
+  private async infer(req: IncomingMessage, res: ServerResponse, account: BodyAccount, model: string, version: string | undefined): Promise<void> {
     const recvStartNs = traceNowNs();
     const headerText = req.headers['inference-header-content-length'];
     let headerLength: number | undefined;
@@ -216,7 +227,7 @@ export class HttpTransport {
         413,
       );
     }
-    const body = await readBody(req, headerLength === undefined ? jsonLimit : { bytes: this.ctx.limits.maxInputBytes, json: false });
+    const body = await readBody(req, headerLength === undefined ? jsonLimit : { bytes: this.ctx.limits.maxInputBytes, json: false }, account);
     const recvEndNs = traceNowNs();
     checkNotDecoupled(this.ctx, model, version);
     const abort = new AbortController();
