@@ -56,9 +56,15 @@ export function entriesFromListing(
     if (o.key.endsWith('/')) out.push({ path: rel, kind: 'dir', size: 0, etag: '', mtimeMs: o.mtimeMs });
     else out.push({ path: rel, kind: 'file', size: o.size, etag: o.etag, mtimeMs: o.mtimeMs });
   }
+  // A folder already listed as a marker object is not listed twice. A set, not a search of `out` per
+  // folder: that was objects x folders string compares on the main thread (50,000 of each, within
+  // MAX_LISTED_KEYS, held it about 13 s on every repository index request and poll).
+  const seen = new Set(out.map((e) => e.path));
   for (const f of folders) {
     const rel = relative(f);
-    if (rel !== undefined && !out.some((e) => e.path === rel)) out.push({ path: rel, kind: 'dir', size: 0, etag: '', mtimeMs: 0 });
+    if (rel === undefined || seen.has(rel)) continue;
+    seen.add(rel);
+    out.push({ path: rel, kind: 'dir', size: 0, etag: '', mtimeMs: 0 });
   }
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
