@@ -88,6 +88,67 @@ function setEntry(extra: Record<string, unknown>, key: string, value: string, mo
   return extra;
 }
 
+/**
+ * The `session.*` config entries passed on to ONNX Runtime: its documented keys
+ * (onnxruntime_session_options_config_keys.h) that change how a session computes, nothing else.
+ * The config comes from the load API too, from any client that reaches it, so an unknown key is
+ * refused rather than handed to ORT, which would act on whatever a later version means by it.
+ */
+const SESSION_CONFIG_KEYS = new Set([
+  'session.disable_prepacking',
+  'session.use_env_allocators',
+  'session.load_model_format',
+  'session.save_model_format',
+  'session.set_denormal_as_zero',
+  'session.disable_quant_qdq',
+  'session.enable_quant_qdq',
+  'session.disable_double_qdq_remover',
+  'session.enable_quant_qdq_cleanup',
+  'session.disable_aot_function_inlining',
+  'session.use_device_allocator_for_initializers',
+  'session.inter_op.allow_spinning',
+  'session.intra_op.allow_spinning',
+  'session.qdqisint8allowed',
+  'session.x64quantprecision',
+  'session.dynamic_block_base',
+  'session.force_spinning_stop',
+  'session.strict_shape_type_inference',
+  'session.allow_released_opsets_only',
+  'session.intra_op_thread_affinities',
+  'session.disable_cpu_ep_fallback',
+  'session.qdq_matmulnbits_accuracy_level',
+  'session.record_ep_graph_assignment_info',
+  'session.graph_optimizations_loop_level',
+]);
+
+/**
+ * ORT keys that name a file ORT then writes or reads, anywhere the server's user may:
+ * `session.collect_node_memory_stats_to_file: "/any/path"` made ORT create or overwrite that file
+ * on the first run, from a load-API config override alone. Refused with their own reason.
+ */
+const FILE_SESSION_CONFIG_KEYS = new Set([
+  'session.collect_node_memory_stats_to_file',
+  'session.debug_layout_transformation',
+  'session.node_partition_config_file',
+  'session.model_external_initializers_file_folder_path',
+  'session.optimized_model_external_initializers_file_name',
+  'session.save_external_prepacked_constant_initializers',
+  'session.resource_cuda_partitioning_settings',
+  'session.layer_assignment_settings',
+]);
+
+function checkSessionConfigKey(key: string, model: string): void {
+  if (FILE_SESSION_CONFIG_KEYS.has(key)) {
+    throw new InferError('INVALID_ARG', `model '${model}': parameter '${key}' is refused: it makes ONNX Runtime write or read files outside the model`);
+  }
+  if (!SESSION_CONFIG_KEYS.has(key)) {
+    throw new InferError(
+      'INVALID_ARG',
+      `model '${model}': parameter '${key}' is not an ONNX Runtime session config key this server passes on (known: ${[...SESSION_CONFIG_KEYS].join(', ')})`,
+    );
+  }
+}
+
 /** Total instances the config asks for (each group's count, at least 1). */
 export function instanceCount(config: ModelConfig): number {
   const groups = config.instance_group ?? [];
@@ -115,10 +176,11 @@ export function modelSessionOptions(config: ModelConfig, cores = availableParall
   const pattern = boolParameter(config, 'enable_mem_pattern');
   if (pattern !== undefined) session.enableMemPattern = pattern;
   const deviceAllocator = boolParameter(config, 'session.use_device_allocator_for_initializers');
-  // Other `session.*` parameters pass through as ORT session config entries
-  // (e.g. `session.intra_op.allow_spinning: "0"`).
+  // Other known `session.*` parameters pass through as ORT session config entries
+  // (e.g. `session.intra_op.allow_spinning: "0"`); any other is refused (checkSessionConfigKey).
   for (const [key, value] of Object.entries(config.parameters ?? {})) {
     if (key.startsWith('session.') && key !== 'session.use_device_allocator_for_initializers') {
+      checkSessionConfigKey(key, config.name);
       session.extra = setEntry(session.extra ?? {}, key, value.string_value, config.name);
     }
   }

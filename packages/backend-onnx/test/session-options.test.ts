@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeModelConfig, parseModelConfigText, type ModelConfig } from '@tritium/core';
 import { instanceProviders, modelSessionOptions } from '../src/index.ts';
-import { captureLog } from './helpers.ts';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+// Tests generate their models with the workspace's ONNX generator (a tool, not a runtime dependency).
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { buildAddSubModel } from '@tritium/onnx-gen';
+import { captureLog, loadModel, TempRepo } from './helpers.ts';
 
 const config = (text: string): ModelConfig =>
   normalizeModelConfig({ ...parseModelConfigText(`backend: "onnxruntime"\n${text}`), name: 'm' }, { modelName: 'm' });
@@ -66,9 +71,41 @@ describe('session config keys cannot reach a prototype', () => {
     });
   }
 
-  it('a key that names an inherited property still nests as its own (toString)', () => {
-    const { session } = modelSessionOptions(config(param('session.toString.x', '1')), 2);
-    expect((session.extra as { session: Record<string, unknown> }).session).toHaveProperty('toString', { x: '1' });
+  it('a key that names an inherited property is not a known key (toString)', () => {
+    expect(() => modelSessionOptions(config(param('session.toString.x', '1')), 2)).toThrow(
+      "model 'm': parameter 'session.toString.x' is not an ONNX Runtime session config key this server passes on",
+    );
+  });
+});
+
+describe('session config keys that make ONNX Runtime touch files', () => {
+  for (const key of ['session.collect_node_memory_stats_to_file', 'session.debug_layout_transformation', 'session.node_partition_config_file', 'session.model_external_initializers_file_folder_path']) {
+    it(`'${key}' is refused naming it`, () => {
+      expect(() => modelSessionOptions(config(param(key, '/tmp/x')), 2)).toThrow(
+        `model 'm': parameter '${key}' is refused: it makes ONNX Runtime write or read files outside the model`,
+      );
+    });
+  }
+
+  it('an unknown session key is refused naming it; known ones still pass', () => {
+    expect(() => modelSessionOptions(config(param('session.some_future_key', '1')), 2)).toThrow(
+      /parameter 'session.some_future_key' is not an ONNX Runtime session config key this server passes on \(known: session.disable_prepacking, /,
+    );
+    const { session } = modelSessionOptions(config(param('session.disable_prepacking', '1') + param('session.intra_op_thread_affinities', '1;2')), 2);
+    expect(session.extra).toMatchObject({ session: { disable_prepacking: '1', intra_op_thread_affinities: '1;2' } });
+  });
+
+  it('a real load with session.collect_node_memory_stats_to_file fails and writes nothing (ORT created the named file on the first run)', async () => {
+    const repo = await TempRepo.create();
+    const target = join(repo.root, 'written-by-ort.csv');
+    try {
+      await expect(
+        loadModel(repo, 'stats', buildAddSubModel(), param('session.collect_node_memory_stats_to_file', target) + param('enable_mem_pattern', '0')),
+      ).rejects.toThrow("parameter 'session.collect_node_memory_stats_to_file' is refused");
+      expect(existsSync(target)).toBe(false);
+    } finally {
+      await repo.dispose();
+    }
   });
 });
 
