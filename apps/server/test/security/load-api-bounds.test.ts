@@ -211,3 +211,46 @@ describe('load API: file override names', () => {
     await stillServes();
   });
 });
+
+describe('load API: instances across models', () => {
+  let own: TestServer;
+  beforeAll(async () => {
+    own = await startTestServer({ modelControlMode: 'explicit', allowModelFileLoad: true }, undefined, []);
+  });
+  afterAll(async () => {
+    await own?.close();
+  });
+
+  /** A new model of in-process `repeat` instances (cheap, so the bound itself is what is tested). */
+  const repeatModel = (name: string, count: number) =>
+    fetch(`http://${own.httpUrl}/v2/repository/models/${name}/load`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        parameters: {
+          config: JSON.stringify({
+            backend: 'repeat',
+            max_batch_size: 0,
+            model_transaction_policy: { decoupled: true },
+            input: [{ name: 'IN', data_type: 'TYPE_INT32', dims: [1] }],
+            output: [{ name: 'OUT', data_type: 'TYPE_INT32', dims: [1] }],
+            instance_group: [{ kind: 'KIND_CPU', count }],
+          }),
+          'file:1/x': '',
+        },
+      }),
+    }).then(async (res) => ({ status: res.status, error: ((await res.json().catch(() => ({}))) as { error?: string }).error ?? '' }));
+
+  it('4 models of 1024 instances load; a 5th instance anywhere is refused 400 naming the bound (each model alone was within its 1024)', async () => {
+    for (const name of ['r1', 'r2', 'r3', 'r4']) expect(await repeatModel(name, 1024)).toEqual({ status: 200, error: '' });
+    const r = await repeatModel('r5', 1);
+    expect(r.status).toBe(400);
+    expect(r.error).toContain('model r5 would start 1 instances beside the 4096 loaded in the server; at most 4096 are allowed in all models together');
+    // Reloading a loaded model counts its new version beside the old one until the swap.
+    expect((await repeatModel('r4', 1)).status).toBe(400);
+    expect(await own.http.isModelReady('r4')).toBe(true);
+    // Unloading gives the instances back.
+    await own.http.unloadModel('r1');
+    expect(await repeatModel('r5', 1)).toEqual({ status: 200, error: '' });
+  }, 120_000);
+});

@@ -15,6 +15,14 @@ const PYTHON_BASED_RUNTIME = /\.(py|ts|js|mjs)$/;
 export const MAX_INSTANCES_PER_MODEL = 1024;
 
 /**
+ * Beyond Triton: the most instances loaded in one server, every model and version together (a
+ * reload's new version counts beside the one it replaces until that is unloaded). The per-model
+ * bound alone let a load-API client load each model of the repository at 1024 instances (a
+ * repository of 50 models: 51,200 workers); past this bound a load is refused naming it.
+ */
+export const MAX_INSTANCES_PER_SERVER = 4096;
+
+/**
  * Beyond Triton: the most sequence slots one model version may ask for, every instance together.
  * The sequence batcher builds each slot up front (max(1, max_batch_size) per instance, or
  * `oldest.max_candidate_sequences`): `max_candidate_sequences: 2147483647` through the load API ran

@@ -21,6 +21,7 @@ import { loadVersion, type VersionLoadDeps } from './version-loader.ts';
 import { prepareLoadOverride, type LoadOverride } from './load-overrides.ts';
 import { inertFieldWarnings, type ServerFeatures } from '../config/inert-fields.ts';
 import type { LatencyMetricsOptions } from '../metrics/latency-metrics.ts';
+import { instancesPerVersion, MAX_INSTANCES_PER_SERVER } from '../config/validate-instances.ts';
 
 export interface ModelLifecycleDeps {
   /** Whether the server has a response cache and rate limiting (config fields that need them warn otherwise). */
@@ -49,8 +50,32 @@ export interface ModelLifecycleDeps {
 export class ModelLifecycle {
   readonly models = new Map<string, ModelRecord>();
   private readonly stats = new Map<string, ModelStats>();
+  /** Instances of versions being loaded now (not yet in a slot), counted against MAX_INSTANCES_PER_SERVER. */
+  private loadingInstances = 0;
 
   constructor(private readonly deps: ModelLifecycleDeps) {}
+
+  /** Instances of every loaded version (serving, down or unloading) plus those being loaded. */
+  private instancesInServer(): number {
+    let n = this.loadingInstances;
+    for (const record of this.models.values()) for (const slot of record.slots.values()) n += slot.live?.instances.length ?? 0;
+    return n;
+  }
+
+  /**
+   * Takes `count` instances from the server-wide bound for a version about to load, or throws
+   * naming the bound. Synchronous, so loads running side by side cannot both pass the check.
+   */
+  private reserveInstances(model: string, count: number): void {
+    const loaded = this.instancesInServer();
+    if (loaded + count > MAX_INSTANCES_PER_SERVER) {
+      throw new InferError(
+        'INVALID_ARG',
+        `model ${model} would start ${count} instances beside the ${loaded} loaded in the server; at most ${MAX_INSTANCES_PER_SERVER} are allowed in all models together`,
+      );
+    }
+    this.loadingInstances += count;
+  }
 
   statsFor(name: string, version: number, config: ModelConfig): ModelStats {
     const key = `${name}\0${version}`;
@@ -400,8 +425,20 @@ export class ModelLifecycle {
         if (configError) return fail(configError);
         const started = performance.now();
         const stats = this.statsFor(model.source.name, rv.version, config);
+        const count = instancesPerVersion(config);
         try {
-          const loaded = await loadVersion(model, rv, config, stats, this.deps.loadDeps);
+          this.reserveInstances(model.source.name, count);
+        } catch (err) {
+          return fail(InferError.from(err));
+        }
+        try {
+          let loaded;
+          try {
+            loaded = await loadVersion(model, rv, config, stats, this.deps.loadDeps);
+          } finally {
+            // From here the version's instances are counted through its slot (or not at all).
+            this.loadingInstances -= count;
+          }
           if (this.deps.isStopping()) {
             await loaded.unload();
             return;
