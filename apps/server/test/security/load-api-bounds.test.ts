@@ -3,6 +3,8 @@
  * reaches the port send a config and, with --allow-model-file-load, files. Every size it carries is
  * bounded and every bad name answers 400 naming it, and the server keeps serving afterwards.
  */
+import { readdirSync } from 'node:fs';
+import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferInput } from '@tritium/client';
 import { startTestServer, type TestServer } from '../support/start-server.ts';
@@ -253,4 +255,18 @@ describe('load API: instances across models', () => {
     await own.http.unloadModel('r1');
     expect(await repeatModel('r5', 1)).toEqual({ status: 200, error: '' });
   }, 120_000);
+});
+
+describe('load API: uploaded files of a failed load', () => {
+  const held = () => readdirSync(os.tmpdir()).filter((n) => n.startsWith(`tritium-override-${process.pid}-`)).length;
+
+  it('are removed when nothing loaded from them (each failed load under a new name kept its files on disk)', async () => {
+    const before = held();
+    for (const name of ['junk1', 'junk2', 'junk3']) {
+      const r = await load(name, { config: JSON.stringify({ ...SIMPLE, backend: 'no_such_backend' }), 'file:1/weights.bin': Buffer.alloc(1 << 20).toString('base64') });
+      expect(r.status).toBe(400);
+    }
+    expect(held()).toBe(before);
+    await stillServes();
+  });
 });

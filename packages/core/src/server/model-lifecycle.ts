@@ -285,6 +285,16 @@ export class ModelLifecycle {
     if (failures.length > 0 && sources.length === 0) return failures;
     const applied = await this.applySources(sources, overrides);
     await this.settleEnsembles();
+    // Uploaded files that nothing loaded from are removed now: a failed load under a new name kept
+    // its files (up to --http-max-input-size each) until an unload named it, so loads under ever new
+    // names with a config that fails filled the disk.
+    for (const [name, o] of overrides) {
+      const record = this.models.get(name);
+      if (o.dir && record?.overrideDir === o.dir && record.servingVersions().length === 0) {
+        await rm(o.dir, { recursive: true, force: true });
+        record.overrideDir = undefined;
+      }
+    }
     return [...failures, ...applied];
   }
 
