@@ -33,7 +33,7 @@ import { identityBackend } from '@tritium/core/testing';
 import { pythonLikeBackend } from '@tritium/backend-python-like';
 import { DEFAULT_REPOSITORY, setupExample } from '@tritium/example-setup';
 import { AutoTokenizer } from '@huggingface/transformers';
-import { Tokenizer } from '@huggingface/tokenizers';
+import { plainTokenizer } from './pipeline/plain-tokenizer.ts';
 
 const CONFIG = (backend: string) => `name: "bench" backend: "${backend}" max_batch_size: 64
 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] } ]
@@ -214,24 +214,8 @@ mkdirSync(path.join(ioDir, 'tokenizer', '1'), { recursive: true });
 writeFileSync(path.join(ioDir, 'tokenizer', '1', 'model.ts'), IO_ONLY_MODEL(tokenizerDir));
 
 const direct = await AutoTokenizer.from_pretrained(tokenizerDir, { local_files_only: true });
-const tokenizerJson = JSON.parse(readFileSync(path.join(tokenizerDir, 'tokenizer.json'), 'utf8'));
-const tokenizerFileConfig = JSON.parse(readFileSync(path.join(tokenizerDir, 'tokenizer_config.json'), 'utf8'));
-const plainTokenizer = new Tokenizer(tokenizerJson, tokenizerFileConfig);
-const padId = plainTokenizer.token_to_id(tokenizerFileConfig.pad_token) ?? 0;
 /** `tokenizer/1/model.ts`'s execute, minus its I/O: encode each, pad to the longest (at most 512). */
-function plainTokenize(texts: readonly string[]): { ids: BigInt64Array; width: number } {
-  const rows = texts.map((text) => plainTokenizer.encode(text).ids);
-  const width = Math.min(Math.max(0, ...rows.map((ids) => ids.length)), 512);
-  const ids = new BigInt64Array(rows.length * width).fill(BigInt(padId));
-  const mask = new BigInt64Array(rows.length * width);
-  rows.forEach((row, r) => {
-    row.slice(0, width).forEach((id: number, c: number) => {
-      ids[r * width + c] = BigInt(id);
-      mask[r * width + c] = 1n;
-    });
-  });
-  return { ids, width };
-}
+const plainTokenize = plainTokenizer(tokenizerDir);
 const backend = pythonLikeBackend();
 const tokenizerModel = await instanceOf(backend, tokenizerConfig, tokenizerModelDir);
 const ioOnlyModel = await instanceOf(backend, tokenizerConfig, path.join(ioDir, 'tokenizer'));
@@ -282,7 +266,7 @@ try {
   const width = expected.dims[1]!;
   const want = expected.data as BigInt64Array;
   const plain = plainTokenize(SENTENCES);
-  if (plain.width !== width || plain.ids.some((v, k) => v !== want[k])) throw new Error("the plain loop's ids differ from AutoTokenizer's");
+  if (plain.dims[1] !== width || plain.ids.some((v, k) => v !== want[k])) throw new Error("the plain loop's ids differ from AutoTokenizer's");
   for (const [name, instance] of [['model.ts', tokenizerModel.instance], ['I/O-only model.ts', ioOnlyModel.instance]] as const) {
     (await executeBatch(instance)).forEach((got, i) => {
       const row = want.subarray(i * width, (i + 1) * width);
