@@ -6,7 +6,7 @@ import type { InferRequest, InferResponse } from '../../src/index.ts';
 function harness(lastInstances: number, maxHoldUs = 10_000) {
   let now = 0;
   const open = new Map<string, () => void>();
-  const hold = new PipelineHold({ lastModel: 'last', lastInstances, maxHoldUs, nowUs: () => now });
+  const hold = new PipelineHold({ lastModel: 'last', lastInstances: () => lastInstances, maxHoldUs, nowUs: () => now });
   const infer = hold.observe(
     (r: InferRequest) => new Promise<InferResponse>((resolve) => open.set(r.id, () => resolve({ id: r.id, model: r.model, version: 1, outputs: [] }))),
   );

@@ -116,10 +116,13 @@ function pipelineHold(config: ModelConfig, deps: EnsembleDeps, clock: Clock, max
   const steps = config.ensemble_scheduling?.step ?? [];
   const last = steps[steps.length - 1];
   if (steps.length < 2 || !last || maxHoldUs <= 0) return undefined;
-  const lastConfig = deps.getModelConfig?.(last.model_name, stepVersion(last));
+  const lastInstances = (): number => {
+    const lastConfig = deps.getModelConfig?.(last.model_name, stepVersion(last));
+    return Math.max(1, lastConfig ? instancesPerVersion(lastConfig) : 1);
+  };
   return new PipelineHold({
     lastModel: last.model_name,
-    lastInstances: Math.max(1, lastConfig ? instancesPerVersion(lastConfig) : 1),
+    lastInstances,
     maxHoldUs,
     nowUs: () => clock.nowUs(),
   });

@@ -24,8 +24,8 @@ const ALPHA = 0.25;
 export interface PipelineHoldOptions {
   /** The model of the pipeline's last step. */
   readonly lastModel: string;
-  /** Instances of the last step's model: it is busy only when as many batches are in it. */
-  readonly lastInstances: number;
+  /** Instances of the last step's model now (a reload may change them): it is busy only when as many batches are in it. */
+  readonly lastInstances: () => number;
   readonly maxHoldUs: number;
   readonly nowUs: () => number;
 }
@@ -69,7 +69,7 @@ export class PipelineHold implements BatchHold {
   }
 
   holdUs(nowUs: number): number {
-    if (this.serviceUs === undefined || this.inLast.length < this.o.lastInstances) return 0;
+    if (this.serviceUs === undefined || this.inLast.length < this.o.lastInstances()) return 0;
     // The oldest batch in the last step started when it was called or when the step last freed.
     const startedUs = Math.max(this.inLast[0]!, this.lastDoneUs);
     const freeUs = startedUs + this.serviceUs;
