@@ -10,7 +10,7 @@ import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { InferRequest, InferResponse } from '../types.ts';
 import { DATA_TYPE_SIZE } from './data-type.ts';
-import { elementCount, type Tensor } from './tensor.ts';
+import { elementCount, readU32LE, type Tensor } from './tensor.ts';
 
 /**
  * The batch size of a request: dim 0 shared by its inputs when the model batches
@@ -119,7 +119,6 @@ export function splitRows(tensor: Tensor, rows: readonly number[]): Tensor[] {
     return out;
   }
   // BYTES: walk the length prefixes to find each block's byte range.
-  const view = new DataView(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength);
   let offset = 0;
   for (const r of rows) {
     const start = offset;
@@ -127,7 +126,7 @@ export function splitRows(tensor: Tensor, rows: readonly number[]): Tensor[] {
       if (offset + 4 > tensor.data.byteLength) {
         throw new InferError('INTERNAL', `output '${tensor.name}' holds fewer BYTES elements than its shape [${tensor.shape.join(',')}]`);
       }
-      offset += 4 + view.getUint32(offset, true);
+      offset += 4 + readU32LE(tensor.data, offset);
     }
     if (offset > tensor.data.byteLength) {
       throw new InferError('INTERNAL', `malformed BYTES data in output '${tensor.name}'`);

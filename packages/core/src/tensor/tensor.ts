@@ -100,16 +100,24 @@ export function encodeBytesElements(elements: readonly (string | Uint8Array)[]):
   return out;
 }
 
+/**
+ * The little-endian u32 at `offset` of `data` (a BYTES element's length prefix; the caller checks
+ * the 4 bytes are there). Read byte by byte: a DataView per tensor cost more than the walk itself
+ * (~150 ns each, 32 of them per execute of 32 one-string requests).
+ */
+export function readU32LE(data: Uint8Array, offset: number): number {
+  return (data[offset]! | (data[offset + 1]! << 8) | (data[offset + 2]! << 16)) + data[offset + 3]! * 0x1000000;
+}
+
 /** Splits a BYTES tensor's data into its elements (views, no copy). Throws INVALID_ARG on a malformed buffer. */
 export function decodeBytesElements(data: Uint8Array, name = 'tensor'): Uint8Array[] {
   const out: Uint8Array[] = [];
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let offset = 0;
   while (offset < data.byteLength) {
     if (offset + 4 > data.byteLength) {
       throw new InferError('INVALID_ARG', `malformed BYTES data for '${name}': truncated length prefix at byte ${offset}`);
     }
-    const len = view.getUint32(offset, true);
+    const len = readU32LE(data, offset);
     const start = offset + 4;
     if (start + len > data.byteLength) {
       throw new InferError(

@@ -12,7 +12,7 @@
  */
 import { ERROR_CODES, InferError, type WireError } from '../errors.ts';
 import { DATA_TYPE_SIZE, type DataType } from '../tensor/data-type.ts';
-import type { Tensor } from '../tensor/tensor.ts';
+import { readU32LE, type Tensor } from '../tensor/tensor.ts';
 import type { ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
 import type { InferRequest, InferResponse } from '../types.ts';
 import { normalizeTensor, unpackResults, type FromWorkerBody, type LogLevel } from './protocol.ts';
@@ -65,12 +65,11 @@ export function checkWireTensor(tensor: unknown, where: string): asserts tensor 
   // BYTES: walk the length prefixes; each element needs at least its 4-byte prefix, so a shape past
   // byteLength / 4 elements is refused before the walk.
   if (elements > data.byteLength / 4) bad(`${label}: ${data.byteLength} bytes cannot hold ${elements} BYTES elements`);
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let offset = 0;
   let count = 0;
   while (offset < data.byteLength) {
     if (offset + 4 > data.byteLength) bad(`${label}: truncated BYTES length prefix at byte ${offset}`);
-    offset += 4 + view.getUint32(offset, true);
+    offset += 4 + readU32LE(data, offset);
     if (offset > data.byteLength) bad(`${label}: a BYTES element runs past the end (${data.byteLength} bytes)`);
     count++;
   }
