@@ -62,6 +62,15 @@ describe('execute results', () => {
     }
   });
 
+  it('leaves a model the arrays it returned per request: large ones are copied, not transferred', async () => {
+    for (let call = 0; call < 2; call++) {
+      const results = await exec([request('faulty', 'a', [int32('X', [1])], { mode: 'kept' }), request('faulty', 'b', [int32('X', [2])])]);
+      expect(results.map((r) => asInt32(ok(r).outputs[0]))).toEqual([[9], [9]]);
+      for (const r of results) expect(asFloat32(ok(r).outputs[1]).every((v) => v === 0.25)).toBe(true);
+      expect(ok(results[1]).outputs[1]!.shape).toEqual([1, 20_000]);
+    }
+  });
+
   it('rejects a whole-batch response whose rows do not add up, saying what was expected', async () => {
     const batch = [request('faulty', 'a', [int32('X', [1])], { mode: 'whole_wrong' }), request('faulty', 'b', [int32('X', [2])])];
     await expect(exec(batch)).rejects.toMatchObject({

@@ -66,6 +66,7 @@ export type {
   WorkerExecuteContext,
   WorkerModelInstance,
   WholeBatchOutput,
+  WorkerExecuteOutput,
   CreateWorkerInstance,
 } from './worker/types.ts';
 export * from './config/index.ts';

@@ -1,8 +1,7 @@
 import {
   InferError,
   rowsOf,
-  type ExecuteOutput,
-  type WholeBatchOutput,
+  type WorkerExecuteOutput,
   splitOutputs,
   type ExecuteResult,
   type InferRequest,
@@ -26,7 +25,12 @@ export interface MapContext {
   readonly requested: readonly (readonly string[])[];
 }
 
-/** Copies a tensor into a fresh buffer: the host transfers (detaches) it, and the model may keep its arrays. */
+/**
+ * Copies a tensor into a fresh buffer, for a decoupled response: its sink transfers (detaches) whole
+ * buffers, and the model may keep its arrays. An execute's results need no copy: they go with
+ * `keepOutputs`, so the host copies what it would otherwise transfer (small tensors are packed by
+ * copy anyway); a copy here cost an ArrayBuffer per output per request.
+ */
 function owned(t: WireTensor): WireTensor {
   const data = new Uint8Array(t.data.byteLength);
   data.set(t.data);
@@ -37,12 +41,13 @@ function rowsFor(config: ModelConfig, request: Omit<InferRequest, 'signal'>): nu
   return config.max_batch_size > 0 ? rowsOf(request) : undefined;
 }
 
-/** One response for one request: its error, or its checked and filtered outputs. */
+/** One response for one request: its error, or its checked and filtered outputs (copied when `copy`, see owned). */
 export function answerOne(
   response: PlainResponse,
   request: Omit<InferRequest, 'signal'>,
   requested: readonly string[],
   ctx: Pick<MapContext, 'config' | 'version'>,
+  copy: boolean,
 ): ExecuteResult {
   if (response.error) return response.error;
   const checked = checkOutputs(ctx.config, response.outputs, rowsFor(ctx.config, request), requested);
@@ -51,7 +56,7 @@ export function answerOne(
     id: request.id,
     model: ctx.config.name,
     version: ctx.version,
-    outputs: checked.map(owned),
+    outputs: copy ? checked.map(owned) : checked,
     ...(response.parameters ? { parameters: response.parameters } : {}),
   };
 }
@@ -68,22 +73,23 @@ export function mapResults(
   responses: readonly PlainResponse[],
   batch: readonly Omit<InferRequest, 'signal'>[],
   ctx: MapContext,
-): ExecuteOutput | WholeBatchOutput {
+): WorkerExecuteOutput {
   const model = ctx.config.name;
   const n = batch.length;
-  if (responses.length === n) return { results: responses.map((r, i) => answerOne(r, batch[i]!, ctx.requested[i]!, ctx)) };
+  // The model may keep (and return again) its arrays: none is detached (see owned).
+  if (responses.length === n) return { results: responses.map((r, i) => answerOne(r, batch[i]!, ctx.requested[i]!, ctx, false)), keepOutputs: true };
   const union = unionOf(ctx.requested);
   if (responses.length === 1 && !responses[0]!.error && union === ctx.requested[0]) {
     const total = batch.reduce((sum, r) => sum + rowsOf(r), 0);
     const checked = checkOutputs(ctx.config, responses[0]!.outputs, ctx.config.max_batch_size > 0 ? total : undefined, union);
     // Anything that would not split (its error named below) takes the per-request path.
     if (!InferError.is(checked) && checked.every((t) => t.shape.length > 0 && t.shape[0] === total)) {
-      // The whole's parameters are not passed on, as the split below never did; the model may keep
-      // (and return again) its arrays, so none is detached (see owned).
+      // The whole's parameters are not passed on, as the split below never did.
       return { whole: { id: '', model, version: ctx.version, outputs: checked }, keepOutputs: true };
     }
   }
-  return { results: splitResults(responses, batch, ctx) };
+  // Split views of the model's arrays: the host copies what it would otherwise transfer.
+  return { results: splitResults(responses, batch, ctx), keepOutputs: true };
 }
 
 function splitResults(

@@ -7,7 +7,6 @@
  */
 import {
   InferError,
-  type ExecuteOutput,
   type ExecuteResult,
   type InferRequest,
   type InferResponse,
@@ -15,7 +14,7 @@ import {
   type WorkerContext,
   type WorkerExecuteContext,
   type WorkerModelInstance,
-  type WholeBatchOutput,
+  type WorkerExecuteOutput,
 } from '@tritium/core';
 import * as api from '../model-api/runtime-face.ts';
 import type { InferenceResponse as AuthorResponse } from '../model-api/response.ts';
@@ -111,7 +110,7 @@ export async function createModelInstance(
   };
 
   const instance: WorkerModelInstance = {
-    async execute(batch: readonly InferRequest[], xctx: WorkerExecuteContext): Promise<ExecuteOutput | WholeBatchOutput> {
+    async execute(batch: readonly InferRequest[], xctx: WorkerExecuteContext): Promise<WorkerExecuteOutput> {
       if (decoupled) return { results: await executeDecoupledAsOne(batch, xctx) };
       const requests = batch.map((wire) =>
         api.incomingRequest({ wire, requestedOutputNames: requestedOf(wire), sender: noSender, isCancelled: () => xctx.signal.aborted }),
@@ -180,7 +179,7 @@ export async function createModelInstance(
           throw new api.TritonError('Unable to send response. Response sender has been closed.', api.TritonError.INTERNAL);
         }
         if (response !== undefined && response !== null && !closed[i]) {
-          const result = answerOne(plain(response, 0), wire, requestedOf(wire), { config, version: init.version });
+          const result = answerOne(plain(response, 0), wire, requestedOf(wire), { config, version: init.version }, true);
           if (InferError.is(result)) close(i, result);
           else sinks[i]!.response(result);
         }

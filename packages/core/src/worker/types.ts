@@ -158,23 +158,27 @@ export interface WorkerExecuteContext {
 export interface WholeBatchOutput {
   readonly whole: InferResponse;
   readonly timings?: ExecuteTimings;
-  /**
-   * True: the entry keeps using the whole's arrays (a model may return the same tensors again), so
-   * none is transferred (detached); large ones are copied by the channel instead. Default false.
-   */
-  readonly keepOutputs?: boolean;
 }
+
+/**
+ * What a worker's `execute` resolves with: per-request results or one whole-batch response, and
+ * `keepOutputs: true` when the entry keeps using the arrays it returned (a model may return the
+ * same tensors again): then none is transferred (detached), large ones are copied by the channel
+ * instead (small ones are always copied into the batch's buffer). Default false: output buffers
+ * that span their whole ArrayBuffer are transferred.
+ */
+export type WorkerExecuteOutput = (ExecuteOutput | WholeBatchOutput) & { readonly keepOutputs?: boolean };
 
 /**
  * What `createInstance` returns inside the worker. `execute` resolves with one result per request in
  * order (an InferError in a slot fails only that request), or with one response for the whole batch
  * ({@link WholeBatchOutput}), and, optionally, the timings of that very execute; rejecting fails the
  * whole batch (INTERNAL unless it is an InferError) WITHOUT restarting the worker. Output buffers
- * that span their whole ArrayBuffer are transferred to the host and so detached here: copy an array
- * you keep and return.
+ * that span their whole ArrayBuffer are transferred to the host and so detached here, unless the
+ * output says `keepOutputs` ({@link WorkerExecuteOutput}); a decoupled sink always transfers them.
  */
 export interface WorkerModelInstance {
-  execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<ExecuteOutput | WholeBatchOutput>;
+  execute(batch: readonly InferRequest[], ctx: WorkerExecuteContext): Promise<WorkerExecuteOutput>;
   /** Decoupled: responses through `sinks`; resolves (optionally with this call's timings) when the call returns. */
   executeDecoupled?(batch: readonly InferRequest[], sinks: readonly ResponseSink[], ctx: WorkerExecuteContext): Promise<ExecuteTimings | void>;
   dispose?(): Promise<void>;

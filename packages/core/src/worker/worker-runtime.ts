@@ -154,7 +154,7 @@ function plainTimings(t: ExecuteTimings | void | undefined): ExecuteTimings | un
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-function sendResults(id: number, output: (ExecuteOutput & { readonly whole?: undefined }) | WholeBatchOutput | undefined, batchSize: number): void {
+function sendResults(id: number, output: ((ExecuteOutput & { readonly whole?: undefined }) | WholeBatchOutput) & { readonly keepOutputs?: boolean } | undefined, batchSize: number): void {
   const timings = plainTimings(output?.timings);
   let wire: WireResult[];
   const whole = output?.whole;
@@ -181,7 +181,8 @@ function sendResults(id: number, output: (ExecuteOutput & { readonly whole?: und
   }
   const transfer: ArrayBuffer[] = [];
   const wholeFlag = whole !== undefined ? { whole: true } : {};
-  const keep = whole !== undefined && (output as WholeBatchOutput).keepOutputs === true;
+  // The entry keeps its arrays: copy what would be transferred (see WorkerExecuteOutput).
+  const keep = output?.keepOutputs === true;
   const packed = packResults(wire, channel.canTransfer ? transfer : undefined, keep);
   if (packed) {
     send({ t: 'result', id, packed, timings, ...wholeFlag }, transfer);
