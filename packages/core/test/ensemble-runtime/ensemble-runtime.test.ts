@@ -221,22 +221,27 @@ describe('per-step ensembles', () => {
   });
 });
 
+/** add_sub then identity (`last`), pipeline-batched (preferred 4, 1 ms delay); add_sub's batches' row counts go to `stepBatches`. */
+function pipelineOf(router: Router, stepBatches: number[][], last: ModelInstance) {
+  const record = (b: readonly InferRequest[]) => stepBatches.push(b.map((r) => r.inputs[0]!.shape[0]!));
+  router.add(config({ name: 'add_sub', input: [input('INPUT0', [2]), input('INPUT1', [2])], output: [out('OUTPUT0', [2]), out('OUTPUT1', [2])] }), [
+    instance(addSubFn, record),
+  ]);
+  router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [last]);
+  return router.add(
+    ensemble(
+      'E',
+      [step('add_sub', { INPUT0: 'A', INPUT1: 'B' }, { OUTPUT0: 'sum', OUTPUT1: 'DIFF' }), step('identity', { INPUT0: 'sum' }, { OUTPUT0: 'SUM' })],
+      ['A', 'B'],
+      ['SUM', 'DIFF'],
+      { dynamic_batching: dynamicBatching({ preferred_batch_size: [4], max_queue_delay_microseconds: 1000 }) },
+    ),
+  );
+}
+
 describe('pipeline-batching ensembles', () => {
   function pipeline(router: Router, stepBatches: number[][]) {
-    const record = (b: readonly InferRequest[]) => stepBatches.push(b.map((r) => r.inputs[0]!.shape[0]!));
-    router.add(config({ name: 'add_sub', input: [input('INPUT0', [2]), input('INPUT1', [2])], output: [out('OUTPUT0', [2]), out('OUTPUT1', [2])] }), [
-      instance(addSubFn, record),
-    ]);
-    router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [instance(identityFn('identity'))]);
-    return router.add(
-      ensemble(
-        'E',
-        [step('add_sub', { INPUT0: 'A', INPUT1: 'B' }, { OUTPUT0: 'sum', OUTPUT1: 'DIFF' }), step('identity', { INPUT0: 'sum' }, { OUTPUT0: 'SUM' })],
-        ['A', 'B'],
-        ['SUM', 'DIFF'],
-        { dynamic_batching: dynamicBatching({ preferred_batch_size: [4], max_queue_delay_microseconds: 1000 }) },
-      ),
-    );
+    return pipelineOf(router, stepBatches, instance(identityFn('identity')));
   }
 
   it('concatenates a batch into one request through every step and splits rows back', async () => {
@@ -409,23 +414,13 @@ describe('pipeline-batching ensembles', () => {
  * joins it instead of following as a second small batch.
  */
 describe('pipeline-batching ensembles: holding small batches while the last step is busy', () => {
-  const DELAY_US = 1000;
+  const DELAY_US = 1000; // pipelineOf's delay
   function slowLastStep(router: Router) {
-    const firstStepRows: number[] = [];
+    const batches: number[][] = [];
     const last = manualInstance();
-    router.add(config({ name: 'add_sub', input: [input('INPUT0', [2]), input('INPUT1', [2])], output: [out('OUTPUT0', [2]), out('OUTPUT1', [2])] }), [
-      instance(addSubFn, (b) => firstStepRows.push(b.reduce((n, r) => n + r.inputs[0]!.shape[0]!, 0))),
-    ]);
-    router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [last]);
-    const e = router.add(
-      ensemble(
-        'E',
-        [step('add_sub', { INPUT0: 'A', INPUT1: 'B' }, { OUTPUT0: 'sum', OUTPUT1: 'DIFF' }), step('identity', { INPUT0: 'sum' }, { OUTPUT0: 'SUM' })],
-        ['A', 'B'],
-        ['SUM', 'DIFF'],
-        { dynamic_batching: dynamicBatching({ preferred_batch_size: [4], max_queue_delay_microseconds: DELAY_US }) },
-      ),
-    );
+    const e = pipelineOf(router, batches, last);
+    // A pipeline batch reaches add_sub as ONE merged request: its rows are the batch's.
+    const firstStepRows = () => batches.flat();
     const send = (n: number) => Array.from({ length: n }, (_, i) => settle(e.enqueue(pair(`q${i}`, [i, i], [1, 1]))));
     return { e, last, firstStepRows, send };
   }
@@ -445,7 +440,7 @@ describe('pipeline-batching ensembles: holding small batches while the last step
     const waiting = p.send(2); // a small wave: waits for a slot, past its queue delay
     router.clock.advance(DELAY_US + 100);
     await flush(10);
-    expect(p.firstStepRows).toEqual([4, 4, 4]);
+    expect(p.firstStepRows()).toEqual([4, 4, 4]);
     // Batch 2 ends after 5 ms: a slot frees while batch 3 holds the last step.
     router.clock.advance(5000 - DELAY_US - 100);
     p.last.calls[1]!.resolve();
@@ -456,10 +451,10 @@ describe('pipeline-batching ensembles: holding small batches while the last step
   it('holds a small batch while the last step is busy; the returning wave joins it in one batch', async () => {
     const router = new Router();
     const p = await busyPipeline(router);
-    expect(p.firstStepRows).toEqual([4, 4, 4]); // held: not sent the moment the slot freed
+    expect(p.firstStepRows()).toEqual([4, 4, 4]); // held: not sent the moment the slot freed
     const returning = p.send(2);
     await flush(10);
-    expect(p.firstStepRows).toEqual([4, 4, 4, 4]); // 2 held + 2 returning, sent at once as the smallest preferred size
+    expect(p.firstStepRows()).toEqual([4, 4, 4, 4]); // 2 held + 2 returning, sent at once as the smallest preferred size
     for (let i = 0; i < 3; i++) {
       router.clock.advance(5000);
       for (const c of p.last.calls) c.resolve();
@@ -473,10 +468,10 @@ describe('pipeline-batching ensembles: holding small batches while the last step
     const p = await busyPipeline(router);
     router.clock.advance(DELAY_US - 1);
     await flush(10);
-    expect(p.firstStepRows).toEqual([4, 4, 4]);
+    expect(p.firstStepRows()).toEqual([4, 4, 4]);
     router.clock.advance(1);
     await flush(10);
-    expect(p.firstStepRows).toEqual([4, 4, 4, 2]);
+    expect(p.firstStepRows()).toEqual([4, 4, 4, 2]);
   });
 
   it('sends a small batch at once when the last step is idle', async () => {
@@ -490,6 +485,6 @@ describe('pipeline-batching ensembles: holding small batches while the last step
     p.send(2);
     router.clock.advance(DELAY_US);
     await flush(10);
-    expect(p.firstStepRows).toEqual([4, 2]);
+    expect(p.firstStepRows()).toEqual([4, 2]);
   });
 });
