@@ -31,6 +31,8 @@ describe('execute results', () => {
     expect(asInt32(ok(results[1]).outputs[0])).toEqual([30]);
     expect(ok(results[2]).outputs[0]!.shape).toEqual([3, 1]);
     expect(asFloat32(ok(results[2]).outputs[0])).toEqual([40, 50, 60]);
+    // The one response's parameters reach every request's response.
+    expect(results.map((r) => ok(r).parameters)).toEqual([0, 1, 2].map(() => ({ rows: 6, note: 'whole' })));
   });
 
   it('splits ONE response for requests that all want every output, each request its own rows, ids and outputs', async () => {
@@ -47,6 +49,7 @@ describe('execute results', () => {
     ]);
     expect(results.map((r) => asInt32(ok(r).outputs[0]))).toEqual([[10, 20], [30], [40, 50, 60]]);
     expect(asFloat32(ok(results[2]).outputs[1])).toEqual([40, 50, 60]);
+    expect(results.map((r) => ok(r).parameters)).toEqual([0, 1, 2].map(() => ({ rows: 6, note: 'whole' })));
   });
 
   it('leaves a model the arrays it returned for the whole batch: large ones are copied, not transferred', async () => {

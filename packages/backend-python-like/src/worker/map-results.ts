@@ -84,8 +84,9 @@ export function mapResults(
     const checked = checkOutputs(ctx.config, responses[0]!.outputs, ctx.config.max_batch_size > 0 ? total : undefined, union);
     // Anything that would not split (its error named below) takes the per-request path.
     if (!InferError.is(checked) && checked.every((t) => t.shape.length > 0 && t.shape[0] === total)) {
-      // The whole's parameters are not passed on, as the split below never did.
-      return { whole: { id: '', model, version: ctx.version, outputs: checked }, keepOutputs: true };
+      // The host gives each request's response the whole's parameters (wire-check's wholeResults).
+      const parameters = responses[0]!.parameters;
+      return { whole: { id: '', model, version: ctx.version, outputs: checked, ...(parameters ? { parameters } : {}) }, keepOutputs: true };
     }
   }
   // Split views of the model's arrays: the host copies what it would otherwise transfer.
@@ -121,11 +122,13 @@ function splitResults(
     return batch.map(() => checked);
   }
   const split = splitOutputs(batch as InferRequest[], checked, { model, version: ctx.version, rows });
+  // The one response's parameters are every request's (as on the whole-batch path).
+  const parameters = whole.parameters ? { parameters: whole.parameters } : {};
   return split.map((response, i) => {
     const wanted = ctx.requested[i]!;
     // The common case: the request wants what every request wants, so its pieces are already in that order.
-    if (wanted === union) return response;
-    return { ...response, outputs: wanted.map((name) => response.outputs.find((t) => t.name === name)!).filter(Boolean) };
+    if (wanted === union) return { ...response, ...parameters };
+    return { ...response, ...parameters, outputs: wanted.map((name) => response.outputs.find((t) => t.name === name)!).filter(Boolean) };
   });
 }
 
