@@ -87,20 +87,28 @@ const pair = (id: string, a: number[], b: number[], rows = 1): InferRequest => (
   inputs: [tensor('A', [rows, a.length / rows], a), tensor('B', [rows, b.length / rows], b)],
 });
 
+/**
+ * The ensemble E: add_sub (A, B → sum, DIFF), then identity (sum → SUM), with `extra` on E's config
+ * (its batching); `onAddSub` sees add_sub's batches, `last` serves identity.
+ */
+function addSubChain(router: Router, o: { extra?: Partial<ModelConfig>; onAddSub?: (b: readonly InferRequest[]) => void; last?: ModelInstance } = {}) {
+  router.add(config({ name: 'add_sub', input: [input('INPUT0', [2]), input('INPUT1', [2])], output: [out('OUTPUT0', [2]), out('OUTPUT1', [2])] }), [
+    instance(addSubFn, o.onAddSub),
+  ]);
+  router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [o.last ?? instance(identityFn('identity'))]);
+  return router.add(
+    ensemble(
+      'E',
+      [step('add_sub', { INPUT0: 'A', INPUT1: 'B' }, { OUTPUT0: 'sum', OUTPUT1: 'DIFF' }), step('identity', { INPUT0: 'sum' }, { OUTPUT0: 'SUM' })],
+      ['A', 'B'],
+      ['SUM', 'DIFF'],
+      o.extra,
+    ),
+  );
+}
+
 describe('per-step ensembles', () => {
-  function chain(router: Router, extra: Partial<ModelConfig> = {}) {
-    router.add(config({ name: 'add_sub', input: [input('INPUT0', [2]), input('INPUT1', [2])], output: [out('OUTPUT0', [2]), out('OUTPUT1', [2])] }), [instance(addSubFn)]);
-    router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [instance(identityFn('identity'))]);
-    return router.add(
-      ensemble(
-        'E',
-        [step('add_sub', { INPUT0: 'A', INPUT1: 'B' }, { OUTPUT0: 'sum', OUTPUT1: 'DIFF' }), step('identity', { INPUT0: 'sum' }, { OUTPUT0: 'SUM' })],
-        ['A', 'B'],
-        ['SUM', 'DIFF'],
-        extra,
-      ),
-    );
-  }
+  const chain = (router: Router) => addSubChain(router);
 
   it('routes a request through the DAG, each step through its own scheduler', async () => {
     const router = new Router();
@@ -221,22 +229,13 @@ describe('per-step ensembles', () => {
   });
 });
 
-/** add_sub then identity (`last`), pipeline-batched (preferred 4, 1 ms delay); add_sub's batches' row counts go to `stepBatches`. */
+/** E pipeline-batched (preferred 4, 1 ms delay), identity served by `last`; add_sub's batches' row counts go to `stepBatches`. */
 function pipelineOf(router: Router, stepBatches: number[][], last: ModelInstance) {
-  const record = (b: readonly InferRequest[]) => stepBatches.push(b.map((r) => r.inputs[0]!.shape[0]!));
-  router.add(config({ name: 'add_sub', input: [input('INPUT0', [2]), input('INPUT1', [2])], output: [out('OUTPUT0', [2]), out('OUTPUT1', [2])] }), [
-    instance(addSubFn, record),
-  ]);
-  router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [last]);
-  return router.add(
-    ensemble(
-      'E',
-      [step('add_sub', { INPUT0: 'A', INPUT1: 'B' }, { OUTPUT0: 'sum', OUTPUT1: 'DIFF' }), step('identity', { INPUT0: 'sum' }, { OUTPUT0: 'SUM' })],
-      ['A', 'B'],
-      ['SUM', 'DIFF'],
-      { dynamic_batching: dynamicBatching({ preferred_batch_size: [4], max_queue_delay_microseconds: 1000 }) },
-    ),
-  );
+  return addSubChain(router, {
+    extra: { dynamic_batching: dynamicBatching({ preferred_batch_size: [4], max_queue_delay_microseconds: 1000 }) },
+    onAddSub: (b) => stepBatches.push(b.map((r) => r.inputs[0]!.shape[0]!)),
+    last,
+  });
 }
 
 describe('pipeline-batching ensembles', () => {
@@ -275,19 +274,10 @@ describe('pipeline-batching ensembles', () => {
   it('each request keeps its own parameters, priority and timeout: only requests that agree on them merge', async () => {
     const router = new Router();
     const seen: InferRequest[] = [];
-    router.add(config({ name: 'add_sub', input: [input('INPUT0', [2]), input('INPUT1', [2])], output: [out('OUTPUT0', [2]), out('OUTPUT1', [2])] }), [
-      instance(addSubFn, (b) => seen.push(...b)),
-    ]);
-    router.add(config({ name: 'identity', input: [input('INPUT0', [2])] }), [instance(identityFn('identity'))]);
-    const e = router.add(
-      ensemble(
-        'E',
-        [step('add_sub', { INPUT0: 'A', INPUT1: 'B' }, { OUTPUT0: 'sum', OUTPUT1: 'DIFF' }), step('identity', { INPUT0: 'sum' }, { OUTPUT0: 'SUM' })],
-        ['A', 'B'],
-        ['SUM', 'DIFF'],
-        { dynamic_batching: dynamicBatching({ preferred_batch_size: [6], max_queue_delay_microseconds: 1000 }) },
-      ),
-    );
+    const e = addSubChain(router, {
+      extra: { dynamic_batching: dynamicBatching({ preferred_batch_size: [6], max_queue_delay_microseconds: 1000 }) },
+      onAddSub: (b) => seen.push(...b),
+    });
     const semantics: Partial<InferRequest>[] = [
       { parameters: { lang: 'en' } },
       { parameters: { lang: 'fr' } },
@@ -425,14 +415,20 @@ describe('pipeline-batching ensembles: holding small batches while the last step
     return { e, last, firstStepRows, send };
   }
 
-  /** Runs the last step's first batch for 5 ms, so its service time is known; then two batches fill both pipeline slots. */
-  async function busyPipeline(router: Router) {
+  /** The pipeline after its last step ran one batch for 5 ms (so its service time is known), now idle. */
+  async function measuredOnce(router: Router) {
     const p = slowLastStep(router);
     p.send(4);
     await flush(10);
     router.clock.advance(5000);
     p.last.calls[0]!.resolve();
     await flush(10);
+    return p;
+  }
+
+  /** measuredOnce, then two batches fill both pipeline slots. */
+  async function busyPipeline(router: Router) {
+    const p = await measuredOnce(router);
     p.send(4); // batch 2: in the last step
     p.send(4); // batch 3: waits for the last step (both pipeline slots now busy)
     await flush(10);
@@ -476,12 +472,7 @@ describe('pipeline-batching ensembles: holding small batches while the last step
 
   it('sends a small batch at once when the last step is idle', async () => {
     const router = new Router();
-    const p = slowLastStep(router);
-    p.send(4);
-    await flush(10);
-    router.clock.advance(5000);
-    p.last.calls[0]!.resolve();
-    await flush(10);
+    const p = await measuredOnce(router);
     p.send(2);
     router.clock.advance(DELAY_US);
     await flush(10);
