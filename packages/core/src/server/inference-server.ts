@@ -14,7 +14,6 @@
  * const response = await server.infer({ id: '1', model: 'simple', inputs });
  * await server.stop();
  */
-import { rm } from 'node:fs/promises';
 import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { Backend } from '../backend/spi.ts';
@@ -40,7 +39,7 @@ import { modelMetadata, serverMetadata } from './server-metadata.ts';
 import { validateRequest } from './request-validation.ts';
 import { parseModelVersion } from './model-version.ts';
 import type { VersionLoadDeps } from './version-loader.ts';
-import { ModelLifecycle } from './model-lifecycle.ts';
+import { ModelLifecycle, removeUploads } from './model-lifecycle.ts';
 import type { LoadedVersion } from './loaded-version.ts';
 import { formatTable } from './table-printer.ts';
 import { sweepStaleOverrides } from './load-overrides.ts';
@@ -293,7 +292,7 @@ export class InferenceServer implements InferenceServerApi {
         slot.state = 'UNAVAILABLE';
         slot.reason = 'unloaded';
       }
-      if (record.overrideDir) await rm(record.overrideDir, { recursive: true, force: true });
+      await removeUploads(record, () => true);
     }
     await this.repository.dispose();
   }
@@ -633,7 +632,7 @@ export class InferenceServer implements InferenceServerApi {
     const scan = await this.repository.scan();
     // Models loaded through the load API from `file:` overrides live outside the repositories; they
     // are listed while their files are held (Triton lists repository folders only).
-    const fromApi = [...this.lifecycle.models.values()].filter((r) => r.overrideDir !== undefined).map((r) => r.name);
+    const fromApi = [...this.lifecycle.models.values()].filter((r) => r.overrideDirs.size > 0).map((r) => r.name);
     const names = [...new Set([...scan.models.keys(), ...scan.duplicates, ...fromApi])].sort();
     const out: ModelIndexEntry[] = [];
     for (const name of names) {

@@ -117,10 +117,7 @@ export class ModelLifecycle {
 
   async unloadRecord(record: ModelRecord): Promise<void> {
     await this.unloadSlots(record);
-    if (record.overrideDir) {
-      await rm(record.overrideDir, { recursive: true, force: true });
-      record.overrideDir = undefined;
-    }
+    await removeUploads(record, () => true);
   }
 
   /** Unloads every loaded version of `record` (state UNAVAILABLE, reason `unloaded`). */
@@ -281,21 +278,21 @@ export class ModelLifecycle {
         else this.deps.log.error(e.message);
       }
     };
-    for (const name of names) await addModel(name, true);
-    if (failures.length > 0 && sources.length === 0) return failures;
-    const applied = await this.applySources(sources, overrides);
-    await this.settleEnsembles();
-    // Uploaded files that nothing loaded from are removed now: a failed load under a new name kept
-    // its files (up to --http-max-input-size each) until an unload named it, so loads under ever new
-    // names with a config that fails filled the disk.
-    for (const [name, o] of overrides) {
-      const record = this.models.get(name);
-      if (o.dir && record?.overrideDir === o.dir && record.servingVersions().length === 0) {
-        await rm(o.dir, { recursive: true, force: true });
-        record.overrideDir = undefined;
+    try {
+      for (const name of names) await addModel(name, true);
+      if (failures.length > 0 && sources.length === 0) return failures;
+      const applied = await this.applySources(sources, overrides);
+      await this.settleEnsembles();
+      return [...failures, ...applied];
+    } finally {
+      // Uploaded files go as soon as no live version was loaded from them: those of a failed load
+      // (under ever new names they filled the disk), and those a successful reload replaced. Those
+      // of a version that keeps serving after a failed reload stay: its instances restart from them.
+      for (const name of overrides.keys()) {
+        const record = this.models.get(name);
+        if (record) await removeUploads(record, (dir) => ![...record.slots.values()].some((slot) => slot.live && slot.dir === dir));
       }
     }
-    return [...failures, ...applied];
   }
 
   /** Reads an ensemble's step model names without failing on an otherwise invalid config. */
@@ -314,11 +311,8 @@ export class ModelLifecycle {
       codec: this.deps.codec,
       allowFiles: this.deps.allowModelFileOverride,
     });
-    if (override.dir) {
-      const record = this.recordFor(name);
-      if (record.overrideDir) await rm(record.overrideDir, { recursive: true, force: true });
-      record.overrideDir = override.dir;
-    }
+    // Held by the record from now on, so an unload or a stop during the load removes it too.
+    if (override.dir) this.recordFor(name).overrideDirs.add(override.dir);
     return override;
   }
 
@@ -455,6 +449,7 @@ export class ModelLifecycle {
           }
           stats.loadDurationSecs = (performance.now() - started) / 1000;
           slot.live = loaded;
+          slot.dir = model.source.dir;
           slot.state = 'READY';
           slot.reason = '';
           slot.dependencyUnloaded = false;
@@ -510,5 +505,14 @@ export class ModelLifecycle {
       readyVersions: r.servingVersions(),
       loadError: r.loadError(),
     };
+  }
+}
+
+/** Removes the record's upload folders that `unused` picks. */
+export async function removeUploads(record: ModelRecord, unused: (dir: string) => boolean): Promise<void> {
+  for (const dir of [...record.overrideDirs]) {
+    if (!unused(dir)) continue;
+    await rm(dir, { recursive: true, force: true });
+    record.overrideDirs.delete(dir);
   }
 }

@@ -20,6 +20,11 @@ export interface VersionSlot {
    * when an instance serves again. The version stays loaded meanwhile.
    */
   down?: boolean;
+  /**
+   * The model folder `live` was loaded from. A load-API upload folder is kept while any live
+   * version was loaded from it: an instance that crashes restarts from those files.
+   */
+  dir?: string;
 }
 
 /** What the server knows about one model name. */
@@ -30,8 +35,12 @@ export class ModelRecord {
   error?: string;
   /** Loaded by name (startup list or load API), not only as an ensemble's composing model. */
   explicit = false;
-  /** Temp folder holding `file:` overrides from the load API; removed on unload. */
-  overrideDir?: string;
+  /**
+   * Temp folders holding `file:` overrides from the load API: the one a load is trying and those
+   * its live versions were loaded from (a failed reload keeps the old version, so its files stay).
+   * Each goes once no live version uses it, and all go on unload.
+   */
+  readonly overrideDirs = new Set<string>();
 
   constructor(readonly name: string) {}
 

@@ -3,7 +3,7 @@
  * poll (new / changed / removed models and versions, failed reloads) — including the reload test:
  * a version swapped while 1,000 requests run, with zero failures. Real worker-hosted backends.
  */
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -140,6 +140,38 @@ describe('model control: explicit', () => {
     expect(noConfig.message).toContain("Load parameter 'config' must be specified for model file override");
     await server.loadModel('fm', { configJson: config, files: { 'file:1/model.bin': new Uint8Array([1]) } });
     expect((await server.infer(request('fm'))).model).toBe('fm');
+  });
+
+  it('keeps the uploaded files of a version that keeps serving after a failed reload, and drops replaced ones', async () => {
+    const { server } = await serve({}, { modelControlMode: 'explicit', allowModelFileOverride: true });
+    const config = (backend: string) =>
+      JSON.stringify({
+        backend,
+        max_batch_size: 8,
+        input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [4] }],
+        output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [4] }],
+      });
+    // This server's upload folders, each with the bytes of its 1/model.bin.
+    const uploads = async (): Promise<Map<string, number>> => {
+      const held = (await readdir(os.tmpdir())).filter((n) => n.startsWith(`tritium-override-${process.pid}-`));
+      return new Map(await Promise.all(held.map(async (n) => [n, (await readFile(path.join(os.tmpdir(), n, '1', 'model.bin')))[0]!] as const)));
+    };
+    const before = new Set((await uploads()).keys());
+    const ours = async () => [...(await uploads())].filter(([n]) => !before.has(n)).map(([, byte]) => byte);
+
+    await server.loadModel('up', { configJson: config('identity'), files: { 'file:1/model.bin': new Uint8Array([1]) } });
+    expect(await ours()).toEqual([1]);
+    // A reload that fails keeps version 1 serving, and with it the files its instances restart
+    // from (they were deleted before the new load, so the next crash could not restart it).
+    const failed = await errorOf(server.loadModel('up', { configJson: config('no_such_backend'), files: { 'file:1/model.bin': new Uint8Array([2]) } }));
+    expect(failed.message).toContain('no_such_backend');
+    expect((await server.infer(request('up'))).model).toBe('up');
+    expect(await ours()).toEqual([1]);
+    // A reload that succeeds replaces them.
+    await server.loadModel('up', { configJson: config('identity'), files: { 'file:1/model.bin': new Uint8Array([3]) } });
+    expect(await ours()).toEqual([3]);
+    await server.unloadModel('up');
+    expect(await ours()).toEqual([]);
   });
 
   it('lists a model loaded only through the load API in the repository index until it is unloaded', async () => {
