@@ -8,9 +8,9 @@ import { DATA_TYPE_SIZE, InferError, isDataType, parseModelVersion, type DataTyp
 import type { TransportContext } from '../protocol/context.ts';
 import type { TransportLimits } from '../protocol/limits.ts';
 import { liftParameters, type LiftedParams } from '../protocol/params.ts';
-import { parseJsonBody } from './json-decode.ts';
+import { parseJsonBody, parseJsonExactIntegers } from './json-decode.ts';
 import { shmRefOf, type ShmRef } from '../protocol/shared-memory.ts';
-import { checkDataType, checkShape, exactJson, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
+import { checkDataType, checkShape, exactJson, holdsRoundedInteger, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
 import { invalidArg } from '../protocol/status.ts';
 
 export interface ParsedHttpInfer {
@@ -71,6 +71,13 @@ export function planInfer(header: unknown, headerBytes: Uint8Array, binaryLength
   if (parameters !== undefined && !isObject(parameters)) throw invalidArg("request 'parameters' must be an object");
   const lifted = liftParameters(exactSequenceId(parameters, headerBytes));
   let offset = 0;
+  // The inputs parsed again with exact integers, the first time an INT64/UINT64 input needs them.
+  let exactInputs: unknown[] | undefined;
+  const exactData = (i: number): unknown => {
+    exactInputs ??= ((parseJsonExactIntegers(headerBytes) as { inputs?: unknown[] }).inputs ?? []);
+    const raw = exactInputs[i];
+    return isObject(raw) ? raw['data'] : undefined;
+  };
   const inputs = rawInputs.map((raw: unknown, i: number) => {
     if (!isObject(raw)) throw invalidArg(`input ${i} must be an object`);
     const name = raw['name'];
@@ -99,7 +106,9 @@ export function planInfer(header: unknown, headerBytes: Uint8Array, binaryLength
       source = { binary: [offset, binarySize] };
       offset += binarySize;
     } else if ('data' in raw) {
-      source = { data: jsonDataToBytes(datatype, raw['data'], count, name) };
+      const wide = datatype === 'INT64' || datatype === 'UINT64';
+      const data = wide && holdsRoundedInteger(raw['data']) ? exactData(i) : raw['data'];
+      source = { data: jsonDataToBytes(datatype, data, count, name) };
     } else {
       throw invalidArg(`unable to find data for input tensor '${name}' for model '${model}' in request.`);
     }

@@ -3,6 +3,7 @@
  * JSON worker (large ones): valid UTF-8 only, nesting bounded before JSON.parse runs, every failure
  * INVALID_ARG with Triton's "failed to parse the request JSON buffer" wording.
  */
+import { parse as parseLossless } from 'lossless-json';
 import { invalidArg } from '../protocol/status.ts';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -45,6 +46,25 @@ export function parseJsonBody(bytes: Uint8Array): unknown {
   }
   try {
     return JSON.parse(text);
+  } catch (e) {
+    throw invalidArg(`failed to parse the request JSON buffer: ${(e as Error).message}`);
+  }
+}
+
+/** A JSON number's text as a bigint when it is an integer JSON.parse would round, else as a number. */
+const exactNumber = (text: string): number | bigint => {
+  const n = Number(text);
+  return Number.isInteger(n) && !Number.isSafeInteger(n) && /^-?\d+$/.test(text) ? BigInt(text) : n;
+};
+
+/**
+ * Parses JSON bytes that {@link parseJsonBody} accepted again, keeping integers past 2^53 exact (as
+ * bigint): JSON.parse reads 9007199254740993 as ...992, while Triton (rapidjson) reads INT64 and
+ * UINT64 `data` exactly. Several times slower than JSON.parse, so only for a body that needs it.
+ */
+export function parseJsonExactIntegers(bytes: Uint8Array): unknown {
+  try {
+    return parseLossless(strictUtf8.decode(bytes), null, exactNumber);
   } catch (e) {
     throw invalidArg(`failed to parse the request JSON buffer: ${(e as Error).message}`);
   }

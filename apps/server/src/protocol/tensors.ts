@@ -164,6 +164,15 @@ function flatten(data: unknown, limit: number, tensorName: string): unknown[] {
   return out;
 }
 
+/**
+ * Whether JSON `data` (nested or flat) holds an integer JSON.parse may have rounded (past 2^53-1):
+ * its exact digits must then be read from the text again. Stops at the nesting `flatten` refuses.
+ */
+export function holdsRoundedInteger(data: unknown, depth = 0): boolean {
+  if (Array.isArray(data)) return depth <= 64 && data.some((x) => holdsRoundedInteger(x, depth + 1));
+  return typeof data === 'number' && Number.isInteger(data) && !Number.isSafeInteger(data);
+}
+
 /** HTTP JSON `data` (nested or flat) → wire bytes. */
 export function jsonDataToBytes(datatype: DataType, data: unknown, count: number, tensorName: string): Uint8Array {
   const values = flatten(data, count, tensorName);

@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from '../support/start-server.ts';
 
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({}, undefined, ['simple', 'addsub']);
+  s = await startTestServer({}, undefined, ['simple', 'addsub', 'int64', 'uint64']);
 });
 afterAll(async () => {
   await s?.close();
@@ -56,5 +56,35 @@ describe('JSON tensor values a datatype cannot hold', () => {
         `unable to convert ${shown} to INT32 for input 'INPUT0': out of range [-2147483648, 2147483647]`,
       );
     }
+  });
+});
+
+describe('64-bit integers in JSON data', () => {
+  const inferJson = (model: string, datatype: string, values: string) =>
+    fetch(`http://${s.httpUrl}/v2/models/${model}/infer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"inputs":[{"name":"INPUT0","datatype":"${datatype}","shape":[3],"data":[${values}]}]}`,
+    });
+
+  it('INT64 and UINT64 values past 2^53 reach the model exact (JSON.parse rounded 9007199254740993 to ...992), and come back exact', async () => {
+    for (const [model, datatype, values] of [
+      ['int64', 'INT64', '9007199254740993,-9223372036854775808,9223372036854775807'],
+      ['uint64', 'UINT64', '[9007199254740993],[1],[18446744073709551615]'],
+    ] as const) {
+      const res = await inferJson(model, datatype, values);
+      expect(res.status).toBe(200);
+      // The reply's text, not JSON.parse of it (which would round again).
+      expect(await res.text()).toContain(`"data":[${values.replace(/[[\]]/g, '')}]`);
+    }
+  });
+
+  it('past the datatype, answers 400 naming the exact value (it named the rounded 9223372036854775808)', async () => {
+    const res = await inferJson('int64', 'INT64', '1,9223372036854775809,3');
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe(
+      "unable to convert 9223372036854775809 to INT64 for input 'INPUT0': out of range [-9223372036854775808, 9223372036854775807]",
+    );
+    await stillServes();
   });
 });

@@ -21,6 +21,18 @@ input [ { name: "INPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
 instance_group [ { kind: KIND_CPU count: 1 } ]
 `,
+  int64: `backend: "identity"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_INT64 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT64 dims: [ -1 ] } ]
+instance_group [ { kind: KIND_CPU count: 1 } ]
+`,
+  uint64: `backend: "identity"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_UINT64 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_UINT64 dims: [ -1 ] } ]
+instance_group [ { kind: KIND_CPU count: 1 } ]
+`,
   addsub: `backend: "addsub"
 max_batch_size: 0
 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 4 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 4 ] } ]
