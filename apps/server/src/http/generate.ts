@@ -10,7 +10,8 @@ import { InferError, parseModelVersion, type InferRequest, type InferResponse, t
 import type { TransportContext } from '../protocol/context.ts';
 import type { TransportLimits } from '../protocol/limits.ts';
 import { liftParameters, type LiftedParams } from '../protocol/params.ts';
-import { checkShape, exactJson, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
+import { checkShape, exactJson, holdsRoundedInteger, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
+import { parseJsonExactIntegers } from './json-decode.ts';
 import { invalidArg } from '../protocol/status.ts';
 
 const wire = (t: string) => (t === 'TYPE_STRING' ? 'BYTES' : t.slice(5));
@@ -33,7 +34,7 @@ export interface GeneratePlan {
 }
 
 /** Checks a parsed generate body and converts its values to tensors (pure: may run in the JSON worker). */
-export function planGenerate(json: unknown, spec: GenerateSpec, model: string, limits: TransportLimits): GeneratePlan {
+export function planGenerate(json: unknown, bytes: Uint8Array, spec: GenerateSpec, model: string, limits: TransportLimits): GeneratePlan {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalidArg('generate request body must be a JSON object');
   const { id, parameters, ...fields } = json as Record<string, unknown>;
   if (id !== undefined && typeof id !== 'string') throw invalidArg("the request 'id' must be a string");
@@ -45,7 +46,10 @@ export function planGenerate(json: unknown, spec: GenerateSpec, model: string, l
     const input = spec.input.find((i) => i.name === name);
     if (!input) throw invalidArg(`unexpected inference input '${name}' for model '${model}'`);
     const datatype = wire(input.data_type) as Tensor['datatype'];
-    const values = Array.isArray(value) ? value.flat(Infinity) : [value];
+    // 64-bit integers JSON.parse rounded are read exactly from the text again (see planInfer).
+    const exact = (datatype === 'INT64' || datatype === 'UINT64') && holdsRoundedInteger(value);
+    const given = exact ? (parseJsonExactIntegers(bytes) as Record<string, unknown>)[name] : value;
+    const values = Array.isArray(given) ? given.flat(Infinity) : [given];
     const dims = input.dims.length ? [...input.dims] : [1];
     const fixed = dims.filter((d) => d >= 0).reduce((a, b) => a * b, 1);
     const variable = dims.filter((d) => d < 0).length;

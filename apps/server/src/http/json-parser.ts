@@ -74,7 +74,7 @@ export class JsonParser {
 
   /** A generate body (see planGenerate). */
   planGenerate(bytes: Uint8Array, spec: GenerateSpec, model: string, limits: TransportLimits): Promise<GeneratePlan> {
-    if (bytes.length < this.inlineBelow) return settle(() => planGenerate(parseJsonBody(bytes), spec, model, limits));
+    if (bytes.length < this.inlineBelow) return settle(() => planGenerate(parseJsonBody(bytes), bytes, spec, model, limits));
     return this.submit({ kind: 'generate', bytes, spec, model, limits }) as Promise<GeneratePlan>;
   }
 

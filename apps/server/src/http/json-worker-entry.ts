@@ -16,7 +16,7 @@ function run(task: JsonTask): unknown {
   const json = parseJsonBody(task.bytes);
   if (task.kind === 'json') return json;
   if (task.kind === 'infer') return planInfer(json, task.bytes, task.binaryLength, task.model, task.limits);
-  return planGenerate(json, task.spec, task.model, task.limits);
+  return planGenerate(json, task.bytes, task.spec, task.model, task.limits);
 }
 
 /** Buffers that can move to the main thread without a copy: whole, fresh ArrayBuffers of tensor data. */

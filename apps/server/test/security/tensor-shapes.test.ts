@@ -79,6 +79,16 @@ describe('64-bit integers in JSON data', () => {
     }
   });
 
+  it('the generate extension reads them exact too', async () => {
+    const res = await fetch(`http://${s.httpUrl}/v2/models/int64/generate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"INPUT0":[9007199254740993,9223372036854775807]}',
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('"OUTPUT0":[9007199254740993,9223372036854775807]');
+  });
+
   it('past the datatype, answers 400 naming the exact value (it named the rounded 9223372036854775808)', async () => {
     const res = await inferJson('int64', 'INT64', '1,9223372036854775809,3');
     expect(res.status).toBe(400);
