@@ -15,6 +15,10 @@ afterAll(async () => {
   await s?.close();
 });
 
+/** POSTs a JSON text as it is written (numbers past 2^53 must reach the server as digits). */
+const postJson = (route: string, body: string): Promise<Response> =>
+  fetch(`http://${s.httpUrl}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+
 async function stillServes(): Promise<void> {
   const r = await s.http.infer('simple', [new InferInput('INPUT0', [1, 2], 'FP32').setData(Float32Array.of(3, 4))]);
   expect(Array.from(r.asTypedArray('OUTPUT0', 'FP32'))).toEqual([3, 4]);
@@ -24,11 +28,7 @@ async function stillServes(): Promise<void> {
 
 describe('request shapes past 2^53', () => {
   it('HTTP: shape [0, 9007199254740993] answers 400 naming the dimension (it crashed the instance: 500 and a restart)', async () => {
-    const res = await fetch(`http://${s.httpUrl}/v2/models/simple/infer`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[0,9007199254740993],"data":[]}]}',
-    });
+    const res = await postJson(`/v2/models/simple/infer`, '{"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[0,9007199254740993],"data":[]}]}');
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe(
       "invalid shape for input 'INPUT0': dimension 9007199254740992 is larger than 9007199254740991, the largest this server accepts",
@@ -46,11 +46,7 @@ describe('request shapes past 2^53', () => {
 describe('JSON tensor values a datatype cannot hold', () => {
   it('HTTP: INT32 2^40 or 1e300 answers 400 naming the input and the range (they reached the model as 0)', async () => {
     for (const [value, shown] of [['1099511627776', '1099511627776'], ['1e300', '1e+300']] as const) {
-      const res = await fetch(`http://${s.httpUrl}/v2/models/addsub/infer`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[4],"data":[1,${value},3,4]},{"name":"INPUT1","datatype":"INT32","shape":[4],"data":[1,1,1,1]}]}`,
-      });
+      const res = await postJson(`/v2/models/addsub/infer`, `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[4],"data":[1,${value},3,4]},{"name":"INPUT1","datatype":"INT32","shape":[4],"data":[1,1,1,1]}]}`);
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: string }).error).toBe(
         `unable to convert ${shown} to INT32 for input 'INPUT0': out of range [-2147483648, 2147483647]`,
@@ -61,11 +57,7 @@ describe('JSON tensor values a datatype cannot hold', () => {
 
 describe('64-bit integers in JSON data', () => {
   const inferJson = (model: string, datatype: string, values: string) =>
-    fetch(`http://${s.httpUrl}/v2/models/${model}/infer`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: `{"inputs":[{"name":"INPUT0","datatype":"${datatype}","shape":[3],"data":[${values}]}]}`,
-    });
+    postJson(`/v2/models/${model}/infer`, `{"inputs":[{"name":"INPUT0","datatype":"${datatype}","shape":[3],"data":[${values}]}]}`);
 
   it('INT64 and UINT64 values past 2^53 reach the model exact (JSON.parse rounded 9007199254740993 to ...992), and come back exact', async () => {
     for (const [model, datatype, values] of [
@@ -80,11 +72,7 @@ describe('64-bit integers in JSON data', () => {
   });
 
   it('the generate extension reads them exact too', async () => {
-    const res = await fetch(`http://${s.httpUrl}/v2/models/int64/generate`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"INPUT0":[9007199254740993,9223372036854775807]}',
-    });
+    const res = await postJson(`/v2/models/int64/generate`, '{"INPUT0":[9007199254740993,9223372036854775807]}');
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('"OUTPUT0":[9007199254740993,9223372036854775807]');
   });

@@ -8,31 +8,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { BACKEND_API_VERSION, typedView, type Backend, type InferRequest, type ResponseSink } from '@tritium/core';
 
+/** An identity model of one datatype, any length, one instance. */
+const identityModel = (datatype: string, maxBatchSize: number): string => `backend: "identity"
+max_batch_size: ${maxBatchSize}
+input [ { name: "INPUT0" data_type: ${datatype} dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: ${datatype} dims: [ -1 ] } ]
+instance_group [ { kind: KIND_CPU count: 1 } ]
+`;
+
 const MODELS: Record<string, string> = {
-  simple: `backend: "identity"
-max_batch_size: 8
-input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
-instance_group [ { kind: KIND_CPU count: 1 } ]
-`,
-  strings: `backend: "identity"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
-instance_group [ { kind: KIND_CPU count: 1 } ]
-`,
-  int64: `backend: "identity"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_INT64 dims: [ -1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT64 dims: [ -1 ] } ]
-instance_group [ { kind: KIND_CPU count: 1 } ]
-`,
-  uint64: `backend: "identity"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_UINT64 dims: [ -1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_UINT64 dims: [ -1 ] } ]
-instance_group [ { kind: KIND_CPU count: 1 } ]
-`,
+  simple: identityModel('TYPE_FP32', 8),
+  strings: identityModel('TYPE_STRING', 0),
+  int64: identityModel('TYPE_INT64', 0),
+  uint64: identityModel('TYPE_UINT64', 0),
   addsub: `backend: "addsub"
 max_batch_size: 0
 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 4 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 4 ] } ]
