@@ -288,7 +288,7 @@ export class ModelLifecycle {
       // Uploaded files go as soon as no live version was loaded from them: those of a failed load
       // (under ever new names they filled the disk), and those a successful reload replaced. Those
       // of a version that keeps serving after a failed reload stay: its instances restart from them.
-      for (const name of overrides.keys()) {
+      for (const name of seen) {
         const record = this.models.get(name);
         if (record) await removeUploads(record, (dir) => ![...record.slots.values()].some((slot) => slot.live && slot.dir === dir));
       }

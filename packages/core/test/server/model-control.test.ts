@@ -143,7 +143,7 @@ describe('model control: explicit', () => {
   });
 
   it('keeps the uploaded files of a version that keeps serving after a failed reload, and drops replaced ones', async () => {
-    const { server } = await serve({}, { modelControlMode: 'explicit', allowModelFileOverride: true });
+    const { server } = await serve({ up: { config: identityConfig('up') } }, { modelControlMode: 'explicit', allowModelFileOverride: true });
     const config = (backend: string) =>
       JSON.stringify({
         backend,
@@ -171,6 +171,12 @@ describe('model control: explicit', () => {
     await server.loadModel('up', { configJson: config('identity'), files: { 'file:1/model.bin': new Uint8Array([3]) } });
     expect(await ours()).toEqual([3]);
     await server.unloadModel('up');
+    expect(await ours()).toEqual([]);
+    // Replaced by the repository's own files (a load with no override) counts too.
+    await server.loadModel('up', { configJson: config('identity'), files: { 'file:1/model.bin': new Uint8Array([4]) } });
+    expect(await ours()).toEqual([4]);
+    await server.loadModel('up');
+    expect((await server.infer(request('up'))).model).toBe('up');
     expect(await ours()).toEqual([]);
   });
 
