@@ -9,7 +9,8 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { setMaxListeners } from 'node:events';
 import { parseModelVersion } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
 import { forwardHeaders } from '../protocol/header-forward.ts';
@@ -230,33 +231,30 @@ export class HttpTransport {
     const body = await readBody(req, headerLength === undefined ? jsonLimit : { bytes: this.ctx.limits.maxInputBytes, json: false }, account);
     const recvEndNs = traceNowNs();
     checkNotDecoupled(this.ctx, model, version);
-    const abort = new AbortController();
-    const onClose = () => {
-      if (!res.writableFinished) abort.abort();
-    };
-    res.once('close', onClose);
+    const signal = connectionSignal(req.socket);
     let parsed: ParsedHttpInfer;
     if (headerLength === 0) {
-      parsed = parseInferBody(body, headerLength, model, version, this.ctx, abort.signal);
+      parsed = parseInferBody(body, headerLength, model, version, this.ctx, signal);
     } else {
       parseModelVersion(version); // a malformed version is reported before anything in the body
       const jsonLength = checkHeaderLength(headerLength, body.length);
       const binary = body.subarray(jsonLength);
       const plan = await this.parser.planInfer(body.subarray(0, jsonLength), binary.length, model, this.ctx.limits);
-      parsed = requestFromPlan(plan, binary, model, version, this.ctx, abort.signal);
+      parsed = requestFromPlan(plan, binary, model, version, this.ctx, signal);
     }
-    parsed = { ...parsed, request: forwardHeaders(parsed.request, this.ctx.headerForward?.http, () => Object.entries(req.headers)) };
+    const forwarded = forwardHeaders(parsed.request, this.ctx.headerForward?.http, () => Object.entries(req.headers));
+    if (forwarded !== parsed.request) parsed = { ...parsed, request: forwarded };
     // Sampled once the request is known; the receive timestamps are the ones taken above.
     const sampled = this.ctx.tracing.sample(model, (name) => headerValue(req, name));
     if (!sampled) {
-      await this.reply(req, res, model, parsed, await this.ctx.api.infer(parsed.request), onClose);
+      await this.reply(req, res, model, parsed, await this.ctx.api.infer(parsed.request));
       return;
     }
     sampled.capture('HTTP_RECV_START', recvStartNs);
     sampled.capture('HTTP_RECV_END', recvEndNs);
     try {
       const response = await this.ctx.api.infer({ ...parsed.request, trace: sampled.trace });
-      await this.reply(req, res, model, parsed, response, onClose, sampled);
+      await this.reply(req, res, model, parsed, response, sampled);
     } finally {
       sampled.done();
     }
@@ -268,7 +266,6 @@ export class HttpTransport {
     model: string,
     parsed: ParsedHttpInfer,
     inferred: InferResponse,
-    onClose: () => void,
     sampled?: SampledTrace,
   ): Promise<void> {
     let response = inferred;
@@ -276,7 +273,6 @@ export class HttpTransport {
       response = applyClassification(response, parsed.request.outputs, this.ctx.api.modelConfig(model).max_batch_size);
     }
     const reply = buildInferReply(response, parsed, this.ctx);
-    res.off('close', onClose);
     const parts = [reply.json, ...reply.binary];
     const headers: Record<string, string | number> = {};
     if (reply.binary.length > 0) {
@@ -332,6 +328,29 @@ export class HttpTransport {
     }
     this.sendJson(res, m.httpStatus, { error: m.message });
   }
+}
+
+/**
+ * The cancellation signal of the inference requests a connection carries: aborted when the
+ * connection closes. An HTTP/1.1 response can only close unfinished with its connection (the client
+ * went away, or the server destroyed the socket), so one signal per connection cancels exactly the
+ * requests whose answers can no longer be delivered; a request answered before that has already
+ * let go of it. One per connection rather than per request: creating an AbortSignal costs ~2 us of
+ * main-thread CPU, more than parsing the request's JSON header.
+ */
+const connectionSignals = new WeakMap<Socket, AbortSignal>();
+
+function connectionSignal(socket: Socket): AbortSignal {
+  let signal = connectionSignals.get(socket);
+  if (!signal) {
+    const controller = new AbortController();
+    signal = controller.signal;
+    // Pipelined requests each listen (request guard, scheduler, instance): no leak warning for them.
+    setMaxListeners(0, signal);
+    socket.once('close', () => controller.abort());
+    connectionSignals.set(socket, signal);
+  }
+  return signal;
 }
 
 /** One request header's value (the W3C trace context for sampling). */
