@@ -39,7 +39,13 @@ export interface PackedBatch {
 
 /** What a packer writes one item with. */
 export interface ItemWriter {
+  /** A string that may repeat within the batch (a model, tensor name or datatype): stored once. */
   string(value: string): void;
+  /**
+   * A string that is rarely repeated within the batch (a request id): stored without looking it up,
+   * which costs more than the few bytes a repeat would save (the reader reads both with `string()`).
+   */
+  uniqueString(value: string): void;
   number(value: number): void;
   tensors(tensors: readonly Tensor[]): void;
   /** Anything JSON can carry, or undefined. */
@@ -94,6 +100,9 @@ export function packBatch<T>(
   };
   const out: ItemWriter = {
     string,
+    uniqueString(value) {
+      put(strings.push(value) - 1);
+    },
     number: put,
     tensors(tensors) {
       put(tensors.length);

@@ -176,7 +176,7 @@ export function packRequests(batch: readonly InferRequest[], transferList: Array
       batch,
       (r, out) => {
         jsonSafe(r.parameters);
-        out.string(r.id);
+        out.uniqueString(r.id);
         out.string(r.model);
         out.number(r.version ?? Number.NaN);
         out.tensors(r.inputs);
@@ -224,7 +224,7 @@ export function packResults(results: readonly WireResult[], transferList: ArrayB
         const { id, model, version, outputs, parameters } = r.response;
         jsonSafe(parameters);
         out.number(1);
-        out.string(id);
+        out.uniqueString(id);
         out.string(model);
         out.number(version);
         out.tensors(outputs);
