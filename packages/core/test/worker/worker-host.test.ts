@@ -178,6 +178,14 @@ describe('worker host: crashes fail only in-flight requests, then restart', () =
     expect((result as InferError).code).toBe('CANCELLED');
     await expect(a.execute([req('x')], controller.signal)).rejects.toMatchObject({ code: 'CANCELLED' });
   });
+
+  it('forwards a cancellation made in the same turn as the execute call (the batch went out in that turn)', async () => {
+    const controller = new AbortController();
+    const pending = a.execute([req('slow', 'delay:20000')], controller.signal);
+    controller.abort();
+    const [result] = (await pending).results;
+    expect((result as InferError).code).toBe('CANCELLED');
+  });
 });
 
 describe('worker host: giving up', () => {
