@@ -28,6 +28,7 @@ import { RequestQueue } from './request-queue.ts';
 import { systemClock, type Clock, type Scheduler } from './scheduler.ts';
 import { guardedStats } from './guarded-stats.ts';
 import { AdaptiveDelay } from './adaptive-delay.ts';
+import { onAbort } from './abort-listeners.ts';
 import { nullStatsRecorder, type FailureReason, type StatsRecorder } from './stats-recorder.ts';
 
 /** Triton's status for a cancelled request carries no text; we say what happened. */
@@ -70,7 +71,8 @@ interface Entry extends Candidate {
   state: 'queued' | 'running' | 'done';
   queueNs: number;
   timer?: { cancel(): void };
-  onAbort?: () => void;
+  /** Stops listening on the request's signal (see abort-listeners.ts). */
+  unlisten?: () => void;
   batch?: Running;
   /** Answered (outcome known); with preserve_ordering it may still wait in `held`. */
   settled: boolean;
@@ -290,10 +292,7 @@ export class DynamicBatcher implements Scheduler {
     this.queue.push(entry);
     if (o.preserveOrdering) this.order.push(entry);
     if (timeoutUs > 0) entry.timer = this.clock.setTimer(timeoutUs, () => this.expire(entry));
-    if (request.signal) {
-      entry.onAbort = () => this.cancel(entry);
-      request.signal.addEventListener('abort', entry.onAbort, { once: true });
-    }
+    if (request.signal) entry.unlisten = onAbort(request.signal, () => this.cancel(entry));
     this.pump();
   }
 
@@ -650,7 +649,7 @@ export class DynamicBatcher implements Scheduler {
     entry.state = 'done';
     entry.timer?.cancel();
     entry.timer = undefined;
-    if (entry.onAbort) entry.request.signal?.removeEventListener('abort', entry.onAbort);
+    entry.unlisten?.();
     if (entry.holds) this.cycles.release(entry.holds);
     const nowUs = this.clock.nowUs();
     const totalNs = (nowUs - entry.arrivalUs) * 1000;

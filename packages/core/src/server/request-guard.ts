@@ -12,6 +12,7 @@
  */
 import { InferError } from '../errors.ts';
 import type { Clock } from '../scheduler/scheduler.ts';
+import { onAbort } from '../scheduler/abort-listeners.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 
 export const REQUEST_TIMEOUT_MESSAGE = 'Request timeout expired';
@@ -40,15 +41,11 @@ function guard(request: InferRequest, clock: Clock): Guard | undefined {
   if (timeoutUs > 0) {
     const controller = new AbortController();
     if (outer?.aborted) controller.abort(outer.reason);
-    else if (outer) {
-      const forward = (): void => controller.abort(outer.reason);
-      outer.addEventListener('abort', forward, { once: true });
-      unlink = () => outer.removeEventListener('abort', forward);
-    }
+    else if (outer) unlink = onAbort(outer, () => controller.abort(outer.reason));
     timer = clock.setTimer(timeoutUs, () => controller.abort(new InferError('UNAVAILABLE', REQUEST_TIMEOUT_MESSAGE)));
     signal = controller.signal;
   }
-  let listener: (() => void) | undefined;
+  let unlisten: (() => void) | undefined;
   return {
     request: signal === outer ? request : { ...request, signal },
     onAbort(fn) {
@@ -56,13 +53,12 @@ function guard(request: InferRequest, clock: Clock): Guard | undefined {
         fn(abortError(signal!));
         return;
       }
-      listener = () => fn(abortError(signal!));
-      signal!.addEventListener('abort', listener, { once: true });
+      unlisten = onAbort(signal!, () => fn(abortError(signal!)));
     },
     release() {
       timer?.cancel();
       unlink?.();
-      if (listener) signal!.removeEventListener('abort', listener);
+      unlisten?.();
     },
   };
 }
