@@ -228,13 +228,16 @@ export function matchRoute(method: string, path: string): { matched?: Matched; p
     category ??= route.category;
     if (!route.methods.includes(method)) continue;
     const params: Record<string, string | undefined> = {};
-    for (const [k, v] of Object.entries(m.groups ?? {})) params[k] = v === undefined ? undefined : safeDecode(v);
+    const groups = m.groups;
+    if (groups) for (const k in groups) params[k] = groups[k] === undefined ? undefined : safeDecode(groups[k]);
     return { matched: { route, params }, pathKnown, category: route.category };
   }
   return { pathKnown, category };
 }
 
 function safeDecode(s: string): string {
+  // Nothing to decode without an escape (most names): skips the call and its try (~0.4 us a request).
+  if (!s.includes('%')) return s;
   try {
     return decodeURIComponent(s);
   } catch {
