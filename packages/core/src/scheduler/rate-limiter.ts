@@ -15,6 +15,7 @@
  */
 import { InferError } from '../errors.ts';
 import type { ModelRateLimiter } from '../config/model-config.ts';
+import { onAbort } from './abort-listeners.ts';
 
 /** One `--rate-limit-resource` flag: `device` undefined = every device. */
 export interface RateLimitResourceFlag {
@@ -132,18 +133,19 @@ export class RateLimiter {
         slot,
         seq: this.seq++,
         grant: () => {
-          signal?.removeEventListener('abort', onAbort);
+          unlisten?.();
           resolve(() => this.release(slot));
         },
       };
-      const onAbort = (): void => {
-        const i = this.waiting.indexOf(waiter);
-        if (i < 0) return;
-        this.waiting.splice(i, 1);
-        reject(cancelled());
-        this.dispatch();
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      const unlisten =
+        signal &&
+        onAbort(signal, () => {
+          const i = this.waiting.indexOf(waiter);
+          if (i < 0) return;
+          this.waiting.splice(i, 1);
+          reject(cancelled());
+          this.dispatch();
+        });
       this.waiting.push(waiter);
       this.dispatch();
     });

@@ -36,6 +36,7 @@ import { systemClock, type Clock, type Scheduler } from '../scheduler.ts';
 import { nullStatsRecorder, type FailureReason, type StatsRecorder } from '../stats-recorder.ts';
 import { correlationKey, formatCorrelationId, inSequence } from './correlation-id.ts';
 import { SequenceControls } from './controls.ts';
+import { onAbort } from '../abort-listeners.ts';
 import { ImplicitState, type InitialStateData, type SequenceStateValues } from './implicit-state.ts';
 
 export interface SequenceBatcherDeps {
@@ -72,7 +73,8 @@ interface Entry extends Candidate {
   /** The state values this request reads and writes (its sequence's). */
   values?: SequenceStateValues;
   queueNs: number;
-  onAbort?: () => void;
+  /** Stops listening on the request's signal (see abort-listeners.ts). */
+  unlisten?: () => void;
   holds?: CallFrame[];
   running?: Running;
   /** Responses sent so far (decoupled). */
@@ -351,10 +353,7 @@ export class SequenceBatcher implements Scheduler {
     };
     this.count++;
     this.stats.requestQueued();
-    if (request.signal) {
-      entry.onAbort = () => this.cancel(entry);
-      request.signal.addEventListener('abort', entry.onAbort, { once: true });
-    }
+    if (request.signal) entry.unlisten = onAbort(request.signal, () => this.cancel(entry));
     if (slot) {
       if (end) this.bySequence.delete(corr);
       this.toSlot(slot, entry);
@@ -835,7 +834,7 @@ export class SequenceBatcher implements Scheduler {
     if (entry.state === 'done') return undefined;
     const dequeued = entry.state === 'running';
     entry.state = 'done';
-    if (entry.onAbort) entry.request.signal?.removeEventListener('abort', entry.onAbort);
+    entry.unlisten?.();
     if (entry.holds) this.cycles.release(entry.holds);
     const nowUs = this.clock.nowUs();
     const totalNs = (nowUs - entry.arrivalUs) * 1000;
