@@ -18,6 +18,7 @@ import { CallScope } from './call-scope.ts';
 import { pathToFileURL } from 'node:url';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { InferError } from '../errors.ts';
+import { onAbort } from '../scheduler/abort-listeners.ts';
 import type { ExecuteContext, ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
 import { instanceFailure } from '../backend/instance-failure.ts';
 import { silentLogger, type Logger } from '../logger.ts';
@@ -485,14 +486,13 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     return new Promise<void>((resolve, reject) => {
       const done = (): void => {
         clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         this.waiters.delete(waiter);
       };
       const waiter = {
         resolve: () => (done(), resolve()),
         reject: (e: InferError) => (done(), reject(e)),
       };
-      const onAbort = (): void => waiter.reject(new InferError('CANCELLED', 'request cancelled while the instance was restarting'));
       const timer = setTimeout(
         () =>
           waiter.reject(
@@ -503,7 +503,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
           ),
         this.policy.waitMs,
       );
-      signal.addEventListener('abort', onAbort, { once: true });
+      const stopListening = onAbort(signal, () => waiter.reject(new InferError('CANCELLED', 'request cancelled while the instance was restarting')));
       this.waiters.add(waiter);
     });
   }
@@ -573,11 +573,11 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         timeoutMs && timeoutMs > 0 ? setTimeout(() => this.crash(gen, `execute timed out after ${timeoutMs} ms`), timeoutMs) : undefined;
       const warn = this.overrunWatch(batch.length);
       const children = new CallScope();
-      const onAbort = (): void => {
+      // Through core's one-listener-per-signal Set: an EventTarget add+remove costs ~1.2 µs per execute.
+      const stopListening = onAbort(signal, () => {
         gen.channel.send({ t: 'abort', id });
         children.abort();
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
+      });
       // A loop, not flatMap (a closure and an array per request: ~1 µs a batch of 32 untraced ones).
       let traces: RequestTrace[] | undefined;
       for (const r of batch) if (r.trace) (traces ??= []).push(r.trace);
@@ -595,7 +595,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
           warn.done();
         },
         release: () => {
-          signal.removeEventListener('abort', onAbort);
+          stopListening();
           children.abort();
         },
       });
