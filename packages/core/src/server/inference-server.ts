@@ -42,6 +42,7 @@ import type { VersionLoadDeps } from './version-loader.ts';
 import { ModelLifecycle, removeUploads } from './model-lifecycle.ts';
 import type { LoadedVersion } from './loaded-version.ts';
 import { formatTable } from './table-printer.ts';
+import { settlesWithin } from './settles-within.ts';
 import { sweepStaleOverrides } from './load-overrides.ts';
 import { CustomMetrics, type CustomFamilySnapshot } from '../metrics/custom-metrics.ts';
 import type { LatencyMetricsOptions } from '../metrics/latency-metrics.ts';
@@ -112,6 +113,9 @@ export interface InferenceServerOptions {
    */
   readonly rateLimit?: { readonly resources?: readonly RateLimitResourceFlag[] };
 }
+
+/** How long a stop waits for versions torn down past the exit timeout (the worker host kills a worker 2 s after asking it to exit). */
+const FORCED_DISPOSE_GRACE_MS = 3_000;
 
 const POLL_MODE_ERROR = 'explicit model load / unload is not allowed if polling is enabled';
 
@@ -259,14 +263,8 @@ export class InferenceServer implements InferenceServerApi {
     const timeoutMs = options.timeoutMs ?? 30_000;
     const started = Date.now();
     await this.ops.catch(() => undefined);
-    if (this.inflight > 0) {
-      let idleTimer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        new Promise<void>((resolve) => (this.onIdle = resolve)),
-        new Promise<void>((resolve) => (idleTimer = setTimeout(resolve, Math.max(0, timeoutMs - (Date.now() - started))))),
-      ]);
-      clearTimeout(idleTimer);
-    }
+    const left = () => timeoutMs - (Date.now() - started);
+    if (this.inflight > 0) await settlesWithin(new Promise<void>((resolve) => (this.onIdle = resolve)), left());
     const live: LoadedVersion[] = [];
     for (const record of this.lifecycle.models.values()) {
       for (const slot of record.slots.values()) {
@@ -278,13 +276,20 @@ export class InferenceServer implements InferenceServerApi {
     }
     const pending = new Set(live);
     const drained = Promise.all(live.map((v) => v.unload().finally(() => pending.delete(v))));
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, timeoutMs - (Date.now() - started)))))]);
-    clearTimeout(timer);
+    await settlesWithin(drained, left());
     // Past the exit timeout (Triton's --exit-timeout-secs) what is still running is torn down.
     if (pending.size > 0) {
       this.log.warn(`${pending.size} model version(s) still busy after ${timeoutMs} ms; stopping them`);
-      await Promise.all([...pending].map((v) => v.forceDispose()));
+      // A backend's dispose that never returns (an in-process instance stuck in native code, a
+      // model.dispose awaiting something that never comes) must not hold the stop: the exit timeout
+      // is a promise to the orchestrator. The grace covers the worker host's own kill of a worker that
+      // does not exit on request.
+      const undisposed = new Set(pending);
+      const forced = Promise.all([...pending].map((v) => v.forceDispose().finally(() => undisposed.delete(v))));
+      if (!(await settlesWithin(forced, FORCED_DISPOSE_GRACE_MS))) {
+        const stuck = [...undisposed].map((v) => `model '${v.name}' version ${v.version}`).join(', ');
+        this.log.error(`${stuck} did not finish disposing ${FORCED_DISPOSE_GRACE_MS} ms after being stopped; the server stops without waiting`);
+      }
     }
     for (const record of this.lifecycle.models.values()) {
       for (const slot of record.slots.values()) {
