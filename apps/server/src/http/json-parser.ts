@@ -108,6 +108,8 @@ export class JsonParser {
       if (!slot) return;
       const next = this.queue.shift()!;
       slot.current = next;
+      // Held while it parses (the caller awaits the result), let go when idle (see spawn).
+      slot.worker.ref();
       slot.worker.postMessage(next.task, next.transfer);
     }
   }
@@ -120,8 +122,6 @@ export class JsonParser {
       stdout: false,
       stderr: false,
     });
-    // The workers must not keep a stopping process alive; the HTTP server does while it serves.
-    worker.unref();
     const slot: Slot = { worker };
     worker.on('message', (m: JsonTaskResult) => {
       const p = slot.current;
@@ -130,6 +130,7 @@ export class JsonParser {
       if (m.ok) p.resolve(m.value);
       else p.reject(fromWire(m.error));
       this.dispatch();
+      if (!slot.current) slot.worker.unref();
     });
     const lost = (error: Error) => {
       const i = this.slots.indexOf(slot);
@@ -149,6 +150,10 @@ export class JsonParser {
     };
     worker.on('error', lost);
     worker.on('exit', (code) => lost(new Error(`exited with code ${code}`)));
+    // An idle worker must not keep a stopping process alive (a parse in progress does, like the
+    // worker host's instances). After the listeners: Node refs a worker's message port again when a
+    // 'message' listener is added, so an unref() before it is undone and the process never exits.
+    worker.unref();
     this.slots.push(slot);
     return slot;
   }
