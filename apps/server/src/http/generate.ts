@@ -10,7 +10,7 @@ import { InferError, parseModelVersion, type InferRequest, type InferResponse, t
 import type { TransportContext } from '../protocol/context.ts';
 import type { TransportLimits } from '../protocol/limits.ts';
 import { liftParameters, type LiftedParams } from '../protocol/params.ts';
-import { checkShape, exactJson, holdsRoundedInteger, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
+import { checkShape, exactJson, jsonDataToBytes, needsExactIntegers, tensorToJsonData } from '../protocol/tensors.ts';
 import { parseJsonExactIntegers } from './json-decode.ts';
 import { invalidArg } from '../protocol/status.ts';
 
@@ -42,13 +42,13 @@ export function planGenerate(json: unknown, bytes: Uint8Array, spec: GenerateSpe
     throw invalidArg("'parameters' must be a JSON object");
   }
   const lifted = liftParameters(parameters as Record<string, unknown> | undefined);
+  // The body parsed again with exact integers, the first time a 64-bit input needs it (see planInfer).
+  let exact: Record<string, unknown> | undefined;
   const inputs: Tensor[] = Object.entries(fields).map(([name, value]) => {
     const input = spec.input.find((i) => i.name === name);
     if (!input) throw invalidArg(`unexpected inference input '${name}' for model '${model}'`);
     const datatype = wire(input.data_type) as Tensor['datatype'];
-    // 64-bit integers JSON.parse rounded are read exactly from the text again (see planInfer).
-    const exact = (datatype === 'INT64' || datatype === 'UINT64') && holdsRoundedInteger(value);
-    const given = exact ? (parseJsonExactIntegers(bytes) as Record<string, unknown>)[name] : value;
+    const given = needsExactIntegers(datatype, value) ? (exact ??= parseJsonExactIntegers(bytes) as Record<string, unknown>)[name] : value;
     const values = Array.isArray(given) ? given.flat(Infinity) : [given];
     const dims = input.dims.length ? [...input.dims] : [1];
     const fixed = dims.filter((d) => d >= 0).reduce((a, b) => a * b, 1);

@@ -10,7 +10,7 @@ import type { TransportLimits } from '../protocol/limits.ts';
 import { liftParameters, type LiftedParams } from '../protocol/params.ts';
 import { parseJsonBody, parseJsonExactIntegers } from './json-decode.ts';
 import { shmRefOf, type ShmRef } from '../protocol/shared-memory.ts';
-import { checkDataType, checkShape, exactJson, holdsRoundedInteger, jsonDataToBytes, tensorToJsonData } from '../protocol/tensors.ts';
+import { checkDataType, checkShape, exactJson, jsonDataToBytes, needsExactIntegers, tensorToJsonData } from '../protocol/tensors.ts';
 import { invalidArg } from '../protocol/status.ts';
 
 export interface ParsedHttpInfer {
@@ -106,8 +106,7 @@ export function planInfer(header: unknown, headerBytes: Uint8Array, binaryLength
       source = { binary: [offset, binarySize] };
       offset += binarySize;
     } else if ('data' in raw) {
-      const wide = datatype === 'INT64' || datatype === 'UINT64';
-      const data = wide && holdsRoundedInteger(raw['data']) ? exactData(i) : raw['data'];
+      const data = needsExactIntegers(datatype, raw['data']) ? exactData(i) : raw['data'];
       source = { data: jsonDataToBytes(datatype, data, count, name) };
     } else {
       throw invalidArg(`unable to find data for input tensor '${name}' for model '${model}' in request.`);

@@ -165,10 +165,15 @@ function flatten(data: unknown, limit: number, tensorName: string): unknown[] {
 }
 
 /**
- * Whether JSON `data` (nested or flat) holds an integer JSON.parse may have rounded (past 2^53-1):
- * its exact digits must then be read from the text again. Stops at the nesting `flatten` refuses.
+ * Whether JSON `data` (nested or flat) of `datatype` must be read again from the body's text: a
+ * 64-bit integer tensor holding an integer JSON.parse may have rounded (past 2^53-1). Stops at the
+ * nesting `flatten` refuses.
  */
-export function holdsRoundedInteger(data: unknown, depth = 0): boolean {
+export function needsExactIntegers(datatype: DataType, data: unknown): boolean {
+  return (datatype === 'INT64' || datatype === 'UINT64') && holdsRoundedInteger(data, 0);
+}
+
+function holdsRoundedInteger(data: unknown, depth: number): boolean {
   if (Array.isArray(data)) return depth <= 64 && data.some((x) => holdsRoundedInteger(x, depth + 1));
   return typeof data === 'number' && Number.isInteger(data) && !Number.isSafeInteger(data);
 }
