@@ -92,8 +92,10 @@ export class JsonParser {
     if (this.closed) return Promise.reject(new InferError('UNAVAILABLE', 'the server is stopping'));
     // The worker gets the bytes without a copy when they are a whole ArrayBuffer of their own (a
     // JSON-only body); a header sliced from a larger body is copied, since the rest stays here.
+    // `new Uint8Array(view)` copies: a body is a Buffer, whose slice() is a view of the same memory,
+    // and transferring that view's buffer detached the binary part the main thread still reads.
     const exact = input.bytes.byteOffset === 0 && input.bytes.byteLength === input.bytes.buffer.byteLength && input.bytes.buffer instanceof ArrayBuffer;
-    const bytes = exact ? input.bytes : input.bytes.slice();
+    const bytes = exact ? input.bytes : new Uint8Array(input.bytes);
     const task = { ...input, bytes, id: this.nextId++ } as JsonTask;
     return new Promise((resolve, reject) => {
       this.queue.push({ task, transfer: [bytes.buffer as ArrayBuffer], resolve, reject });

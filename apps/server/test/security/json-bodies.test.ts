@@ -89,6 +89,18 @@ describe('large JSON is parsed off the main thread', () => {
     expect(JSON.parse(r3.body.toString()).error).toBe('failed to parse the request JSON buffer: The document is not valid UTF-8');
   });
 
+  it('a binary request whose JSON header is large (parsed in the worker) still reads its binary part (it failed 500 "Cannot perform Construct on a detached ArrayBuffer")', async () => {
+    const header = Buffer.from(
+      JSON.stringify({ id: 'x'.repeat(70_000), inputs: [{ name: 'INPUT0', shape: [1, 4], datatype: 'FP32', parameters: { binary_data_size: 16 } }] }),
+    );
+    const body = Buffer.concat([header, Buffer.from(Float32Array.of(1, 2, 3, 4).buffer)]);
+    const res = await s.http.request('POST', '/v2/models/simple/infer', body, { 'inference-header-content-length': header.length });
+    expect(res.status).toBe(200);
+    const head = Number(res.headers['inference-header-content-length'] ?? res.body.length);
+    const reply = JSON.parse(res.body.subarray(0, head).toString());
+    expect(reply.outputs[0].data ?? [...new Float32Array(res.body.buffer.slice(res.body.byteOffset + head, res.body.byteOffset + res.body.length))]).toEqual([1, 2, 3, 4]);
+  });
+
   it('generate bodies take the same path', async () => {
     const values = Array.from({ length: 100_000 }, (_, i) => i % 7);
     const res = await s.http.request('POST', '/v2/models/simple/generate', JSON.stringify({ INPUT0: values }));
