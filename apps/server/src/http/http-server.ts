@@ -45,10 +45,23 @@ export interface HttpTransportOptions {
   readonly maxBufferedBodyBytes: number;
 }
 
+/**
+ * How long after a stop begins a kept-alive connection left unused is closed. A client in the middle
+ * of a request loop sends its next request within this time and is answered with `Connection: close`
+ * (a clean close); closing its connection sooner could cut that request (ECONNRESET), the keep-alive
+ * race every idle close has, here left only to clients silent for the whole grace.
+ */
+const IDLE_CLOSE_GRACE_MS = 500;
+
 export class HttpTransport {
   private server: http.Server | undefined;
   private boundPort = 0;
   private json: JsonParser | undefined;
+  /** The server is stopping: every reply closes its connection (see drain()). */
+  private draining = false;
+  /** Resolves once the connections left idle since the drain began have been closed. */
+  private idleClosed: Promise<void> | undefined;
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
   /** Bytes of request bodies held now, across requests (body-budget.ts). */
   readonly bodies: BodyBudget;
 
@@ -114,11 +127,38 @@ export class HttpTransport {
     return this.boundPort;
   }
 
-  /** Stops accepting, lets in-flight requests finish (up to `timeoutMs`), closes idle sockets. */
+  /**
+   * The server is stopping (readiness is down, new inferences get 503), the listener stays up: every
+   * reply from now on, refusals and answers to requests in flight alike, carries `Connection: close`,
+   * so a keep-alive client reads its answer and reconnects (to another replica) instead of losing its
+   * next request to a reset when the listener closes. Connections nobody uses are closed
+   * IDLE_CLOSE_GRACE_MS later; each one that serves a request closes after its reply.
+   */
+  drain(): void {
+    const server = this.server;
+    if (!server || this.draining) return;
+    this.draining = true;
+    this.idleClosed = new Promise<void>((resolve) => {
+      // Unref'd: an open connection keeps the process alive, and with none there is nothing to close.
+      this.idleTimer = setTimeout(() => {
+        server.closeIdleConnections();
+        resolve();
+      }, IDLE_CLOSE_GRACE_MS).unref();
+    });
+  }
+
+  /**
+   * Stops accepting, lets in-flight requests finish (up to `timeoutMs`), closes idle sockets. A
+   * connection still open waits out the drain's idle grace first: Node's close() destroys every idle
+   * connection at once, cutting the request a looping client is just sending.
+   */
   async stop(timeoutMs = 5000): Promise<void> {
     const server = this.server;
     if (!server) return;
+    this.drain();
     this.server = undefined;
+    if ((await openConnections(server)) > 0) await this.idleClosed;
+    clearTimeout(this.idleTimer);
     await gracefulStop(
       (done) => {
         server.close(() => done());
@@ -183,6 +223,7 @@ export class HttpTransport {
       if (matched.route.handle === 'generate') {
         this.sendJson(res, 200, await generateOnce(this.ctx, request));
       } else {
+        if (this.draining) res.shouldKeepAlive = false;
         await generateStream(this.ctx, request, res, (e) => JSON.stringify({ error: mapError(e).message }));
       }
       return;
@@ -200,6 +241,7 @@ export class HttpTransport {
     if (reply.rawJson !== undefined) {
       await this.send(res, reply.status, { 'content-type': 'application/json' }, [Buffer.from(reply.rawJson)]);
     } else if (reply.json === undefined) {
+      if (this.draining) res.shouldKeepAlive = false;
       res.writeHead(reply.status, { 'content-length': 0 });
       res.end();
     } else {
@@ -296,6 +338,8 @@ export class HttpTransport {
   ): Promise<void> {
     let total = 0;
     for (const p of parts) total += p.byteLength;
+    // Node then sends `Connection: close` and ends the connection once the reply is written.
+    if (this.draining) res.shouldKeepAlive = false;
     if (encoding) {
       const body = await compress(Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength))), encoding);
       res.writeHead(status, { ...headers, 'content-encoding': encoding, 'content-length': body.length });
@@ -351,6 +395,11 @@ function connectionSignal(socket: Socket): AbortSignal {
     connectionSignals.set(socket, signal);
   }
   return signal;
+}
+
+/** How many connections the server holds now. */
+function openConnections(server: http.Server): Promise<number> {
+  return new Promise((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
 }
 
 /** One request header's value (the W3C trace context for sampling). */
