@@ -48,13 +48,14 @@ const VALUE_OPTIONS: Readonly<Record<string, string>> = {
   '--request-parameter': 'request-parameter',
 };
 /** Flags (no value). `--async`/`--sync` are accepted: the load generator is always asynchronous. */
-const FLAGS = new Set(['-v', '--verbose', '-a', '--async', '--sync', '-h', '--help']);
+const FLAGS = new Set(['-v', '--verbose', '-a', '--async', '--sync', '--streaming', '-h', '--help']);
 
 export const USAGE = `usage: tritium perf -m <model> [options]   (perf_analyzer's options)
   -m <model>                      model to measure (required)
   -x <version>                    model version (default: the server's choice)
   -u <host:port>                  server (default localhost:8000 for http, localhost:8001 for grpc)
   -i http|grpc                    protocol (default http)
+  --streaming                     gRPC bidirectional streaming (-i grpc); required for decoupled models
   -b <n>                          batch size of each request (default 1)
   --concurrency-range s[:e[:st]]  closed loop: n requests always outstanding (default 1)
   --request-rate-range s[:e[:st]] open loop: requests per second
@@ -177,6 +178,7 @@ export function parsePerfArgs(argv: readonly string[]): PerfOptions | 'help' {
   if (!model) throw new UsageError('-m (model name) is required');
   const protocol = (last('protocol') ?? 'http').toLowerCase();
   if (protocol !== 'http' && protocol !== 'grpc') throw new UsageError(`invalid value '${protocol}' for -i: expected http or grpc`);
+  if (flags.has('--streaming') && protocol !== 'grpc') throw new UsageError('streaming is only allowed with gRPC protocol');
   const serviceKind = last('service-kind');
   if (serviceKind !== undefined && serviceKind !== 'triton') {
     throw new UsageError(`invalid value '${serviceKind}' for --service-kind: only triton is supported`);
@@ -224,6 +226,7 @@ export function parsePerfArgs(argv: readonly string[]): PerfOptions | 'help' {
     verbose: flags.has('-v') || flags.has('--verbose'),
     ...(values.has('header') ? { headers: parseHeaders(values.get('header')!) } : {}),
     ...(values.has('request-parameter') ? { requestParameters: parseRequestParameters(values.get('request-parameter')!) } : {}),
+    ...(flags.has('--streaming') ? { streaming: true } : {}),
   };
   if (options.percentile !== undefined && options.percentile > 99) {
     throw new UsageError(`invalid value '${options.percentile}' for --percentile: expected 1..99`);

@@ -60,6 +60,8 @@ export interface PerfOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** `--request-parameter name:value:type` (repeatable; bool, int or string): sent with every inference. */
   readonly requestParameters?: Readonly<Record<string, string | number | boolean>>;
+  /** `--streaming` (gRPC only): requests on one bidirectional stream; needed for decoupled models. */
+  readonly streaming?: boolean;
 }
 
 export const DEFAULTS = {

@@ -1,5 +1,6 @@
 import { grpc, http, InferInput, type GrpcInferenceServerClient, type HttpInferenceServerClient } from '@tritium/client';
 import type { Protocol } from './options.ts';
+import { StreamedRequests } from './stream-requests.ts';
 
 /** One input of a prepared request. */
 export interface RequestInput {
@@ -41,6 +42,8 @@ export function toInferInputs(inputs: readonly RequestInput[]): InferInput[] {
 export interface PerfRequestOptions {
   readonly headers?: Readonly<Record<string, string>>;
   readonly parameters?: Readonly<Record<string, string | number | boolean>>;
+  /** `--streaming` (gRPC only): requests go out on one `ModelStreamInfer` stream, complete at their final response. */
+  readonly streaming?: boolean;
 }
 
 /** A `PerfClient` over `@tritium/client`'s HTTP or gRPC InferenceServerClient. */
@@ -49,17 +52,24 @@ export function createPerfClient(protocol: Protocol, url: string, concurrency = 
   const params = extra.parameters ? { parameters: { ...extra.parameters } } : {};
   if (protocol === 'grpc') {
     const c: GrpcInferenceServerClient = new grpc.InferenceServerClient(url, { headers });
+    const stream = extra.streaming ? new StreamedRequests(c) : undefined;
     return {
       metadata: (m, v) => c.getModelMetadata(m, v),
       config: async (m, v) => (await c.getModelConfig(m, v)).config,
       statistics: async (m, v) => (await c.getInferenceStatistics(m, v)).model_stats,
       hasStatistics: async () => (await c.getServerMetadata()).extensions.includes('statistics'),
-      infer: async (m, v, inputs) => {
-        await c.infer(m, inputs, { ...params, ...(v ? { modelVersion: v } : {}) });
+      infer: stream
+        ? (m, v, inputs) => stream.infer(m, inputs, { ...params, ...(v ? { modelVersion: v } : {}) })
+        : async (m, v, inputs) => {
+            await c.infer(m, inputs, { ...params, ...(v ? { modelVersion: v } : {}) });
+          },
+      close: () => {
+        // The client closes the stream with its channel.
+        c.close();
       },
-      close: () => c.close(),
     };
   }
+  if (extra.streaming) throw new Error('streaming is only allowed with gRPC protocol');
   const c: HttpInferenceServerClient = new http.InferenceServerClient(url, { concurrency: Math.max(concurrency, 1), headers });
   return {
     metadata: (m, v) => c.getModelMetadata(m, v || undefined),

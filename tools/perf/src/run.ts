@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { UsageError } from './args.ts';
 import { loadLevels, type PerfOptions } from './options.ts';
 import { buildRequests } from './input-data.ts';
 import { createPerfClient, toInferInputs, type PerfClient } from './perf-client.ts';
@@ -27,10 +28,16 @@ export async function runPerf(options: PerfOptions, run: RunOptions = {}): Promi
     createPerfClient(options.protocol, options.url, mode === 'concurrency' ? Math.max(...levels) : 256, {
       ...(options.headers ? { headers: options.headers } : {}),
       ...(options.requestParameters ? { parameters: options.requestParameters } : {}),
+      ...(options.streaming ? { streaming: true } : {}),
     });
   try {
     const metadata = await client.metadata(options.model, options.modelVersion);
     const config = await client.config(options.model, options.modelVersion);
+    const policy = config?.model_transaction_policy ?? config?.modelTransactionPolicy;
+    if (policy?.decoupled && !options.streaming) {
+      // As Triton's ModelInfer and HTTP infer refuse such a model: say how to measure it instead.
+      throw new UsageError(`model '${options.model}' is decoupled (model_transaction_policy { decoupled: true }): measure it with -i grpc --streaming`);
+    }
     const steps: Array<{ model_name?: string; modelName?: string; model_version?: number | string; modelVersion?: number | string }> =
       config?.ensemble_scheduling?.step ?? config?.ensembleScheduling?.step ?? [];
     const composing = steps.map((s) => String(s.model_name ?? s.modelName));

@@ -31,6 +31,12 @@ describe('perf_analyzer command line', () => {
     expect(p).toMatchObject({ measurementIntervalMs: 250, batchSize: 8, modelVersion: '2', percentile: 95, filename: 'out.csv', plot: 'out.svg' });
   });
 
+  it('takes --streaming with gRPC only, with perf_analyzer\'s message otherwise', () => {
+    expect((parsePerfArgs(['-m', 'x', '-i', 'grpc', '--streaming']) as PerfOptions).streaming).toBe(true);
+    expect((parsePerfArgs(['-m', 'x', '-i', 'grpc']) as PerfOptions).streaming).toBeUndefined();
+    expect(() => parsePerfArgs(['-m', 'x', '--streaming'])).toThrow('streaming is only allowed with gRPC protocol');
+  });
+
   it('defaults the gRPC port to 8001', () => {
     expect(parse('-m', 'm', '-i', 'grpc').url).toBe('localhost:8001');
   });

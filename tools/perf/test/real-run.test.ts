@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parsePerfArgs, runPerf, type PerfOptions } from '../src/index.ts';
+import { createPerfClient, parsePerfArgs, runPerf, toInferInputs, type PerfOptions } from '../src/index.ts';
 
 /** A short real run: `tritium serve` (child process) with a python-like echo model, then `tritium perf`'s runner over HTTP and gRPC. */
 const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../../apps/server/bin/tritium.mjs');
@@ -28,6 +28,42 @@ export default class TritonPythonModel {
 }
 `;
 
+// Decoupled: three responses per request, the last one flagged final.
+const TRIPLE_CONFIG = `name: "triple"
+backend: "python"
+max_batch_size: 0
+model_transaction_policy { decoupled: true }
+input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
+`;
+const TRIPLE = `import { InferenceResponse, TRITONSERVER_RESPONSE_COMPLETE_FINAL, Tensor, type InferenceRequest } from '@tritium/backend-python-like/model';
+export default class TritonPythonModel {
+  execute(requests: InferenceRequest[]) {
+    for (const r of requests) {
+      const sender = r.getResponseSender();
+      for (let k = 0; k < 3; k++) sender.send(new InferenceResponse([new Tensor('OUT', Int32Array.of(k), [1])]), k === 2 ? TRITONSERVER_RESPONSE_COMPLETE_FINAL : 0);
+    }
+    return undefined;
+  }
+}
+`;
+// Decoupled: answers once at once and ends the request 400 ms later (a model-side timer), so a
+// client that completes a request at its first response is done long before the final one.
+const LATE_CONFIG = TRIPLE_CONFIG.replace('"triple"', '"late"');
+const LATE = `import { InferenceResponse, TRITONSERVER_RESPONSE_COMPLETE_FINAL, Tensor, type InferenceRequest } from '@tritium/backend-python-like/model';
+const out = (k: number) => new InferenceResponse([new Tensor('OUT', Int32Array.of(k), [1])]);
+export default class TritonPythonModel {
+  execute(requests: InferenceRequest[]) {
+    for (const r of requests) {
+      const sender = r.getResponseSender();
+      sender.send(out(1));
+      setTimeout(() => sender.send(out(2), TRITONSERVER_RESPONSE_COMPLETE_FINAL), 400);
+    }
+    return undefined;
+  }
+}
+`;
+
 describe('tritium perf against a running server', () => {
   let dir: string;
   let child: ChildProcess;
@@ -39,6 +75,11 @@ describe('tritium perf against a running server', () => {
     mkdirSync(join(dir, 'repo', 'echo', '1'), { recursive: true });
     writeFileSync(join(dir, 'repo', 'echo', 'config.pbtxt'), CONFIG);
     writeFileSync(join(dir, 'repo', 'echo', '1', 'model.ts'), MODEL);
+    for (const [name, config, model] of [['triple', TRIPLE_CONFIG, TRIPLE], ['late', LATE_CONFIG, LATE]] as const) {
+      mkdirSync(join(dir, 'repo', name, '1'), { recursive: true });
+      writeFileSync(join(dir, 'repo', name, 'config.pbtxt'), config);
+      writeFileSync(join(dir, 'repo', name, '1', 'model.ts'), model);
+    }
     child = spawn(process.execPath, [BIN, 'serve', '--model-repository', join(dir, 'repo'), '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0', '--http-address', '127.0.0.1', '--grpc-address', '127.0.0.1', '--metrics-address', '127.0.0.1',
       // Inference behind a key, as a platform team might run it: perf's -H must carry it, over both protocols.
       '--http-restricted-api=inference:perf-key=secret', '--grpc-restricted-protocol=inference:perf-key=secret'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -107,5 +148,37 @@ describe('tritium perf against a running server', () => {
   it.each(['http', 'grpc'] as const)('without the -H key the restricted server refuses the run over %s (the control)', async (protocol) => {
     const options = parsePerfArgs(['-m', 'echo', '-i', protocol, '-u', protocol === 'http' ? httpUrl : grpcUrl, '-p', '100', '-r', '2']) as PerfOptions;
     await expect(runPerf(options)).rejects.toThrow(/perf-key/);
+  });
+
+  it('measures a decoupled model over one gRPC stream with --streaming', async () => {
+    const options = parsePerfArgs([
+      '-m', 'triple', '-i', 'grpc', '--streaming', '-u', grpcUrl, '--concurrency-range', '1:2', '-p', '150', '-r', '3',
+      '--input-data', 'zero', '-H', 'triton-grpc-protocol-perf-key: secret',
+    ]) as PerfOptions;
+    const results = await runPerf(options);
+    expect(results.map((r) => r.level)).toEqual([1, 2]);
+    for (const r of results) {
+      expect(r.requestCount).toBeGreaterThan(0);
+      expect(r.server!.requestCount).toBeGreaterThan(0);
+    }
+  });
+
+  it('completes a streamed request at its final response, not its first', async () => {
+    const client = createPerfClient('grpc', grpcUrl, 1, { streaming: true, headers: { 'triton-grpc-protocol-perf-key': 'secret' } });
+    try {
+      const inputs = toInferInputs([{ name: 'IN', datatype: 'INT32', shape: [1], data: Int32Array.of(0) }]);
+      const start = performance.now();
+      await client.infer('late', '', inputs);
+      // A lower bound only, set by the model's own timer: a busy machine makes it longer, never shorter.
+      expect(performance.now() - start).toBeGreaterThanOrEqual(390);
+    } finally {
+      client.close();
+    }
+  });
+
+  it.each(['http', 'grpc'] as const)('refuses a decoupled model without --streaming over %s, saying how to measure it', async (protocol) => {
+    const options = parsePerfArgs(['-m', 'triple', '-i', protocol, '-u', protocol === 'http' ? httpUrl : grpcUrl, '-p', '100', '-r', '2',
+      '-H', `${protocol === 'grpc' ? 'triton-grpc-protocol-' : ''}Perf-Key: secret`]) as PerfOptions;
+    await expect(runPerf(options)).rejects.toThrow("model 'triple' is decoupled (model_transaction_policy { decoupled: true }): measure it with -i grpc --streaming");
   });
 });
