@@ -11,7 +11,7 @@ describe('through InferenceServer', () => {
   let server: InferenceServer;
   beforeAll(async () => {
     repo = mkdtempSync(path.join(os.tmpdir(), 'tritium-pl-repo-'));
-    for (const name of ['upper', 'add_sub', 'bls_caller', 'bls_stream', 'repeat', 'auto', 'echo_params', 'params_pipeline', 'ticker', 'bls_cancel']) cpSync(path.join(FIXTURES, name), path.join(repo, name), { recursive: true });
+    for (const name of ['upper', 'add_sub', 'bls_caller', 'bls_stream', 'repeat', 'auto', 'echo_params', 'params_pipeline', 'ticker', 'bls_cancel', 'gate']) cpSync(path.join(FIXTURES, name), path.join(repo, name), { recursive: true });
     server = new InferenceServer({
       repositories: [repo],
       backends: [pythonLikeBackend({ restart: { initialBackoffMs: 10 } })],
@@ -55,6 +55,29 @@ describe('through InferenceServer', () => {
     expect(got.map((r) => asInt32(r.outputs[0]))).toEqual([[7], [8]]);
   });
 
+  it('a decoupled instance takes its next request once execute returns, while the last one still streams (as Triton)', async () => {
+    const order: string[] = [];
+    const stream = (id: string, value: number) =>
+      new Promise<number[]>((resolve, reject) => {
+        const got: number[] = [];
+        server.inferStream(
+          { id, model: 'gate', inputs: [int32('IN', [value], [1])] },
+          { response: (r) => got.push(...asInt32(r.outputs[0])), complete: (e) => (e ? reject(e) : (order.push(id), resolve(got))) },
+        );
+      });
+    const held = stream('held', 1);
+    const opener = stream('opener', 0);
+    // Held to the instance until its final flag, 'held' would wait for 'opener' and 'opener' for the instance.
+    let timer: NodeJS.Timeout | undefined;
+    const deadlock = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`deadlock: completed ${JSON.stringify(order)}`)), 15_000)));
+    try {
+      expect(await Promise.race([Promise.all([held, opener]), deadlock])).toEqual([[1, 2], [0]]);
+    } finally {
+      clearTimeout(timer);
+    }
+    expect(order).toEqual(['opener', 'held']);
+  });
+
   it('BLS exec({ decoupled: true }) streams 0, 1, 2 or 3 responses of a decoupled model, then its empty final response', async () => {
     for (const values of [[], [5], [5, 6], [5, 6, 7]]) {
       const r = await server.infer({ id: `d${values.length}`, model: 'bls_stream', inputs: [int32('IN', values, [values.length])] });
@@ -69,7 +92,7 @@ describe('through InferenceServer', () => {
       const [got, code] = decodeStrings(r.outputs[0]!.data)[0]!.split('|');
       expect(Number(got)).toBeGreaterThanOrEqual(2);
       expect(code).toBe('CANCELLED');
-      // The ticker saw the cancellation and stopped (left alone it streams for 30 s): its execute returned.
+      // The ticker's execute returned (it streams from a timer after that, until it sees the cancellation).
       await vi.waitFor(() => expect(server.statistics('ticker')[0]!.execution_count).toBe(round), { timeout: 10_000 });
     }
   });

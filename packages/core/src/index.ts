@@ -24,6 +24,7 @@ export { nullStatsRecorder } from './scheduler/stats-recorder.ts';
 export { batchSizeOf, rowsOf, concatInputs, splitRows, splitOutputs } from './tensor/batch.ts';
 export type { SplitOptions } from './tensor/batch.ts';
 export { executeInGroups, answersOfRun, outputsToFetch } from './backend/grouped-execute.ts';
+export { executeDecoupledToEnd } from './backend/decoupled-to-end.ts';
 export type { GroupedExecuteOptions, RunMember, RunTimings } from './backend/grouped-execute.ts';
 export { PAD_PARAMETER_PREFIX, encodePadValue, paddingSpecFromConfig, padTensor, padBatch } from './tensor/pad.ts';
 export { UNPAD_PARAMETER_PREFIX, unpaddingSpecFromConfig, trimTensor, unpadResponse } from './tensor/pad.ts';

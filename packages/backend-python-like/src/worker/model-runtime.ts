@@ -147,6 +147,7 @@ export async function createModelInstance(
       batch,
       collected.map((c) => ({ response: (r: InferResponse) => c.responses.push(r), complete: (e?: InferError) => (c.error = e) })),
       xctx,
+      true,
     );
     return collected.map(
       (c) =>
@@ -160,7 +161,14 @@ export async function createModelInstance(
     );
   }
 
-  async function executeDecoupled(batch: readonly InferRequest[], sinks: readonly ResponseSink[], xctx: WorkerExecuteContext): Promise<void> {
+  /**
+   * Runs the model's execute with a response sender per request. As in Triton, the instance is free
+   * again once execute returns: a model may keep sending from a timer or a stream it started, and
+   * the next batch runs meanwhile (a decoupled model that streams for seconds would otherwise serve
+   * one batch at a time). `untilFinal` waits for every final flag instead (a call that collects
+   * every response before it answers).
+   */
+  async function executeDecoupled(batch: readonly InferRequest[], sinks: readonly ResponseSink[], xctx: WorkerExecuteContext, untilFinal = false): Promise<void> {
     let open = batch.length;
     let allDone!: () => void;
     const finished = new Promise<void>((resolve) => (allDone = resolve));
@@ -206,13 +214,14 @@ export async function createModelInstance(
       failure = hookError(error, failPrefix, init);
     }
     if (failure) batch.forEach((_, i) => close(i, failure));
-    // Responses may still come after execute returns (Triton allows it): wait for every final flag.
-    const aborted = new Promise<void>((resolve) => {
-      if (xctx.signal.aborted) resolve();
-      else xctx.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    await Promise.race([finished, aborted]);
-    batch.forEach((_, i) => close(i, new InferError('CANCELLED', 'request cancelled')));
+    if (open === 0) return;
+    // A request cancelled before its final flag ends here, whether or not the model ever sends the
+    // flag (its sender then drops what it sends). The execute's signal outlives the call while any
+    // of its requests is open (the worker runtime keeps it for executes that returned open).
+    const endCancelled = (): void => batch.forEach((_, i) => close(i, new InferError('CANCELLED', 'request cancelled')));
+    if (xctx.signal.aborted) endCancelled();
+    else xctx.signal.addEventListener('abort', endCancelled, { once: true });
+    if (untilFinal) await finished;
   }
 
   return instance;

@@ -5,6 +5,7 @@
 import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { ModelInstance } from '../backend/spi.ts';
+import { executeDecoupledToEnd } from '../backend/decoupled-to-end.ts';
 import type { InferRequest } from '../types.ts';
 import { warmupTensors } from './warmup-data.ts';
 
@@ -49,7 +50,7 @@ async function executeOnce(config: ModelConfig, instance: ModelInstance, batch: 
         failed ??= error;
       },
     }));
-    await instance.executeDecoupled(batch, sinks, signal);
+    await executeDecoupledToEnd(instance, batch, sinks, signal);
     return failed;
   }
   const { results } = await instance.execute(batch, signal);
