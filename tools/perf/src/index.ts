@@ -18,7 +18,7 @@ export type { LatencySummary } from './latency.ts';
 export { addCounters, breakdown, countersOf, snapshot } from './server-stats.ts';
 export type { ServerBreakdown, ModelCounters, StatsSnapshot } from './server-stats.ts';
 export { closedLoop, openLoop } from './load.ts';
-export type { Completion, Load } from './load.ts';
+export type { Completion, Load, Send, StreamOutcome } from './load.ts';
 export { toCsv, csvHeader, csvRow, cppDouble, composingCsv, composingCsvPath } from './report/csv.ts';
 export { finalTable, levelBlock, settingsBlock } from './report/console.ts';
 export { plotSvg, niceTicks } from './report/plot-svg.ts';

@@ -7,12 +7,33 @@
 /** One completed request. */
 export interface Completion {
   readonly startMs: number;
+  /** When its last response arrived (a streamed request: its last response with outputs). */
   readonly endMs: number;
   /** Open loop: how late the request left against its schedule. */
   readonly lagMs: number;
+  /** Responses it got: 1, or what a decoupled model sent on the stream. */
+  readonly responses: number;
 }
 
-export type Send = () => Promise<void>;
+/**
+ * What a streamed request (`--streaming`) resolves with, at its final flag: how many responses
+ * carried outputs and when the last of them arrived. As perf_analyzer, a request's latency runs to
+ * its last response, not to a final flag sent on its own, and a request that got no response at all
+ * (only the empty final) is left out of the measurement.
+ */
+export interface StreamOutcome {
+  readonly responses: number;
+  readonly lastResponseMs: number;
+}
+
+export type Send = () => Promise<void | StreamOutcome>;
+
+/** The completion of a request sent at `startMs`, or undefined when it got no response to measure. */
+function completion(startMs: number, lagMs: number, outcome: void | StreamOutcome): Completion | undefined {
+  if (!outcome) return { startMs, endMs: performance.now(), lagMs, responses: 1 };
+  if (outcome.responses === 0) return undefined;
+  return { startMs, endMs: outcome.lastResponseMs, lagMs, responses: outcome.responses };
+}
 
 /** A running load; `drain()` takes the completions recorded since the last drain. */
 export interface Load {
@@ -32,14 +53,16 @@ export function closedLoop(concurrency: number, send: Send): Load {
   const worker = async () => {
     while (!stopped) {
       const startMs = performance.now();
+      let outcome: void | StreamOutcome;
       try {
-        await send();
+        outcome = await send();
       } catch (e) {
         error ??= e;
         stopped = true;
         return;
       }
-      buffer.push({ startMs, endMs: performance.now(), lagMs: 0 });
+      const done = completion(startMs, 0, outcome);
+      if (done) buffer.push(done);
     }
   };
   const workers = Array.from({ length: concurrency }, worker);
@@ -76,7 +99,10 @@ export function openLoop(ratePerSec: number, distribution: 'constant' | 'poisson
       const startMs = now;
       const p: Promise<void> = send()
         .then(
-          () => void buffer.push({ startMs, endMs: performance.now(), lagMs }),
+          (outcome) => {
+            const done = completion(startMs, lagMs, outcome);
+            if (done) buffer.push(done);
+          },
           (e: unknown) => {
             error ??= e;
             stopped = true;

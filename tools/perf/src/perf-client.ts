@@ -1,5 +1,6 @@
 import { grpc, http, InferInput, type GrpcInferenceServerClient, type HttpInferenceServerClient } from '@tritium/client';
 import type { Protocol } from './options.ts';
+import type { StreamOutcome } from './load.ts';
 import { StreamedRequests } from './stream-requests.ts';
 
 /** One input of a prepared request. */
@@ -19,8 +20,8 @@ export interface PerfClient {
   statistics(model: string, version: string): Promise<any[] | undefined>;
   /** Whether the server lists the `statistics` extension. */
   hasStatistics(): Promise<boolean>;
-  /** Sends one prepared request (inputs built once, reused). */
-  infer(model: string, version: string, inputs: readonly InferInput[]): Promise<void>;
+  /** Sends one prepared request (inputs built once, reused); a streamed one resolves with its responses. */
+  infer(model: string, version: string, inputs: readonly InferInput[]): Promise<void | StreamOutcome>;
   close(): void;
 }
 

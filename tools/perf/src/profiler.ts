@@ -1,5 +1,5 @@
 import { summarize, type LatencySummary } from './latency.ts';
-import { closedLoop, openLoop, type Load, type Send } from './load.ts';
+import { closedLoop, openLoop, type Completion, type Load, type Send } from './load.ts';
 import type { PerfOptions } from './options.ts';
 import { breakdown, snapshot, type ServerBreakdown, type StatsSnapshot } from './server-stats.ts';
 import type { PerfClient } from './perf-client.ts';
@@ -9,6 +9,8 @@ export interface Window {
   readonly durationMs: number;
   /** Inferences per second (requests × batch size / window). */
   readonly throughput: number;
+  /** Responses per second (a decoupled model may answer a request many times). */
+  readonly responseThroughput: number;
   readonly latency: LatencySummary;
   /** Open loop: mean lateness of sends. */
   readonly avgLagMs: number;
@@ -24,6 +26,8 @@ export interface LevelResult {
   readonly windows: number;
   readonly requestCount: number;
   readonly throughput: number;
+  /** A decoupled model: responses per second, perf_analyzer's "Response Throughput". */
+  readonly responseThroughput?: number;
   readonly latency: LatencySummary;
   readonly avgLagMs: number;
   readonly server?: ServerBreakdown;
@@ -42,6 +46,8 @@ export interface ProfileContext {
   /** Composing models when the measured model is an ensemble (for the server breakdown). */
   readonly composing: readonly string[];
   readonly serverStats: boolean;
+  /** The model is decoupled (model_transaction_policy): its response throughput is reported too. */
+  readonly decoupled?: boolean;
 }
 
 const STABILITY_WINDOW = 3;
@@ -67,7 +73,7 @@ async function measureWindow(ctx: ProfileContext, load: Load, before: StatsSnaps
   const { options } = ctx;
   load.drain();
   const start = performance.now();
-  const completions = [];
+  const completions: Completion[] = [];
   if (options.measurementMode === 'count_windows') {
     // At least `measurementRequestCount` requests (and at least a second, to smooth bursts).
     while ((completions.length < options.measurementRequestCount || performance.now() - start < 1000) && !load.error) {
@@ -85,6 +91,7 @@ async function measureWindow(ctx: ProfileContext, load: Load, before: StatsSnaps
   const window: Window = {
     durationMs,
     throughput: (completions.length * options.batchSize) / (durationMs / 1000),
+    responseThroughput: completions.reduce((s, c) => s + c.responses, 0) / (durationMs / 1000),
     latency,
     avgLagMs: completions.length ? completions.reduce((s, c) => s + c.lagMs, 0) / completions.length : 0,
     ...(before && after ? { server: breakdown(options.model, ctx.composing, before, after) } : {}),
@@ -157,6 +164,7 @@ export async function profileLevel(ctx: ProfileContext, mode: 'concurrency' | 'r
     windows: windows.length,
     requestCount,
     throughput: used.reduce((s, w) => s + w.throughput, 0) / used.length,
+    ...(ctx.decoupled ? { responseThroughput: used.reduce((s, w) => s + w.responseThroughput, 0) / used.length } : {}),
     latency,
     avgLagMs: used.reduce((s, w) => s + w.avgLagMs, 0) / used.length,
     ...(server ? { server } : {}),

@@ -55,7 +55,7 @@ export async function runPerf(options: PerfOptions, run: RunOptions = {}): Promi
     const results: LevelResult[] = [];
     for (const level of levels) {
       write(mode === 'concurrency' ? `Request concurrency: ${level}\n` : `Request rate: ${level}\n`);
-      const result = await profileLevel({ client, options, send, composing, serverStats }, mode, level, {
+      const result = await profileLevel({ client, options, send, composing, serverStats, decoupled: policy?.decoupled === true }, mode, level, {
         progress: (line) => write(`${line}\n`),
       });
       results.push(result);

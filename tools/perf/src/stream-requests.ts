@@ -1,8 +1,12 @@
 import type { GrpcInferenceServerClient, GrpcInferOptions, InferInput, InferResult, InferenceServerException } from '@tritium/client';
+import type { StreamOutcome } from './load.ts';
 
 interface Pending {
-  readonly resolve: () => void;
+  readonly resolve: (outcome: StreamOutcome) => void;
   readonly reject: (e: unknown) => void;
+  /** Responses so far that count (not the empty final), and when the last of them arrived. */
+  responses: number;
+  lastResponseMs: number;
 }
 
 /**
@@ -12,7 +16,9 @@ interface Pending {
  * request's latency (and the closed loop's next send) runs to the last of them. Each request asks for
  * `triton_enable_empty_final_response`, so the final flag arrives even when a model ends a request
  * with a flag and no response; a response without `triton_final_response` (a server that flags only
- * decoupled models) is final.
+ * decoupled models) is final. The request resolves with what perf_analyzer counts: its responses,
+ * less the empty final one (no outputs and the final flag, tritonclient's null response), and when
+ * the last of them came.
  */
 export class StreamedRequests {
   private readonly pending = new Map<string, Pending>();
@@ -21,14 +27,14 @@ export class StreamedRequests {
 
   constructor(private readonly client: GrpcInferenceServerClient) {}
 
-  infer(model: string, inputs: readonly InferInput[], options: GrpcInferOptions): Promise<void> {
+  infer(model: string, inputs: readonly InferInput[], options: GrpcInferOptions): Promise<StreamOutcome> {
     if (!this.open) {
       this.client.startStream((result, error) => this.onResponse(result, error));
       this.open = true;
     }
     const requestId = `perf-${this.nextId++}`;
-    return new Promise<void>((resolve, reject) => {
-      this.pending.set(requestId, { resolve, reject });
+    return new Promise<StreamOutcome>((resolve, reject) => {
+      this.pending.set(requestId, { resolve, reject, responses: 0, lastResponseMs: 0 });
       this.client.asyncStreamInfer(model, inputs, { ...options, requestId, enableEmptyFinalResponse: true });
     });
   }
@@ -60,12 +66,16 @@ export class StreamedRequests {
       return;
     }
     if (!result) return;
-    const final = result.parameters['triton_final_response'];
-    if (final === false) return;
     const p = this.pending.get(result.id);
     if (!p) return;
+    const final = result.parameters['triton_final_response'] !== false;
+    if (!(final && result.response.outputs.length === 0)) {
+      p.responses++;
+      p.lastResponseMs = performance.now();
+    }
+    if (!final) return;
     this.pending.delete(result.id);
-    p.resolve();
+    p.resolve({ responses: p.responses, lastResponseMs: p.lastResponseMs });
   }
 
   private failAll(error: unknown): void {

@@ -64,6 +64,22 @@ export default class TritonPythonModel {
 }
 `;
 
+// Decoupled: answers once at once, then ends the request 400 ms later with the final flag alone (no
+// response): perf_analyzer's latency runs to the response, the closed loop waits for the flag.
+const FLAG_LATER_CONFIG = TRIPLE_CONFIG.replace('"triple"', '"flag_later"');
+const FLAG_LATER = `import { InferenceResponse, TRITONSERVER_RESPONSE_COMPLETE_FINAL, Tensor, type InferenceRequest } from '@tritium/backend-python-like/model';
+export default class TritonPythonModel {
+  execute(requests: InferenceRequest[]) {
+    for (const r of requests) {
+      const sender = r.getResponseSender();
+      sender.send(new InferenceResponse([new Tensor('OUT', Int32Array.of(1), [1])]));
+      setTimeout(() => sender.send(undefined, TRITONSERVER_RESPONSE_COMPLETE_FINAL), 400);
+    }
+    return undefined;
+  }
+}
+`;
+
 describe('tritium perf against a running server', () => {
   let dir: string;
   let child: ChildProcess;
@@ -75,7 +91,7 @@ describe('tritium perf against a running server', () => {
     mkdirSync(join(dir, 'repo', 'echo', '1'), { recursive: true });
     writeFileSync(join(dir, 'repo', 'echo', 'config.pbtxt'), CONFIG);
     writeFileSync(join(dir, 'repo', 'echo', '1', 'model.ts'), MODEL);
-    for (const [name, config, model] of [['triple', TRIPLE_CONFIG, TRIPLE], ['late', LATE_CONFIG, LATE]] as const) {
+    for (const [name, config, model] of [['triple', TRIPLE_CONFIG, TRIPLE], ['late', LATE_CONFIG, LATE], ['flag_later', FLAG_LATER_CONFIG, FLAG_LATER]] as const) {
       mkdirSync(join(dir, 'repo', name, '1'), { recursive: true });
       writeFileSync(join(dir, 'repo', name, 'config.pbtxt'), config);
       writeFileSync(join(dir, 'repo', name, '1', 'model.ts'), model);
@@ -160,6 +176,23 @@ describe('tritium perf against a running server', () => {
     for (const r of results) {
       expect(r.requestCount).toBeGreaterThan(0);
       expect(r.server!.requestCount).toBeGreaterThan(0);
+      // Three responses to every request, over the same windows.
+      expect(r.responseThroughput! / r.throughput).toBeCloseTo(3, 6);
+    }
+  });
+
+  it('times a streamed request to its last response, and sends the next one only after its final flag', async () => {
+    const client = createPerfClient('grpc', grpcUrl, 1, { streaming: true, headers: { 'triton-grpc-protocol-perf-key': 'secret' } });
+    try {
+      const inputs = toInferInputs([{ name: 'IN', datatype: 'INT32', shape: [1], data: Int32Array.of(0) }]);
+      const outcome = await client.infer('flag_later', '', inputs);
+      const flagged = performance.now();
+      expect(outcome).toMatchObject({ responses: 1 });
+      // The flag came on its own ~400 ms after the response (the model's timer); lower bound only.
+      expect(flagged - outcome!.lastResponseMs).toBeGreaterThanOrEqual(300);
+      expect(await client.infer('triple', '', inputs)).toMatchObject({ responses: 3 });
+    } finally {
+      client.close();
     }
   });
 

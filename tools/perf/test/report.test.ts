@@ -4,10 +4,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   buildRequests,
+  closedLoop,
   composingCsv,
   composingCsvPath,
   cppDouble,
   isStable,
+  levelBlock,
   parsePerfArgs,
   plotFor,
   plotSvg,
@@ -15,6 +17,7 @@ import {
   toCsv,
   type LevelResult,
   type PerfOptions,
+  type StreamOutcome,
   type Window,
 } from '../src/index.ts';
 
@@ -54,6 +57,17 @@ describe('CSV (perf_analyzer report_writer columns)', () => {
     );
   });
 
+  it("adds a decoupled model's Response Throughput after Inferences/Second, in the file and the console block", () => {
+    const csv = toCsv([{ ...level(1, 69.25, 4500), responseThroughput: 207.75 }]);
+    expect(csv.split('\n').slice(0, 2)).toEqual([
+      'Concurrency,Inferences/Second,Response Throughput,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency',
+      '1,69.25,207.75,0,1070,1000,10,2900,20,0,4500,6000,6500,7001',
+    ]);
+    const block = levelBlock({ ...level(1, 69.25, 4500), responseThroughput: 207.75 }, 'grpc').split('\n');
+    expect(block.slice(3, 5)).toEqual(['    Throughput: 69.3 infer/sec', '    Response Throughput: 207.8 infer/sec']);
+    expect(levelBlock(level(1, 69.25, 4500), 'grpc')).not.toContain('Response Throughput');
+  });
+
   it('names the first column Request Rate in rate mode', () => {
     expect(toCsv([{ ...level(10, 10, 1), mode: 'request_rate' }]).split(',')[0]).toBe('Request Rate');
   });
@@ -75,7 +89,7 @@ describe('CSV (perf_analyzer report_writer columns)', () => {
 });
 
 describe('measurement', () => {
-  const win = (throughput: number, avgUs: number): Window => ({ durationMs: 1000, throughput, avgLagMs: 0, latency: summarize([avgUs]) });
+  const win = (throughput: number, avgUs: number): Window => ({ durationMs: 1000, throughput, responseThroughput: throughput, avgLagMs: 0, latency: summarize([avgUs]) });
   const options = parsePerfArgs(['-m', 'm']) as PerfOptions;
 
   it('is stable when the last 3 windows are within 10% on throughput and latency', () => {
@@ -83,6 +97,30 @@ describe('measurement', () => {
     expect(isStable([win(50, 9000), win(100, 1000), win(105, 1050), win(108, 1020)], options)).toBe(true);
     expect(isStable([win(100, 1000), win(120, 1000), win(105, 1000)], options)).toBe(false);
     expect(isStable([win(100, 1000), win(100, 1200), win(100, 1000)], options)).toBe(false);
+  });
+
+  it('measures a streamed request to its last response and leaves out one that got only the empty final', async () => {
+    let n = 0;
+    // Alternately: 3 responses, the last 5 ms before the final flag; then only the empty final.
+    const send = async (): Promise<StreamOutcome> => {
+      const sent = performance.now();
+      await new Promise((r) => setTimeout(r, 10));
+      const last = performance.now();
+      await new Promise((r) => setTimeout(r, 5));
+      return n++ % 2 === 0 ? { responses: 3, lastResponseMs: last } : { responses: 0, lastResponseMs: sent };
+    };
+    const load = closedLoop(1, send);
+    await new Promise((r) => setTimeout(r, 200));
+    await load.stop();
+    const done = load.drain();
+    expect(done.length).toBeGreaterThan(2);
+    expect(done.length).toBeLessThanOrEqual(Math.ceil(n / 2));
+    for (const c of done) {
+      expect(c.responses).toBe(3);
+      expect(c.endMs - c.startMs).toBeGreaterThanOrEqual(9);
+    }
+    // The next request left only after the final flag, not at the last response.
+    for (let i = 1; i < done.length; i++) expect(done[i]!.startMs - done[i - 1]!.endMs).toBeGreaterThanOrEqual(4);
   });
 
   it('summarizes latencies with nearest-rank percentiles', () => {

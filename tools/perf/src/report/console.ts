@@ -26,6 +26,7 @@ export function levelBlock(r: LevelResult, protocol: string): string {
     `    Request count: ${r.requestCount}`,
     `    Throughput: ${r.throughput.toFixed(1)} infer/sec`,
   ];
+  if (r.responseThroughput !== undefined) lines.push(`    Response Throughput: ${r.responseThroughput.toFixed(1)} infer/sec`);
   if (r.mode === 'request_rate') lines.push(`    Avg send lag: ${(r.avgLagMs * 1000).toFixed(0)} usec`);
   lines.push(
     `    p50 latency: ${Math.round(r.latency.p50Us)} usec`,

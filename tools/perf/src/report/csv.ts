@@ -1,10 +1,14 @@
 import type { LevelResult } from '../profiler.ts';
 
-/** perf_analyzer's CSV header (report_writer.cc), first column by load mode. */
-export function csvHeader(mode: 'concurrency' | 'request_rate'): string {
+/**
+ * perf_analyzer's CSV header (report_writer.cc), first column by load mode; a decoupled model's
+ * file has its "Response Throughput" after "Inferences/Second".
+ */
+export function csvHeader(mode: 'concurrency' | 'request_rate', decoupled = false): string {
   return [
     mode === 'concurrency' ? 'Concurrency' : 'Request Rate',
     'Inferences/Second',
+    ...(decoupled ? ['Response Throughput'] : []),
     'Client Send',
     'Network+Server Send/Recv',
     'Server Queue',
@@ -50,6 +54,7 @@ export function csvRow(r: LevelResult): string {
   return [
     cppDouble(r.level),
     cppDouble(r.throughput),
+    ...(r.responseThroughput !== undefined ? [cppDouble(r.responseThroughput)] : []),
     '0',
     us(network),
     us(queue),
@@ -68,7 +73,7 @@ export function csvRow(r: LevelResult): string {
 export function toCsv(results: readonly LevelResult[]): string {
   if (results.length === 0) return '';
   const rows = [...results].sort((a, b) => a.throughput - b.throughput).map(csvRow);
-  return `${csvHeader(results[0]!.mode)}\n${rows.join('\n')}\n`;
+  return `${csvHeader(results[0]!.mode, results[0]!.responseThroughput !== undefined)}\n${rows.join('\n')}\n`;
 }
 
 /**
