@@ -71,8 +71,17 @@ const INT_LIMITS: Record<'int32' | 'uint32' | 'int64' | 'uint64', readonly [bigi
 const TRUE_WORDS = new Set(['true', 'True', 't']);
 const FALSE_WORDS = new Set(['false', 'False', 'f']);
 
+/** A token in an `Expected "x", found <token>.` message: quoted, as protobuf's Consume() prints it. */
 function describe(t: Token): string {
   return t.type === 'eof' ? 'end of input' : `"${t.text}"`;
+}
+
+/**
+ * A token in an `Expected <what>, got: <token>` message: its source text as it stands, as protobuf
+ * prints it (`Expected integer, got: $` for an unfilled `${...}` template; a string keeps its quotes).
+ */
+function gotText(t: Token): string {
+  return t.type === 'eof' ? 'end of input' : t.text;
 }
 
 class Parser {
@@ -154,7 +163,7 @@ class Parser {
       if (nameTok.type === 'symbol' && nameTok.text === '[') {
         this.fail('Extensions and Any types are not supported in a model configuration.', nameTok, path);
       }
-      this.fail(`Expected identifier, found ${describe(nameTok)}.`, nameTok, path);
+      this.fail(`Expected identifier, got: ${gotText(nameTok)}`, nameTok, path);
     }
     const alias = FIELD_ALIASES.get(desc.name)?.get(nameTok.text);
     const field = desc.byName.get(alias ?? nameTok.text);
@@ -282,7 +291,7 @@ class Parser {
         this.fail(
           t.type === 'ident'
             ? `Message type "${field.name} entry" has no field named "${t.text}"; a map entry has 'key' and 'value'.`
-            : `Expected identifier, found ${describe(t)}.`,
+            : `Expected identifier, got: ${gotText(t)}`,
           t,
           fieldPath,
         );
@@ -344,7 +353,7 @@ class Parser {
       if (name !== undefined) return name;
       this.fail(`Unknown enumeration value of "${negative ? '-' : ''}${num.text}" for field "${fieldName}".`, t, path);
     }
-    this.fail(`Expected integer or identifier, got: ${describe(t)}`, t, path);
+    this.fail(`Expected integer or identifier, got: ${gotText(t)}`, t, path);
   }
 
   private integerValue(t: Token, path: string): bigint {
@@ -360,20 +369,22 @@ class Parser {
   private parseScalar(scalar: ScalarType, fieldName: string, path: string): unknown {
     if (scalar === 'string') {
       const t = this.next(path);
-      if (t.type !== 'string') this.fail(`Expected string, got: ${describe(t)}`, t, path);
+      if (t.type !== 'string') this.fail(`Expected string, got: ${gotText(t)}`, t, path);
       let value = t.value;
       while (this.peek(path).type === 'string') value += this.next(path).value;
       return value;
     }
     if (scalar === 'bool') {
+      // protobuf: an integer no greater than 1, else an identifier naming true or false.
       const t = this.next(path);
-      if (t.type === 'ident') {
-        if (TRUE_WORDS.has(t.text)) return true;
-        if (FALSE_WORDS.has(t.text)) return false;
-      } else if (t.type === 'int') {
-        if (t.text === '1') return true;
-        if (t.text === '0') return false;
+      if (t.type === 'int') {
+        const v = this.integerValue(t, path);
+        if (v > 1n) this.fail(`Integer out of range (${t.text})`, t, path);
+        return v === 1n;
       }
+      if (t.type !== 'ident') this.fail(`Expected identifier, got: ${gotText(t)}`, t, path);
+      if (TRUE_WORDS.has(t.text)) return true;
+      if (FALSE_WORDS.has(t.text)) return false;
       this.fail(`Invalid value for boolean field "${fieldName}". Value: "${t.text}".`, t, path);
     }
     const first = this.next(path);
@@ -385,16 +396,16 @@ class Parser {
       else if (t.type === 'float') v = Number(t.text.replace(/[fF]$/, ''));
       else if (t.type === 'ident' && /^(inf|infinity)$/i.test(t.text)) v = Infinity;
       else if (t.type === 'ident' && /^nan$/i.test(t.text)) v = NaN;
-      else this.fail(`Expected double, got: ${describe(t)}`, t, path);
+      else this.fail(`Expected double, got: ${t.type === 'ident' ? t.text.toLowerCase() : gotText(t)}`, t, path);
       if (negative) v = -v;
       return scalar === 'float' ? Math.fround(v) : v;
     }
     // Integer types.
     if (t.type !== 'int') {
-      this.fail(`Expected integer, got: ${describe(t)}`, t, path);
+      this.fail(`Expected integer, got: ${gotText(t)}`, t, path);
     }
     if (negative && (scalar === 'uint32' || scalar === 'uint64')) {
-      this.fail(`Expected integer, got: "-"`, first, path);
+      this.fail('Expected integer, got: -', first, path);
     }
     // Fast path: short decimal literals are exact as doubles.
     if (t.text.length < 16 && t.text[0] !== '0') {

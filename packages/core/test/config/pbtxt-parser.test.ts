@@ -139,7 +139,7 @@ describe('parseModelConfigText: errors', () => {
     expect(e.line).toBe(4);
     expect(e.column).toBe(30);
     expect(e.fieldPath).toBe('dynamic_batching.preferred_batch_size');
-    expect(e.message).toBe('models/m/config.pbtxt:4:30: Expected integer, got: "x"');
+    expect(e.message).toBe('models/m/config.pbtxt:4:30: Expected integer, got: x');
   });
 
   it('suggests the nearest field name for an unknown field', () => {
@@ -195,12 +195,19 @@ describe('parseModelConfigText: errors', () => {
 
   it('names the problem for malformed values', () => {
     expect(parseError('max_batch_size: 4294967296').reason).toBe('Integer out of range (4294967296)');
-    expect(parseError('dynamic_batching { max_queue_delay_microseconds: -1 }').reason).toBe('Expected integer, got: "-"');
+    expect(parseError('dynamic_batching { max_queue_delay_microseconds: -1 }').reason).toBe('Expected integer, got: -');
     expect(parseError('instance_group { kind: KIND_CPUU }').reason).toBe(
       `Unknown enumeration value of "KIND_CPUU" for field "kind". Did you mean 'KIND_CPU'? Valid values: KIND_AUTO, KIND_GPU, KIND_CPU, KIND_MODEL.`,
     );
     expect(parseError('input { data_type: 99 }').reason).toBe('Unknown enumeration value of "99" for field "data_type".');
     expect(parseError('instance_group { passive: yes }').reason).toBe('Invalid value for boolean field "passive". Value: "yes".');
+    // After "got:" protobuf prints the token as written: a string keeps its quotes, nothing is added.
+    expect(parseError('max_batch_size: "8"').reason).toBe('Expected integer, got: "8"');
+    expect(parseError('input { data_type: "TYPE_FP32" }').reason).toBe('Expected integer or identifier, got: "TYPE_FP32"');
+    expect(parseError('name: m').reason).toBe('Expected string, got: m');
+    expect(parseError('sequence_batching { direct { minimum_slot_utilization: Half } }').reason).toBe('Expected double, got: half');
+    expect(parseError('model_transaction_policy { decoupled: 2 }').reason).toBe('Integer out of range (2)');
+    expect(parseError('model_transaction_policy { decoupled: "true" }').reason).toBe('Expected identifier, got: "true"');
     expect(parseError('name "x"').reason).toBe('Expected ":", found ""x"".');
     expect(parseError('name: "x').reason).toBe('Unexpected end of string.');
     expect(parseError('name: "a\nb"').reason).toBe('String literals cannot cross line boundaries.');
