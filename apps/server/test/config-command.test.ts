@@ -87,7 +87,7 @@ describe('tritium config (in process)', () => {
     const r = await run([dir]);
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
-    expect(r.err).toBe(`${dir}/config.pbtxt: unable to find backend library 'pyton' for model 'typo'\n`);
+    expect(r.err).toBe(`${dir}/config.pbtxt: unable to find backend library for backend 'pyton', try specifying runtime on the model configuration.\n`);
   });
 
   it("checks an ensemble against its composing models (the model file's config, not only the ensemble's)", async () => {

@@ -40,5 +40,10 @@ export function findBackend(config: ModelConfig, backends: readonly Backend[]): 
     backends.find((b) => b.name === name) ??
     (config.platform ? backends.find((b) => b.platforms?.includes(config.platform)) : undefined);
   if (found) return found;
-  throw new InferError('INVALID_ARG', `unable to find backend library '${name}' for model '${config.name}'`);
+  // Triton's message when no library or python-based runtime is found for the backend
+  // (TritonModel::GetBackendRuntimeLibraryName; qa/L0_model_config's unknown_backend case expects it).
+  throw new InferError(
+    'INVALID_ARG',
+    `unable to find backend library for backend '${name}', try specifying runtime on the model configuration.`,
+  );
 }

@@ -291,8 +291,12 @@ export class ModelRepository {
     config = this.codec.normalize(config, context);
     const backend = isEnsembleConfig(config) ? undefined : findBackendOrUndefined(config, this.options.backends);
     const completes = autoComplete && backend?.autoComplete !== undefined;
+    // With auto-complete on, a backend that is not there fails the load (TritonModel::Create: "unable
+    // to find backend library") before inputs and outputs are ever checked: a DALI or FIL config
+    // whose I/O its backend would complete is refused for the missing backend, not for the I/O.
+    const ioLater = completes || (autoComplete && !backend && !isEnsembleConfig(config));
     // The ensemble's own rules (steps, data flow) are part of the config validation.
-    this.codec.validate(completes ? withoutIO(config) : config, source.name);
+    this.codec.validate(ioLater ? withoutIO(config) : config, source.name);
 
     // No backend matched: Triton's "unable to find backend library", after the config checks.
     if (!isEnsembleConfig(config) && !backend) findBackend(config, this.options.backends);

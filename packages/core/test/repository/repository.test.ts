@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { identityBackend } from '@tritium/core/testing';
 import { ModelRepository } from '../../src/repository/model-repository.ts';
@@ -170,7 +172,38 @@ ${extra}`;
   it('names the unknown backend', async () => {
     const r = await repo({ nb: { config: identityConfig('nb').replace('backend: "identity"', 'backend: "nosuch"') } });
     const repository = new ModelRepository({ repositories: [r], backends });
-    await expect(repository.read(await repository.find('nb'))).rejects.toThrow("unable to find backend library 'nosuch' for model 'nb'");
+    await expect(repository.read(await repository.find('nb'))).rejects.toThrow("unable to find backend library for backend 'nosuch', try specifying runtime on the model configuration.");
+  });
+
+  /** A real config from core's test/config/real-configs (each names its source repository). */
+  const realConfig = (file: string): string =>
+    readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '../config/real-configs', file), 'utf8');
+
+  it("refuses real configs for backends it does not ship with Triton's message, before their I/O", async () => {
+    const r = await repo({
+      'model.dali': { config: realConfig('dali-unbatched.pbtxt') },
+      'small_model-cpu': { config: realConfig('fil-small-model-cpu.pbtxt') },
+      // Triton's qa/L0_model_config/autofill_noplatform/custom/unknown_backend.unknown: no config at all.
+      'unknown_backend.unknown': {},
+    });
+    const repository = new ModelRepository({ repositories: [r], backends });
+    const refusal = async (name: string) => (await repository.read(await repository.find(name)).catch((e: Error) => e)) as Error;
+    // DALI completes the outputs' data types itself: Triton never gets to check them without DALI.
+    expect((await refusal('model.dali')).message).toBe(
+      "unable to find backend library for backend 'dali', try specifying runtime on the model configuration.",
+    );
+    expect((await refusal('small_model-cpu')).message).toBe(
+      "unable to find backend library for backend 'fil', try specifying runtime on the model configuration.",
+    );
+    // The whole of that case's `expected` file.
+    expect((await refusal('unknown_backend.unknown')).message).toBe(
+      "unable to find backend library for backend 'unknown', try specifying runtime on the model configuration.",
+    );
+    // With auto-complete off Triton checks the I/O as the config is read, so that error comes first.
+    const strict = new ModelRepository({ repositories: [r], backends, disableAutoCompleteConfig: true });
+    await expect(strict.read(await strict.find('model.dali'))).rejects.toThrow(
+      "model output 'DALI_OUTPUT_0' must specify 'data_type' for model.dali",
+    );
   });
 
   it('resolves platform names and aliases to our backends', () => {

@@ -39,7 +39,7 @@ describe('models that failed to load', () => {
 
   it('answers UNAVAILABLE naming why, for a config that failed and for a version that failed to load', async () => {
     const typo = await infer('typo');
-    expect([typo?.code, typo?.message]).toEqual(['UNAVAILABLE', "model 'typo' is unavailable: unable to find backend library 'identiti' for model 'typo'"]);
+    expect([typo?.code, typo?.message]).toEqual(['UNAVAILABLE', "model 'typo' is unavailable: unable to find backend library for backend 'identiti', try specifying runtime on the model configuration."]);
     const warm = await infer('warm');
     expect(warm?.code).toBe('UNAVAILABLE');
     expect(warm?.message).toMatch(/^model 'warm' version 1 is unavailable: failed to run warmup sample 'w': /);
@@ -60,7 +60,7 @@ describe('models that failed to load', () => {
     const rows = table!.split('\n').filter((l) => l.startsWith('| '));
     expect(rows[0]).toMatch(/^\| Model +\| Version \| Status +\|$/);
     expect(rows[1]).toMatch(/^\| good +\| 1 +\| READY +\|$/);
-    expect(rows[2]).toMatch(/^\| typo +\| - +\| UNAVAILABLE: unable to find backend library 'identiti' for model 'typo' +\|$/);
+    expect(rows[2]).toMatch(/^\| typo +\| - +\| UNAVAILABLE: unable to find backend library for backend 'identiti', try specifying runtime on the model configuration\. +\|$/);
     expect(rows[3]).toMatch(/^\| warm +\| 1 +\| UNAVAILABLE: failed to run warmup sample 'w': /);
     // After the failure lines, as Triton prints it.
     expect(log.lines.indexOf(table!)).toBeGreaterThan(log.lines.findIndex((l) => l.startsWith('E ') && l.includes("'warm'")));

@@ -189,7 +189,7 @@ describe('InferenceServer', () => {
     ]);
     const bad = index.find((e) => e.name === 'bad')!;
     expect(bad).toMatchObject({ version: '', state: 'UNAVAILABLE' });
-    expect(bad.reason).toContain("unable to find backend library 'nosuch' for model 'bad'");
+    expect(bad.reason).toContain("unable to find backend library for backend 'nosuch', try specifying runtime on the model configuration.");
     const failed = index.find((e) => e.name === 'warmfail')!;
     expect(failed).toMatchObject({ version: '1', state: 'UNAVAILABLE' });
     expect(failed.reason).toMatch(/^failed to run warmup sample 'wrong': /);
@@ -250,7 +250,7 @@ describe('InferenceServer start with exit-on-error', () => {
         (e: unknown) => e as Error,
       );
       // Nothing polls in the default mode, so the line does not say "Poll failed" (Triton's words).
-      expect(err?.message).toContain("failed to read model directory 'one': unable to find backend library 'missing_backend' for model 'one'");
+      expect(err?.message).toContain("failed to read model directory 'one': unable to find backend library for backend 'missing_backend', try specifying runtime on the model configuration.");
       expect(err?.message).toMatch(/failed to load 'two' version 1: Invalid argument: failed to run warmup sample 'w': /);
       expect(server.isReady()).toBe(false);
       await expect(server.infer({ id: 'x', model: 'two', inputs: [] })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
