@@ -13,6 +13,7 @@ import type { ModelConfig } from '../config/model-config.ts';
 import type { Backend } from '../backend/spi.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import { findBackend, isEnsembleConfig } from './backend-resolution.ts';
+import { runRepositoryAgents } from './repository-agents.ts';
 import { defaultConfigCodec, type ConfigCodec } from './config-codec.ts';
 import { folderStamp, textStamp } from './fingerprint.ts';
 import { assertSafeModelName } from './model-name.ts';
@@ -278,6 +279,8 @@ export class ModelRepository {
       configText = text ?? '';
       config = this.codec.parseText(configText, file);
     }
+    // Triton runs the config's repository agents (checksum) on the model folder before anything else.
+    await runRepositoryAgents(config, dir);
     const versionDirs = await this.versionDirs(source, dir, !!overrides.dir);
     const firstName = [...versionDirs.keys()].map(String).sort()[0];
     const firstVersionEntries = firstName ? await dirEntries(versionDirs.get(Number(firstName))!) : undefined;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -203,6 +204,38 @@ ${extra}`;
     const strict = new ModelRepository({ repositories: [r], backends, disableAutoCompleteConfig: true });
     await expect(strict.read(await strict.find('model.dali'))).rejects.toThrow(
       "model output 'DALI_OUTPUT_0' must specify 'data_type' for model.dali",
+    );
+  });
+
+  it("runs the checksum repository agent as Triton's L0_repoagent_checksum expects, and refuses agents it lacks", async () => {
+    const lib = Buffer.from('not really a shared library\n');
+    const data = Buffer.from('model-level data\n');
+    const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
+    const config = realConfig('checksum-agent.pbtxt').replace('4e41030bb1531cd68b2c0277b0aad2e9', md5(data));
+    const r = await repo({
+      identity_int32: { config, versions: { '1': { 'libtriton_identity.so': lib } }, files: { data_file: data } },
+      // server qa/L0_triton_repo_agent/models/relocation_sanity_check: an agent this server does not have.
+      relocation_sanity_check: {
+        config: `${identityConfig('relocation_sanity_check')}\nmodel_repository_agents { agents [ { name: "relocation", parameters [ { key: "empty_config", value: "true" } ] } ] }`,
+      },
+      escapes: {
+        config: `${identityConfig('escapes')}\nmodel_repository_agents { agents [ { name: "checksum", parameters { key: "MD5:../identity_int32/data_file", value: "${md5(data)}" } } ] }`,
+      },
+    });
+    const repository = new ModelRepository({ repositories: [r], backends });
+    const read = (name: string) => repository.find(name).then((s) => repository.read(s));
+    await expect(read('identity_int32')).rejects.toThrow(
+      `Mismatched MD5 hash for file 1/libtriton_identity.so, expect: invalid_checksum, got: ${md5(lib)}`,
+    );
+    await writeFile(path.join(r, 'identity_int32', 'config.pbtxt'), config.replaceAll('invalid_checksum', md5(lib)));
+    expect((await read('identity_int32')).config.name).toBe('identity_int32');
+    await writeFile(path.join(r, 'identity_int32', 'data_file'), 'changed\n');
+    await expect(read('identity_int32')).rejects.toThrow(/^Mismatched MD5 hash for file data_file, expect: /);
+    await expect(read('relocation_sanity_check')).rejects.toThrow(
+      "unable to find 'libtritonrepoagent_relocation.so' for repo agent 'relocation'",
+    );
+    await expect(read('escapes')).rejects.toThrow(
+      "failed to open text file for read ../identity_int32/data_file: checksum file '../identity_int32/data_file' must stay within",
     );
   });
 
