@@ -112,6 +112,7 @@ class OnnxModel implements BackendModel {
       log,
       ...(instance.onUnavailable ? { onUnavailable: instance.onUnavailable } : {}),
       ...(instance.onAvailable ? { onAvailable: instance.onAvailable } : {}),
+      ...(instance.signal ? { signal: instance.signal } : {}),
       ...(this.options.executeTimeoutMs ? { executeTimeoutMs: this.options.executeTimeoutMs } : {}),
     });
   }

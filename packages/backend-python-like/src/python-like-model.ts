@@ -78,6 +78,7 @@ export class PythonLikeModel implements BackendModel {
       ...(this.#spec.inferStream ? { inferStream: this.#spec.inferStream } : {}),
       ...(spec.onUnavailable ? { onUnavailable: spec.onUnavailable } : {}),
       ...(spec.onAvailable ? { onAvailable: spec.onAvailable } : {}),
+      ...(spec.signal ? { signal: spec.signal } : {}),
       log,
       ...isolationOptions(p, modelDir, this.#bundle),
     });

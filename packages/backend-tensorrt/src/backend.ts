@@ -110,6 +110,7 @@ class TrtModel implements BackendModel {
         : {}),
       ...(instance.onUnavailable ? { onUnavailable: instance.onUnavailable } : {}),
       ...(instance.onAvailable ? { onAvailable: instance.onAvailable } : {}),
+      ...(instance.signal ? { signal: instance.signal } : {}),
       ...(this.options.executeTimeoutMs ? { executeTimeoutMs: this.options.executeTimeoutMs } : {}),
       ...(this.options.restart ? { restart: this.options.restart } : {}),
     });

@@ -51,6 +51,12 @@ export interface LoadSpec {
    * INVALID_ARG / UNSUPPORTED for a bad one.
    */
   readonly metrics?: CustomMetricsSink;
+  /**
+   * Aborted when the server stops while this load runs: the server no longer waits for it (it
+   * disposes the model if `loadModel` resolves later). A backend that can stop early (a download,
+   * a worker it started) should, and reject.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface CustomMetricsSink {
@@ -72,6 +78,12 @@ export interface InstanceSpec {
   readonly onUnavailable?: (reason: string) => void;
   /** Called when a down instance serves again. */
   readonly onAvailable?: () => void;
+  /**
+   * Aborted when the server stops while this instance is being created: the server no longer waits
+   * (it disposes the instance if `createInstance` resolves later). A backend should stop what it
+   * started (the worker host ends the worker) and reject.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface Backend {

@@ -127,6 +127,8 @@ export class InferenceServer implements InferenceServerApi {
   private readonly mode: ModelControlMode;
   private readonly lifecycle: ModelLifecycle;
   private ops: Promise<unknown> = Promise.resolve();
+  /** Aborted by stop(): loads still running are abandoned (see abandoned-load.ts). */
+  private readonly loads = new AbortController();
   private started = false;
   private stopping = false;
   /** Client requests accepted and not yet answered (a stop waits for them before unloading). */
@@ -172,6 +174,7 @@ export class InferenceServer implements InferenceServerApi {
       checkOnly: options.checkOnly === true,
       metrics: this.custom,
       onHealth: (loaded, down) => this.onVersionHealth(loaded, down),
+      signal: this.loads.signal,
       ...(options.rateLimit ? { rateLimiter: new RateLimiter(options.rateLimit.resources) } : {}),
     };
     this.lifecycle = new ModelLifecycle({
@@ -252,9 +255,11 @@ export class InferenceServer implements InferenceServerApi {
   }
 
   /**
-   * Readiness drops, new requests get UNAVAILABLE, accepted ones finish (their ensemble steps and
-   * BLS calls included: no model unloads while a client request is in flight), then models unload;
-   * past `timeoutMs` (Triton's --exit-timeout-secs) what still runs is torn down.
+   * Readiness drops, new requests get UNAVAILABLE, loads still running are abandoned, accepted
+   * requests finish (their ensemble steps and BLS calls included: no model unloads while a client
+   * request is in flight), then models unload; past `timeoutMs` (Triton's --exit-timeout-secs) what
+   * still runs is torn down. Model control still running (an unload draining a request, a
+   * repository read that stalled) counts against the same `timeoutMs`.
    */
   async stop(options: { timeoutMs?: number } = {}): Promise<void> {
     if (this.stopping) return;
@@ -262,8 +267,11 @@ export class InferenceServer implements InferenceServerApi {
     if (this.pollTimer) clearInterval(this.pollTimer);
     const timeoutMs = options.timeoutMs ?? 30_000;
     const started = Date.now();
-    await this.ops.catch(() => undefined);
     const left = () => timeoutMs - (Date.now() - started);
+    this.loads.abort();
+    if (!(await settlesWithin(this.ops, left()))) {
+      this.log.warn(`model control (a load, unload or poll) still running after ${timeoutMs} ms; the stop goes on without it`);
+    }
     if (this.inflight > 0) await settlesWithin(new Promise<void>((resolve) => (this.onIdle = resolve)), left());
     const live: LoadedVersion[] = [];
     for (const record of this.lifecycle.models.values()) {

@@ -18,6 +18,7 @@ import type { ModelStats } from './model-stats.ts';
 import type { CustomMetricsSink } from '../backend/spi.ts';
 import type { RateLimiter } from '../scheduler/rate-limiter.ts';
 import { rateLimitedInstance } from '../scheduler/rate-limited-instance.ts';
+import { unlessAbandoned } from './abandoned-load.ts';
 
 export interface VersionLoadDeps {
   readonly infer: (request: InferRequest) => Promise<InferResponse>;
@@ -42,6 +43,11 @@ export interface VersionLoadDeps {
   readonly metrics?: CustomMetricsSink;
   /** `--rate-limit execution_count`: the server's rate limiter, which every instance registers with. */
   readonly rateLimiter?: RateLimiter;
+  /**
+   * Aborted when the server stops: a load still running is abandoned (it fails at once, what it
+   * created is disposed, whatever its backend creates later too), see abandoned-load.ts.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -120,25 +126,32 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
     return new LoadedVersion(config.name, rv.version, config, rv.stamp, scheduler, [], undefined, stats);
   }
   const backend = model.backend;
+  const signal = deps.signal;
   let backendModel: BackendModel | undefined;
   const created: { spec: InstanceSpec; instance: ModelInstance }[] = [];
   let scheduled: ModelInstance[] | undefined;
   try {
-    backendModel = await backend.loadModel({
-      config,
-      version: rv.version,
-      modelDir: model.source.dir,
-      versionDir: rv.dir,
-      log: deps.log,
-      infer: deps.infer,
-      inferStream: deps.inferStream,
-      backendConfig: deps.backendConfig?.[backend.name],
-      ...(model.source.uploaded ? { uploadedFiles: true } : {}),
-      ...(deps.metrics ? { metrics: deps.metrics } : {}),
-    });
+    backendModel = await unlessAbandoned(
+      backend.loadModel({
+        config,
+        version: rv.version,
+        modelDir: model.source.dir,
+        versionDir: rv.dir,
+        log: deps.log,
+        infer: deps.infer,
+        inferStream: deps.inferStream,
+        backendConfig: deps.backendConfig?.[backend.name],
+        ...(model.source.uploaded ? { uploadedFiles: true } : {}),
+        ...(deps.metrics ? { metrics: deps.metrics } : {}),
+        ...(signal ? { signal } : {}),
+      }),
+      signal,
+      (late) => late.dispose(),
+    );
     const loaded = backendModel;
     const health = versionHealth(instanceSpecs(config).length, deps);
-    const start = (spec: InstanceSpec): Promise<ModelInstance> => loaded.createInstance({ ...spec, ...health.callbacks(spec.name) });
+    const start = (spec: InstanceSpec): Promise<ModelInstance> =>
+      unlessAbandoned(loaded.createInstance({ ...spec, ...health.callbacks(spec.name), ...(signal ? { signal } : {}) }), signal, (late) => late.dispose());
     if (backend.parallelInstanceLoading) {
       // All instances start at once (4 tokenizer workers import their packages side by side); if
       // one fails, the others that started are disposed with the model below.
@@ -149,7 +162,8 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
     } else {
       for (const spec of instanceSpecs(config)) created.push({ spec, instance: await start(spec) });
     }
-    await runWarmup(config, model.source.dir, created.map((c) => c.instance));
+    // Abandoned mid-warmup: the instances are disposed below, which fails the warmup's execute.
+    await unlessAbandoned(runWarmup(config, model.source.dir, created.map((c) => c.instance)), signal, () => undefined);
     scheduled = deps.rateLimiter ? gateInstances(config, created, deps.rateLimiter) : created.map((c) => c.instance);
     const initialStates = config.sequence_batching?.state.some((st) => st.initial_state.length > 0)
       ? await loadInitialStates(config, model.source.dir)
@@ -223,6 +237,7 @@ export async function loadVersion(
       return await loadOnce(model, rv, config, stats, deps);
     } catch (err) {
       lastError = InferError.from(err);
+      if (deps.signal?.aborted) break;
       if (attempt < deps.retries) deps.log.warn(`failed to load '${config.name}' version ${rv.version}, retrying: ${lastError.message}`);
     }
   }

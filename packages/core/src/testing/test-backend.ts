@@ -38,6 +38,7 @@ export function workerTestBackend(name: string, entry: URL, options: TestBackend
             infer: spec.infer,
             onUnavailable: instance.onUnavailable,
             onAvailable: instance.onAvailable,
+            signal: instance.signal,
           });
           instances.add(created);
           const dispose = created.dispose.bind(created);

@@ -63,6 +63,8 @@ export interface WorkerInstanceOptions<Init> {
   readonly restart?: WorkerRestartPolicy;
   /** How long the first start (import + createInstance) may take (default 60 000 ms). */
   readonly startTimeoutMs?: number;
+  /** Aborting it during the first start ends the worker at once and rejects (a server stop abandoning the load). */
+  readonly signal?: AbortSignal;
   /** BLS: lets worker code call other models (`ctx.infer`). Without it `ctx.infer` fails UNSUPPORTED. */
   readonly infer?: (request: InferRequest) => Promise<InferResponse>;
   /** BLS, decoupled form (`ctx.inferStream`). */

@@ -155,6 +155,8 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       ]);
     }
     const sandbox = this.o.isolation === 'process' ? await this.sandboxFor([...modules.readPaths!, process.execPath]) : undefined;
+    // Disposed while the sandbox was prepared (a stop abandoning the load): no worker is spawned.
+    if (this.state === 'disposed') throw new InferError('UNAVAILABLE', `${this.label} is unloaded`);
     return new Promise<void>((resolve, reject) => {
       const gen: Generation = {
         channel: undefined as unknown as Channel,
@@ -683,11 +685,18 @@ class WorkerHostInstance<Init> implements WorkerInstance {
  */
 export async function spawnWorkerInstance<Init>(o: WorkerInstanceOptions<Init>): Promise<WorkerInstance> {
   const instance = new WorkerHostInstance(o);
+  // A stop abandoning the load ends the worker now instead of waiting out createInstance (which may
+  // never return) or the start timeout.
+  const abandon = (): void => void instance.dispose();
+  o.signal?.addEventListener('abort', abandon, { once: true });
   try {
+    if (o.signal?.aborted) throw new InferError('UNAVAILABLE', `model '${o.model}' instance '${o.instanceName}' was not started: the server is stopping`);
     await instance.start();
   } catch (error) {
     await instance.dispose();
     throw error;
+  } finally {
+    o.signal?.removeEventListener('abort', abandon);
   }
   instance.markReady();
   return instance;

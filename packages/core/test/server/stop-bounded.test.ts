@@ -5,11 +5,13 @@
  * `await server.stop()` too, not only for the CLI's hard exit.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { captureLog } from '@tritium/core/testing';
+import { captureLog, faultBackend } from '@tritium/core/testing';
+import { InferError } from '../../src/errors.ts';
 import { BACKEND_API_VERSION, type Backend, type ModelInstance } from '../../src/backend/spi.ts';
 import { InferenceServer } from '../../src/server/inference-server.ts';
 import { tensorFromTyped } from '../../src/tensor/tensor.ts';
-import { makeRepo, removeRepo } from './repo-fixture.ts';
+import { settlesWithin } from '../../src/server/settles-within.ts';
+import { identityConfig, makeRepo, removeRepo } from './repo-fixture.ts';
 
 /** In-process instances that answer (identity) but never finish disposing, nor does their model. */
 function stuckDisposeBackend(): { backend: Backend; disposeCalls: string[] } {
@@ -65,4 +67,34 @@ describe('stop with a backend that never finishes disposing', () => {
     expect(server.isReady()).toBe(false);
     expect((await server.repositoryIndex())[0]).toMatchObject({ name: 'm', state: 'UNAVAILABLE', reason: 'unloaded' });
   }, 30_000);
+});
+
+describe('stop while model control is still running', () => {
+  it('an unload draining a request that never ends counts against the exit timeout; the stop then tears it down', async () => {
+    const repo = await makeRepo({ hung: { config: identityConfig('hung').replace('"identity"', '"fault"') } });
+    repos.push(repo);
+    const log = captureLog();
+    const server = new InferenceServer({ repositories: [repo], backends: [faultBackend()], modelControlMode: 'explicit', startupModels: ['hung'], log });
+    await server.start();
+    const stuck = server
+      .infer({ id: 'n', model: 'hung', inputs: [tensorFromTyped('INPUT0', 'FP32', [1, 4], new Float32Array(4))], parameters: { fault: 'never' } })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    // The unload waits for the request (Triton drains a version before unloading it): forever here.
+    const unloaded = server.unloadModel('hung').then(
+      () => 'unloaded',
+      (e: unknown) => e,
+    );
+    const stopped = server.stop({ timeoutMs: 300 });
+    // Bounded by the test: before, stop() awaited the unload with no bound and this gave up after 20 s.
+    expect(await settlesWithin(stopped, 20_000), 'stop() returned').toBe(true);
+    expect(log.lines).toContain('W model control (a load, unload or poll) still running after 300 ms; the stop goes on without it');
+    // The request was failed by the teardown, and the unload finished with it.
+    expect(await settlesWithin(Promise.all([stuck, unloaded]), 20_000), 'request and unload settled').toBe(true);
+    expect(InferError.is(await stuck)).toBe(true);
+    expect(await unloaded).toBe('unloaded');
+    expect(server.isReady()).toBe(false);
+  }, 60_000);
 });
