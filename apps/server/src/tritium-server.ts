@@ -82,8 +82,10 @@ export class TritiumServer {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       const timeoutMs = this.options.exitTimeoutSecs * 1000;
-      // HTTP stays up while the models drain (as Triton's does); its replies now close their connections.
+      // HTTP stays up while the models drain (as Triton's does); its replies now close their
+      // connections, and open gRPC streams end with UNAVAILABLE once their requests are answered.
       this.http.drain();
+      this.grpc.drain();
       await this.api.stop({ timeoutMs }).catch((e) => this.log.error(`stopping the inference server: ${(e as Error).message}`));
       await Promise.all([this.http.stop(1000), this.grpc.stop(1000), this.metrics.stop(), this.health?.stop()]);
       this.context.shm.close();

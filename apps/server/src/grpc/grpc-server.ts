@@ -21,6 +21,7 @@ import { gracefulStop } from '../protocol/graceful-stop.ts';
 import { DecodeFailure, healthServiceDefinition, inferenceServiceDefinition } from './service-definition.ts';
 import { modelInferHandler, modelStreamInferHandler } from './infer-handlers.ts';
 import { UNARY_HANDLERS } from './unary-handlers.ts';
+import { StreamDrain } from './stream-drain.ts';
 
 export interface GrpcTransportOptions {
   readonly address: string;
@@ -59,6 +60,8 @@ const MAX_MESSAGE = 2147483647;
 export class GrpcTransport {
   private server: Server | undefined;
   private boundPort = 0;
+  /** Open ModelStreamInfer streams, ended with UNAVAILABLE by a stop (see stream-drain.ts). */
+  private readonly streams = new StreamDrain();
 
   constructor(
     private readonly ctx: TransportContext,
@@ -92,7 +95,7 @@ export class GrpcTransport {
   private implementation(): UntypedServiceImplementation {
     const impl: UntypedServiceImplementation = {
       ModelInfer: this.gate('ModelInfer', modelInferHandler(this.ctx) as unknown as AnyHandler),
-      ModelStreamInfer: this.gate('ModelStreamInfer', modelStreamInferHandler(this.ctx) as unknown as AnyHandler),
+      ModelStreamInfer: this.gate('ModelStreamInfer', modelStreamInferHandler(this.ctx, this.streams) as unknown as AnyHandler),
     };
     for (const [name, handler] of Object.entries(UNARY_HANDLERS)) {
       impl[name] = this.gate(name, (call, callback) => {
@@ -150,8 +153,18 @@ export class GrpcTransport {
     return this.boundPort;
   }
 
+  /**
+   * The server is stopping (readiness is down, new inferences get UNAVAILABLE), the listener stays
+   * up: each open ModelStreamInfer stream ends with UNAVAILABLE once its requests are answered, so
+   * its client reconnects elsewhere instead of being cut when the listener closes.
+   */
+  drain(): void {
+    this.streams.drain();
+  }
+
   /** Stops accepting calls and waits for in-flight ones up to `timeoutMs`, then forces. */
   async stop(timeoutMs = 5000): Promise<void> {
+    this.drain();
     const server = this.server;
     if (!server) return;
     this.server = undefined;

@@ -8,6 +8,7 @@ import { traceNowNs } from '@tritium/core';
 import { applyClassification, wantsClassification } from '../protocol/classification.ts';
 import { DecodeFailure } from './service-definition.ts';
 import { fromWireRequest, toWireResponse } from './infer-convert.ts';
+import { STREAM_STOPPING_MESSAGE, type StreamDrain } from './stream-drain.ts';
 
 export const DECOUPLED_UNARY_MESSAGE = "ModelInfer RPC doesn't support models with decoupled transaction policy";
 
@@ -80,25 +81,38 @@ export function modelInferHandler(ctx: TransportContext) {
 /**
  * Each request on the stream runs independently; responses are written as they come. Errors go in
  * `error_message` (the stream stays open) unless the client sent `triton_grpc_error: true`, then
- * the stream ends with the gRPC status. Every response carries `triton_final_response`.
+ * the stream ends with the gRPC status. Every response carries `triton_final_response`. Once the
+ * server stops (`drain`), the stream ends with UNAVAILABLE as soon as its requests are answered.
  */
-export function modelStreamInferHandler(ctx: TransportContext) {
+export function modelStreamInferHandler(ctx: TransportContext, drain: StreamDrain) {
   return (call: ServerDuplexStream<WireInferRequest | DecodeFailure, WireStreamResponse>): void => {
     const grpcErrorMode = call.metadata.get('triton_grpc_error').some((v) => String(v).toLowerCase() === 'true');
     const aborts = new Set<AbortController>();
     let pending = 0;
     let ended = false;
     let closed = false;
+    let stopping = false;
+    let untrack = (): void => undefined;
     const finishIfDone = () => {
-      if (ended && pending === 0 && !closed) {
+      if (closed || pending > 0) return;
+      if (ended) {
         closed = true;
+        untrack();
         call.end();
+      } else if (stopping) {
+        closed = true;
+        call.emit('error', { code: GrpcStatus.UNAVAILABLE, details: STREAM_STOPPING_MESSAGE });
       }
     };
+    untrack = drain.track(() => {
+      stopping = true;
+      finishIfDone();
+    });
     const fail = (error: unknown, id = '') => {
       if (closed) return;
       if (grpcErrorMode) {
         closed = true;
+        untrack();
         for (const a of aborts) a.abort();
         call.emit('error', grpcError(ctx, 'ModelStreamInfer', error));
         return;
@@ -167,10 +181,12 @@ export function modelStreamInferHandler(ctx: TransportContext) {
     });
     call.on('cancelled', () => {
       closed = true;
+      untrack();
       for (const a of aborts) a.abort();
     });
     call.on('error', () => {
       closed = true;
+      untrack();
       for (const a of aborts) a.abort();
     });
   };
