@@ -32,7 +32,7 @@ interface Startable {
 @injectable()
 export class TritiumServer {
   readonly ports: BoundPorts = {};
-  private stopping: Promise<void> | undefined;
+  private stopping: Promise<boolean> | undefined;
   /** `--health-port`: the health endpoints on their own thread (none unless asked). */
   private readonly health: HealthThread | undefined;
 
@@ -78,19 +78,29 @@ export class TritiumServer {
     return this.ports;
   }
 
-  /** Graceful stop within `--exit-timeout-secs` (idempotent). */
-  stop(): Promise<void> {
+  /**
+   * Graceful stop within `--exit-timeout-secs` (idempotent). Resolves false when the exit timeout
+   * expired and what still ran was torn down (or the inference server failed to stop).
+   */
+  stop(): Promise<boolean> {
     this.stopping ??= (async () => {
       const timeoutMs = this.options.exitTimeoutSecs * 1000;
       // HTTP stays up while the models drain (as Triton's does); its replies now close their
       // connections, and open gRPC streams end with UNAVAILABLE once their requests are answered.
       this.http.drain();
       this.grpc.drain();
-      await this.api.stop({ timeoutMs }).catch((e) => this.log.error(`stopping the inference server: ${(e as Error).message}`));
+      const inTime = await this.api.stop({ timeoutMs }).then(
+        (outcome) => outcome !== false,
+        (e: unknown) => {
+          this.log.error(`stopping the inference server: ${(e as Error).message}`);
+          return false;
+        },
+      );
       await Promise.all([this.http.stop(1000), this.grpc.stop(1000), this.metrics.stop(), this.health?.stop()]);
       this.context.shm.close();
       // Traces of the requests that just drained are written, and the trace file's array closed.
       await this.context.tracing.shutdown().catch((e) => this.log.error(`writing traces: ${(e as Error).message}`));
+      return inTime;
     })();
     return this.stopping;
   }

@@ -2,7 +2,9 @@
  * Runs a TritiumServer the way `tritium serve` does, for the CLI and for servers built from the
  * container (examples/custom-backend-server): start (a failure is one log line and exit code 1,
  * never an uncaught stack), then serve until SIGTERM/SIGINT, stopping gracefully within
- * `--exit-timeout-secs` (a second signal exits at once).
+ * `--exit-timeout-secs` (a second signal exits at once). Exit code 0 when the stop finished in time,
+ * 1 when the exit timeout expired (what still ran was torn down), a second signal came, or the
+ * start failed.
  */
 import type { TritiumServer } from '../tritium-server.ts';
 import { ListenError } from '../listeners.ts';
@@ -37,12 +39,18 @@ export async function runServer(server: TritiumServer, options: Pick<ServeOption
       }, options.exitTimeoutSecs * 1000 + 2000);
       hardStop.unref();
       server.stop().then(
-        () => {
+        (inTime) => {
           clearTimeout(hardStop);
-          log.info('Server stopped');
           process.off('SIGTERM', onSignal);
           process.off('SIGINT', onSignal);
-          resolve(0);
+          if (inTime) {
+            log.info('Server stopped');
+            resolve(0);
+          } else {
+            // Triton's main: `failed to stop server` with ServerStop's error, then exit(1).
+            log.error('failed to stop server: Internal - Exit timeout expired. Exiting immediately.');
+            resolve(1);
+          }
         },
         (e) => {
           log.error(`error while stopping: ${(e as Error).message}`);

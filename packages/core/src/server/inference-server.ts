@@ -131,6 +131,8 @@ export class InferenceServer implements InferenceServerApi {
   private readonly loads = new AbortController();
   private started = false;
   private stopping = false;
+  /** The stop's outcome, once a stop began (see stop()). */
+  private stopped: Promise<boolean> | undefined;
   /** Client requests accepted and not yet answered (a stop waits for them before unloading). */
   private inflight = 0;
   private onIdle: (() => void) | undefined;
@@ -260,19 +262,28 @@ export class InferenceServer implements InferenceServerApi {
    * request is in flight), then models unload; past `timeoutMs` (Triton's --exit-timeout-secs) what
    * still runs is torn down. Model control still running (an unload draining a request, a
    * repository read that stalled) counts against the same `timeoutMs`.
+   *
+   * Resolves true when everything finished in time, false when the exit timeout expired and what
+   * still ran was torn down (Triton's `Exit timeout expired. Exiting immediately.`, exit code 1).
+   * Every call gets the first stop's outcome.
    */
-  async stop(options: { timeoutMs?: number } = {}): Promise<void> {
-    if (this.stopping) return;
+  stop(options: { timeoutMs?: number } = {}): Promise<boolean> {
+    this.stopped ??= this.stopOnce(options.timeoutMs ?? 30_000);
+    return this.stopped;
+  }
+
+  private async stopOnce(timeoutMs: number): Promise<boolean> {
     this.stopping = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
-    const timeoutMs = options.timeoutMs ?? 30_000;
     const started = Date.now();
     const left = () => timeoutMs - (Date.now() - started);
+    let expired = false;
     this.loads.abort();
     if (!(await settlesWithin(this.ops, left()))) {
+      expired = true;
       this.log.warn(`model control (a load, unload or poll) still running after ${timeoutMs} ms; the stop goes on without it`);
     }
-    if (this.inflight > 0) await settlesWithin(new Promise<void>((resolve) => (this.onIdle = resolve)), left());
+    if (this.inflight > 0 && !(await settlesWithin(new Promise<void>((resolve) => (this.onIdle = resolve)), left()))) expired = true;
     const live: LoadedVersion[] = [];
     for (const record of this.lifecycle.models.values()) {
       for (const slot of record.slots.values()) {
@@ -287,6 +298,7 @@ export class InferenceServer implements InferenceServerApi {
     await settlesWithin(drained, left());
     // Past the exit timeout (Triton's --exit-timeout-secs) what is still running is torn down.
     if (pending.size > 0) {
+      expired = true;
       this.log.warn(`${pending.size} model version(s) still busy after ${timeoutMs} ms; stopping them`);
       // A backend's dispose that never returns (an in-process instance stuck in native code, a
       // model.dispose awaiting something that never comes) must not hold the stop: the exit timeout
@@ -308,6 +320,7 @@ export class InferenceServer implements InferenceServerApi {
       await removeUploads(record, () => true);
     }
     await this.repository.dispose();
+    return !expired;
   }
 
   /**

@@ -144,6 +144,10 @@ export interface InferenceServerApi {
   repositoryIndex(options?: { readyOnly?: boolean; repository?: string }): Promise<ModelIndexEntry[]>;
   loadModel(name: string, options?: LoadOptions & { repository?: string }): Promise<void>;
   unloadModel(name: string, options?: { unloadDependents?: boolean; repository?: string }): Promise<void>;
-  /** Readiness turns false, new requests are refused (UNAVAILABLE), in-flight ones finish, models unload. */
-  stop(options?: { timeoutMs?: number }): Promise<void>;
+  /**
+   * Readiness turns false, new requests are refused (UNAVAILABLE), in-flight ones finish, models
+   * unload. Resolves false when `timeoutMs` expired and what still ran was torn down (the server
+   * then exits 1, as Triton's `Exit timeout expired. Exiting immediately.`); true or nothing otherwise.
+   */
+  stop(options?: { timeoutMs?: number }): Promise<boolean | void>;
 }
