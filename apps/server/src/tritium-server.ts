@@ -89,7 +89,10 @@ export class TritiumServer {
       // connections, and open gRPC streams end with UNAVAILABLE once their requests are answered.
       this.http.drain();
       this.grpc.drain();
-      const inTime = await this.api.stop({ timeoutMs }).then(
+      const stopping = this.api.stop({ timeoutMs });
+      // Readiness is down from this moment; the health thread hears it now, not at its next report.
+      this.health?.reportNow();
+      const inTime = await stopping.then(
         (outcome) => outcome !== false,
         (e: unknown) => {
           this.log.error(`stopping the inference server: ${(e as Error).message}`);

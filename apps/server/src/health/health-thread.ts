@@ -14,6 +14,8 @@ export const HEALTH_STALE_MS = 10_000;
 export class HealthThread {
   private worker: Worker | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
+  /** Sends the main thread's liveness and readiness to the health thread. */
+  private report: () => void = () => undefined;
 
   constructor(
     private readonly api: Pick<InferenceServerApi, 'isLive' | 'isReady'>,
@@ -29,6 +31,7 @@ export class HealthThread {
     });
     this.worker = worker;
     const report = (): void => worker.postMessage({ t: 'state', live: this.api.isLive(), ready: this.api.isReady() });
+    this.report = report;
     const port = await new Promise<number>((resolve, reject) => {
       worker.once('error', reject);
       worker.once('message', (m: { t: string; port?: number; code?: string; message?: string }) => {
@@ -46,7 +49,16 @@ export class HealthThread {
     return port;
   }
 
+  /**
+   * Reports now, not at the next period: a stop turns readiness false at once on the main listeners,
+   * and a probe on the health port must not read ready for up to a period after that.
+   */
+  reportNow(): void {
+    this.report();
+  }
+
   async stop(): Promise<void> {
+    this.report = () => undefined;
     if (this.timer) clearInterval(this.timer);
     await this.worker?.terminate();
     this.worker = undefined;
