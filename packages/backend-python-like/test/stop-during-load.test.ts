@@ -3,9 +3,8 @@
  * the load is abandoned (it fails naming the stop, its worker is ended, nothing is published) and
  * the stop returns without waiting for the worker's start timeout (60 s).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, expect, it, vi } from 'vitest';
 import { InferenceServer } from '@tritium/core';
@@ -43,10 +42,27 @@ parameters { key: "tritium.isolation" value: { string_value: "${isolation}" } }
 }
 afterAll(() => rmSync(repo, { recursive: true, force: true }));
 
-/** Child processes of this test process other than esbuild's service (and ps itself): instance workers. */
+/**
+ * Child processes of this test process other than esbuild's service: instance workers. Read from
+ * /proc (process isolation is Linux-only), not `ps`, which a slim image may not have.
+ */
 function workerProcesses(): string[] {
-  const lines = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)]).toString().trim().split('\n');
-  return lines.filter((l) => l.trim() !== '' && !l.includes('esbuild') && !/^\s*\d+ ps /.test(l));
+  const children: string[] = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    let cmdline: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+    } catch {
+      continue; // it exited meanwhile
+    }
+    // "pid (comm) state ppid ...": the command may hold spaces and parentheses, so read after its last ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === process.pid && !cmdline.includes('esbuild')) children.push(`${pid} ${cmdline}`);
+  }
+  return children;
 }
 
 /** `p` settled within `ms` (a bound of the test, so a regression fails instead of hanging). */
