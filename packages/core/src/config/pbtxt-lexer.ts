@@ -260,11 +260,11 @@ export class Lexer {
         case '?':
           bytes.push(e.charCodeAt(0));
           break;
-        case 'x':
-        case 'X': {
+        case 'x': {
+          // Lowercase only, as protobuf's tokenizer: `\X41` is an invalid escape there.
           let j = i;
           while (j < body.length && j < i + 2 && isHexDigit(body.charCodeAt(j))) j++;
-          if (j === i) this.error('Invalid escape sequence in string literal.', bodyStart + i - 2);
+          if (j === i) this.error('Expected hex digits for escape sequence.', bodyStart + i - 2);
           bytes.push(parseInt(body.slice(i, j), 16));
           i = j;
           break;
@@ -273,15 +273,20 @@ export class Lexer {
         case 'U': {
           const n = e === 'u' ? 4 : 8;
           const hex = body.slice(i, i + n);
-          if (hex.length !== n || !/^[0-9a-fA-F]+$/.test(hex)) {
-            this.error('Expected four hex digits for \\u escape sequence.', bodyStart + i - 2);
+          let cp = /^[0-9a-fA-F]+$/.test(hex) && hex.length === n ? parseInt(hex, 16) : -1;
+          if (e === 'u' && cp < 0) this.error('Expected four hex digits for \\u escape sequence.', bodyStart + i - 2);
+          if (e === 'U' && (cp < 0 || cp > 0x10ffff)) {
+            this.error('Expected eight hex digits up to 10ffff for \\U escape sequence', bodyStart + i - 2);
           }
-          const cp = parseInt(hex, 16);
-          if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-            this.error('Invalid code point in \\u escape sequence.', bodyStart + i - 2);
+          i += n;
+          // protobuf's FetchUnicodePoint: a UTF-16 head surrogate followed by a `\u` trail surrogate is
+          // one code point. A lone surrogate is accepted there too; here it becomes U+FFFD.
+          const trail = cp >= 0xd800 && cp <= 0xdbff && body.startsWith('\\u', i) ? body.slice(i + 2, i + 6) : '';
+          if (/^[dD][c-fC-F][0-9a-fA-F]{2}$/.test(trail)) {
+            cp = 0x10000 + ((cp - 0xd800) << 10) + (parseInt(trail, 16) - 0xdc00);
+            i += 6;
           }
           pushText(String.fromCodePoint(cp));
-          i += n;
           break;
         }
         default: {

@@ -72,6 +72,12 @@ describe('parseModelConfigText: syntax', () => {
     expect(c.instance_group.map((g) => g.passive)).toEqual([true, true, true, true, false, false, false, false]);
   });
 
+  it('reads a UTF-16 surrogate pair written as two \\u escapes as one character, as protobuf does', () => {
+    // e.g. JSON-minded tools write an emoji as "\ud83d\ude00"; protobuf's FetchUnicodePoint joins them.
+    expect(parseModelConfigText('name: "a\\ud83d\\ude00b" platform: "\\U0001F600"').name).toBe('a\u{1F600}b');
+    expect(parseModelConfigText('name: "\\ud83d\\ude00"').name).toBe(parseModelConfigText('platform: "\\U0001F600"').platform);
+  });
+
   it('reads strings in either quote with C escapes, \\u escapes and adjacent concatenation', () => {
     const c = parseModelConfigText(
       `name: 'it\\'s' platform: "a\\"b\\\\c\\n\\t" backend: "\\x41\\102\\u00e9" "-" 'x'  runtime: "\\303\\251"`,
@@ -216,6 +222,11 @@ describe('parseModelConfigText: errors', () => {
     expect(parseError('max_batch_size: 12abc').reason).toBe('Need space between number and identifier.');
     expect(parseError('name: [ "a" ]').reason).toBe('Non-repeated field "name" cannot use list syntax.');
     expect(parseError('name: "\\q"').reason).toBe('Invalid escape sequence in string literal.');
+    // protobuf's tokenizer: only a lowercase \x takes hex digits, \U takes eight up to 10ffff.
+    expect(parseError('name: "\\X41"').reason).toBe('Invalid escape sequence in string literal.');
+    expect(parseError('name: "\\xg"').reason).toBe('Expected hex digits for escape sequence.');
+    expect(parseError('name: "\\u12"').reason).toBe('Expected four hex digits for \\u escape sequence.');
+    expect(parseError('name: "\\U00110000"').reason).toBe('Expected eight hex digits up to 10ffff for \\U escape sequence');
   });
 
   it('records where each field was written, for later validation errors', () => {
