@@ -83,11 +83,38 @@ describe('load API: scheduler sizes', () => {
     expect(r.error).toContain('would hold 80000 sequence slots (max_batch_size 40000 per instance, 2 instances)');
   });
 
-  it('priority_levels 2^64-1 is refused 400 at once (it held the main thread 12 s, then failed 500 "Invalid array length")', async () => {
-    const config = { ...SIMPLE, dynamic_batching: { priority_levels: '18446744073709551615', default_priority_level: 1 } };
-    const r = await load('simple', { config: JSON.stringify(config) });
-    expect(r.status).toBe(400);
-    expect(r.error).toContain('dynamic batching priority_levels 18446744073709551615 is more than the 1024 levels allowed');
+  it("priority_levels 2^64-1 loads at once and serves, as Triton's qa/L0_config_json max_priority_level does (it held the main thread 12 s, then was refused past 1024 levels)", async () => {
+    // qa/L0_config_json/max_priority_level.pbtxt as a config override: max uint64 levels, default
+    // level max uint32, a policy for level 2^32. Triton serves it and prints these values back.
+    const config = {
+      ...SIMPLE,
+      max_batch_size: 1,
+      dynamic_batching: {
+        priority_levels: '18446744073709551615',
+        default_priority_level: 4294967295,
+        priority_queue_policy: {
+          '4294967296': { timeout_action: 'REJECT', default_timeout_microseconds: '18446744073709551615', allow_timeout_override: true, max_queue_size: 10 },
+        },
+      },
+    };
+    const started = Date.now();
+    expect(await load('simple', { config: JSON.stringify(config) })).toEqual({ status: 200, error: '' });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const printed = await (await fetch(`http://${s.httpUrl}/v2/models/simple/config`)).text();
+    for (const expected of [
+      '"priority_levels":18446744073709551615',
+      '"default_priority_level":4294967295',
+      '"4294967296":{"timeout_action":"REJECT","default_timeout_microseconds":18446744073709551615,"allow_timeout_override":true,"max_queue_size":10}',
+    ]) {
+      expect(printed).toContain(expected);
+    }
+    // Requests at the default level, at level 1 and at the level with its own policy are all served.
+    for (const priority of [undefined, 1, 4294967296]) {
+      const r = await s.http.infer('simple', [new InferInput('INPUT0', [1, 2], 'FP32').setData(Float32Array.of(5, 6))], {
+        ...(priority === undefined ? {} : { priority }),
+      });
+      expect(Array.from(r.asTypedArray('OUTPUT0', 'FP32'))).toEqual([5, 6]);
+    }
     await stillServes();
   });
 });

@@ -50,13 +50,6 @@ function checkSequenceControl(config: ModelConfig, kind: SequenceControlKind, ty
   return found?.dataType;
 }
 
-/**
- * Beyond Triton: the most priority levels a dynamic batcher may have. Each level is a queue built at
- * load and visited per request; `priority_levels: 18446744073709551615` through the load API held the
- * main thread for 12 s before failing with 'Invalid array length'. Public configs use 2 to 10.
- */
-export const MAX_PRIORITY_LEVELS = 1024;
-
 export function validateDynamicBatching(config: ModelConfig): void {
   const db = config.dynamic_batching!;
   const model = config.name;
@@ -66,13 +59,8 @@ export function validateDynamicBatching(config: ModelConfig): void {
       fail(`dynamic batching preferred size must be <= max batch size for ${model}`, 'dynamic_batching.preferred_batch_size');
     }
   }
+  // Any number of levels up to 2^64-1, as in Triton: the queue makes a level only while it holds requests.
   const levels = BigInt(db.priority_levels);
-  if (levels > BigInt(MAX_PRIORITY_LEVELS)) {
-    fail(
-      `dynamic batching priority_levels ${levels} is more than the ${MAX_PRIORITY_LEVELS} levels allowed for ${model}`,
-      'dynamic_batching.priority_levels',
-    );
-  }
   if (levels !== 0n) {
     const def = BigInt(db.default_priority_level);
     if (def === 0n || def > levels) {

@@ -36,7 +36,8 @@ export interface BatcherOptions {
   readonly levelCount: number;
   /** Level index (0-based) of requests with priority 0 or out of range. */
   readonly defaultLevel: number;
-  readonly policies: readonly QueuePolicy[];
+  /** The queue policy of a level index: its `priority_queue_policy`, else `default_queue_policy`. */
+  policyOf(level: number): QueuePolicy;
   /** Paddable inputs → encoded pad element (`tritium.pad.<INPUT>` parameters). */
   readonly padding: ReadonlyMap<string, Uint8Array>;
   /** Outputs trimmed back per request after padding (`tritium.unpad.<OUTPUT>` = input name). */
@@ -110,10 +111,12 @@ export function batcherOptionsFromConfig(config: ModelConfig, version: number, d
   const levels = db ? toNumber(db.priority_levels ?? 0) : 0;
   const levelCount = Math.max(1, levels);
   const defaultLevel = levels > 0 ? Math.min(levels, Math.max(1, toNumber(db?.default_priority_level ?? 0) || 1)) - 1 : 0;
-  const policies: QueuePolicy[] = [];
-  for (let i = 0; i < levelCount; i++) {
-    const specific = db?.priority_queue_policy?.[String(i + 1)];
-    policies.push(policyOf(levels > 0 && specific ? specific : db?.default_queue_policy));
+  // One entry per level that has its own policy; every other level (up to 2^64-1 of them, as
+  // Triton allows) shares the default, so nothing here grows with priority_levels.
+  const defaultPolicy = policyOf(db?.default_queue_policy);
+  const specificPolicies = new Map<number, QueuePolicy>();
+  if (levels > 0) {
+    for (const [key, policy] of Object.entries(db?.priority_queue_policy ?? {})) specificPolicies.set(Number(key) - 1, policyOf(policy));
   }
   const preferred = [...(db?.preferred_batch_size ?? [])].filter((n) => n > 0).sort((a, b) => a - b);
   if (preferred.length === 0 && maxBatchSize > 0) preferred.push(maxBatchSize);
@@ -133,7 +136,7 @@ export function batcherOptionsFromConfig(config: ModelConfig, version: number, d
     adaptive: !!db && batchingPolicyOf(config) === 'adaptive',
     levelCount,
     defaultLevel,
-    policies,
+    policyOf: (level) => specificPolicies.get(level) ?? defaultPolicy,
     padding,
     unpadding,
     batchSize: (r) => batchSizeOf(r, config),

@@ -253,7 +253,7 @@ export class DynamicBatcher implements Scheduler {
     }
     const p = request.priority ?? 0;
     const level = p >= 1 && p <= o.levelCount && o.levelCount > 1 ? p - 1 : o.defaultLevel;
-    const policy = o.policies[level]!;
+    const policy = o.policyOf(level);
     if (policy.maxQueueSize > 0 && this.queue.sizeOf(level) >= policy.maxQueueSize) {
       if (holds) this.cycles.release(holds);
       this.failedBeforeQueue(request, 'REJECTED');

@@ -2,7 +2,8 @@
  * The batcher's queue: one FIFO per priority level (lower level number = served first), each with
  * a "delayed" lane for requests whose DELAY timeout expired (served after the level's other
  * requests, as Triton does). Removal anywhere is O(1) by marking; heads are compacted lazily so
- * memory stays proportional to what is queued.
+ * memory stays proportional to what is queued. A level exists only while it holds requests, as in
+ * Triton's PriorityQueue, so `priority_levels` may be anything up to 2^64-1 at no cost.
  */
 
 /** What the queue needs to know about an entry. */
@@ -33,14 +34,20 @@ class Lane<T extends QueueItem> {
   }
 }
 
+interface Level<T extends QueueItem> {
+  main: Lane<T>;
+  delayed: Lane<T>;
+  count: number;
+}
+
 export class RequestQueue<T extends QueueItem> {
-  private readonly levels: { main: Lane<T>; delayed: Lane<T>; count: number }[] = [];
+  private readonly levels = new Map<number, Level<T>>();
+  /** Keys of `levels`, ascending: the service order. */
+  private readonly order: number[] = [];
   private total = 0;
 
-  /** `levelCount` levels indexed 0..levelCount-1. */
-  constructor(levelCount: number) {
-    for (let i = 0; i < Math.max(1, levelCount); i++) this.levels.push({ main: new Lane(), delayed: new Lane(), count: 0 });
-  }
+  /** `levelCount` is the number of levels requests may use (indexed from 0); each is made on first use. */
+  constructor(readonly levelCount: number) {}
 
   get size(): number {
     return this.total;
@@ -49,16 +56,23 @@ export class RequestQueue<T extends QueueItem> {
   /** Array slots held, holes included (diagnostics: stays proportional to `size`). */
   get slots(): number {
     let n = 0;
-    for (const l of this.levels) n += l.main.items.length - l.main.head + l.delayed.items.length - l.delayed.head;
+    for (const l of this.levels.values()) n += l.main.items.length - l.main.head + l.delayed.items.length - l.delayed.head;
     return n;
   }
 
   sizeOf(level: number): number {
-    return this.levels[level]!.count;
+    return this.levels.get(level)?.count ?? 0;
   }
 
   push(item: T): void {
-    const lvl = this.levels[item.level]!;
+    let lvl = this.levels.get(item.level);
+    if (!lvl) {
+      lvl = { main: new Lane(), delayed: new Lane(), count: 0 };
+      this.levels.set(item.level, lvl);
+      let i = this.order.length;
+      while (i > 0 && this.order[i - 1]! > item.level) i--;
+      this.order.splice(i, 0, item.level);
+    }
     item.lane = 'main';
     lvl.main.items.push(item);
     lvl.count++;
@@ -69,17 +83,23 @@ export class RequestQueue<T extends QueueItem> {
   remove(item: T): void {
     const lane = item.lane;
     if (!lane) return;
-    const lvl = this.levels[item.level]!;
+    const lvl = this.levels.get(item.level)!;
     item.lane = undefined;
     lvl.count--;
     this.total--;
+    if (lvl.count === 0) {
+      // Every item of the level is removed: drop it (its lanes hold only holes).
+      this.levels.delete(item.level);
+      this.order.splice(this.order.indexOf(item.level), 1);
+      return;
+    }
     lvl[lane].compact(lane, lvl.count);
   }
 
   /** Moves a queued item to its level's delayed lane (DELAY timeout action). */
   delay(item: T): void {
     if (item.lane !== 'main') return;
-    const lvl = this.levels[item.level]!;
+    const lvl = this.levels.get(item.level)!;
     item.lane = 'delayed';
     lvl.delayed.items.push(item);
     lvl.main.compact('main', lvl.count);
@@ -87,8 +107,8 @@ export class RequestQueue<T extends QueueItem> {
 
   /** Visits queued items in service order until `visit` returns false. */
   scan(visit: (item: T) => boolean): void {
-    for (const lvl of this.levels) {
-      if (lvl.count === 0) continue;
+    for (const key of this.order) {
+      const lvl = this.levels.get(key)!;
       for (const laneName of ['main', 'delayed'] as const) {
         const lane = lvl[laneName];
         const items = lane.items;

@@ -39,4 +39,17 @@ describe('request queue', () => {
     expect(q.slots).toBeLessThan(2000);
     expect(order(q)).toEqual([0]);
   });
+
+  it('makes a level only while it holds requests, so 2^64-1 levels cost nothing', () => {
+    const q = new RequestQueue<Item>(2 ** 64);
+    const far = item(1, 2 ** 40);
+    const near = item(2, 7);
+    const first = item(3, 0);
+    [far, near, first].forEach((i) => q.push(i));
+    expect(order(q)).toEqual([3, 2, 1]);
+    q.remove(near);
+    expect([q.sizeOf(7), q.size, q.slots]).toEqual([0, 2, 2]);
+    q.push(item(4, 7));
+    expect(order(q)).toEqual([3, 4, 1]);
+  });
 });
