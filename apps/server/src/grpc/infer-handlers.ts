@@ -5,7 +5,7 @@ import type { WireInferRequest, WireStreamResponse } from '@tritium/client/proto
 import type { TransportContext } from '../protocol/context.ts';
 import { logServerFault, mapError } from '../protocol/status.ts';
 import { traceNowNs } from '@tritium/core';
-import { applyClassification, wantsClassification } from '../protocol/classification.ts';
+import { classified } from '../protocol/classification.ts';
 import { DecodeFailure } from './service-definition.ts';
 import { fromWireRequest, toWireResponse } from './infer-convert.ts';
 import { STREAM_STOPPING_MESSAGE, type StreamDrain } from './stream-drain.ts';
@@ -65,10 +65,7 @@ export function modelInferHandler(ctx: TransportContext) {
     ctx.api.infer(sampled ? { ...request, trace: sampled.trace } : request).then(
       (response) => {
         try {
-          if (wantsClassification(request.outputs)) {
-            response = applyClassification(response, request.outputs, ctx.api.modelConfig(request.model).max_batch_size);
-          }
-          send(null, toWireResponse(response, outputShm, ctx));
+          send(null, toWireResponse(classified(response, request.outputs, ctx, request.model), outputShm, ctx));
         } catch (e) {
           send(grpcError(ctx, 'ModelInfer', e));
         }
@@ -147,7 +144,8 @@ export function modelStreamInferHandler(ctx: TransportContext, drain: StreamDrai
           if (closed) return;
           try {
             last = r;
-            call.write({ error_message: '', infer_response: toWireResponse(r, outputShm, ctx, { triton_final_response: !decoupled }) });
+            const out = classified(r, request.outputs, ctx, request.model);
+            call.write({ error_message: '', infer_response: toWireResponse(out, outputShm, ctx, { triton_final_response: !decoupled }) });
           } catch (e) {
             fail(e, r.id);
           }

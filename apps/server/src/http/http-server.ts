@@ -17,7 +17,7 @@ import { forwardHeaders } from '../protocol/header-forward.ts';
 import { logServerFault, mapError, TransportError } from '../protocol/status.ts';
 import { traceNowNs, type InferResponse } from '@tritium/core';
 import type { SampledTrace } from '../tracing/trace-manager.ts';
-import { applyClassification, wantsClassification } from '../protocol/classification.ts';
+import { classified } from '../protocol/classification.ts';
 import { compress, pickEncoding, readBody, type BodyLimit } from './body.ts';
 import { BodyBudget, type BodyAccount } from './body-budget.ts';
 import { buildInferReply, checkHeaderLength, checkNotDecoupled, parseInferBody, requestFromPlan, type ParsedHttpInfer } from './infer-json.ts';
@@ -310,10 +310,7 @@ export class HttpTransport {
     inferred: InferResponse,
     sampled?: SampledTrace,
   ): Promise<void> {
-    let response = inferred;
-    if (wantsClassification(parsed.request.outputs)) {
-      response = applyClassification(response, parsed.request.outputs, this.ctx.api.modelConfig(model).max_batch_size);
-    }
+    const response = classified(inferred, parsed.request.outputs, this.ctx, model);
     const reply = buildInferReply(response, parsed, this.ctx);
     const parts = [reply.json, ...reply.binary];
     const headers: Record<string, string | number> = {};

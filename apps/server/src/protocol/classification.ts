@@ -1,86 +1,115 @@
 /**
  * Triton's classification extension, applied by the transports: an output requested with
  * parameter `classification: k` comes back as BYTES `[batch, k]` (or `[k]` without batching) of
- * `"<value>:<index>"`, highest values first (value printed as C++ std::to_string does: 6 decimals).
- * Labels (`label_filename`) are not read by Tritium yet.
+ * `"<value>:<index>"`, highest values first. The value is printed as C++ std::to_string prints the
+ * output's own type (Triton's AddClassResults<T>): 6 decimals for FP32/FP64, the exact integer for
+ * the integer types. Any other datatype (BYTES, BOOL, FP16, BF16) is refused as Triton refuses it:
+ * FP16/BF16 are held as raw 16-bit patterns here, and ranking those ranked every negative value above
+ * every positive one. Labels (`label_filename`) are not read by Tritium yet.
  */
-import { encodeBytesElements, InferError, typedView, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import { encodeBytesElements, InferError, typedView, type DataType, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import type { TransportContext } from './context.ts';
 
-/** Whether (va, ia) ranks above (vb, ib): higher value first, then lower index; NaN below every number. */
-function above(va: number, ia: number, vb: number, ib: number): boolean {
+/** The datatypes Triton's TopkClassifications accepts, and whether their values print as floats. */
+const CLASSIFIABLE: Partial<Record<DataType, 'float' | 'integer'>> = {
+  UINT8: 'integer',
+  UINT16: 'integer',
+  UINT32: 'integer',
+  UINT64: 'integer',
+  INT8: 'integer',
+  INT16: 'integer',
+  INT32: 'integer',
+  INT64: 'integer',
+  FP32: 'float',
+  FP64: 'float',
+};
+
+type Value = number | bigint;
+
+/**
+ * Whether (va, ia) ranks above (vb, ib): higher value first, then lower index; NaN below every number.
+ * Values are compared in their own type (64-bit integers as bigint, exact past 2^53).
+ */
+function above(va: Value, ia: number, vb: Value, ib: number): boolean {
   if (va !== va) return vb !== vb && ia < ib;
   if (vb !== vb) return true;
   return va > vb || (va === vb && ia < ib);
 }
 
 /**
- * The `top` highest of `count` values (`at(i)`), highest first, as [value, index] columns. One pass
- * with a heap of `top` entries whose root ranks lowest, then the heap emptied from the back: no
- * object per element and no sort of the whole row. It was an [value, index] array per element and a
- * full sort on the main thread: classification 1 of a 4M-element output took 7.7 s of CPU there
- * (16M, within --http-max-input-size, took the server down for tens of seconds).
+ * The indices of the `top` highest of `count` values (`at(i)`), highest first. One pass with a heap
+ * of `top` indices whose root ranks lowest, then the heap emptied from the back: no object per
+ * element and no sort of the whole row. It was an [value, index] array per element and a full sort
+ * on the main thread: classification 1 of a 4M-element output took 7.7 s of CPU there (16M, within
+ * --http-max-input-size, took the server down for tens of seconds).
  */
-function topOf(at: (i: number) => number, count: number, top: number): { values: Float64Array; indices: Int32Array } {
-  const hv = new Float64Array(top);
-  const hi = new Int32Array(top);
+function topOf(at: (i: number) => Value, count: number, top: number): Int32Array {
+  const heap = new Int32Array(top);
   let size = 0;
+  const ranksAbove = (a: number, b: number): boolean => above(at(a), a, at(b), b);
   // Sift the entry at `k` down / up so every parent ranks below its children.
   const down = (k: number): void => {
     for (;;) {
       const l = 2 * k + 1;
       if (l >= size) return;
       const r = l + 1;
-      const c = r < size && above(hv[l]!, hi[l]!, hv[r]!, hi[r]!) ? r : l;
-      if (!above(hv[k]!, hi[k]!, hv[c]!, hi[c]!)) return;
-      [hv[k], hv[c]] = [hv[c]!, hv[k]!];
-      [hi[k], hi[c]] = [hi[c]!, hi[k]!];
+      const c = r < size && ranksAbove(heap[l]!, heap[r]!) ? r : l;
+      if (!ranksAbove(heap[k]!, heap[c]!)) return;
+      [heap[k], heap[c]] = [heap[c]!, heap[k]!];
       k = c;
     }
   };
   for (let i = 0; i < count; i++) {
-    const v = at(i);
     if (size < top) {
       let k = size++;
-      hv[k] = v;
-      hi[k] = i;
+      heap[k] = i;
       while (k > 0) {
         const p = (k - 1) >> 1;
-        if (!above(hv[p]!, hi[p]!, hv[k]!, hi[k]!)) break;
-        [hv[k], hv[p]] = [hv[p]!, hv[k]!];
-        [hi[k], hi[p]] = [hi[p]!, hi[k]!];
+        if (!ranksAbove(heap[p]!, heap[k]!)) break;
+        [heap[k], heap[p]] = [heap[p]!, heap[k]!];
         k = p;
       }
-    } else if (top > 0 && above(v, i, hv[0]!, hi[0]!)) {
-      hv[0] = v;
-      hi[0] = i;
+    } else if (top > 0 && ranksAbove(i, heap[0]!)) {
+      heap[0] = i;
       down(0);
     }
   }
-  const values = new Float64Array(size);
   const indices = new Int32Array(size);
   // The root ranks lowest: taking it repeatedly fills the result from its end.
   for (let n = size - 1; n >= 0; n--) {
-    values[n] = hv[0]!;
-    indices[n] = hi[0]!;
+    indices[n] = heap[0]!;
     size--;
-    hv[0] = hv[size]!;
-    hi[0] = hi[size]!;
+    heap[0] = heap[size]!;
     down(0);
   }
-  return { values, indices };
+  return indices;
+}
+
+/**
+ * A float as C++ std::to_string prints it (printf "%f"): 6 decimals, every digit of a large value
+ * (toFixed switches to exponent notation from 1e21), and `inf`/`nan` as glibc writes them.
+ */
+function cFixed(v: number): string {
+  if (Number.isNaN(v)) return 'nan';
+  if (!Number.isFinite(v)) return v > 0 ? 'inf' : '-inf';
+  return Math.abs(v) < 1e21 ? v.toFixed(6) : `${BigInt(v)}.000000`;
 }
 
 function classify(t: Tensor, k: number, batched: boolean): Tensor {
-  if (t.datatype === 'BYTES') throw new InferError('INVALID_ARG', `class result not available for output due to unsupported type 'BYTES'`);
-  const view = typedView(t) as ArrayLike<number | bigint>;
+  const kind = CLASSIFIABLE[t.datatype];
+  if (!kind) throw new InferError('INVALID_ARG', `class result not available for output due to unsupported type '${t.datatype}'`);
+  const view = typedView(t) as ArrayLike<Value>;
   const rows = batched ? (t.shape[0] ?? 1) : 1;
   const per = rows > 0 ? view.length / rows : 0;
   const top = Math.min(k, per);
   const out: string[] = [];
   for (let r = 0; r < rows; r++) {
     const from = r * per;
-    const { values, indices } = topOf((i) => Number(view[from + i]!), per, top);
-    for (let j = 0; j < values.length; j++) out.push(`${values[j]!.toFixed(6)}:${indices[j]}`);
+    const at = (i: number): Value => view[from + i]!;
+    for (const i of topOf(at, per, top)) {
+      const v = at(i);
+      out.push(`${kind === 'float' ? cFixed(v as number) : String(v)}:${i}`);
+    }
   }
   return { name: t.name, datatype: 'BYTES', shape: batched ? [rows, top] : [top], data: encodeBytesElements(out) };
 }
@@ -107,4 +136,14 @@ export function applyClassification(response: InferResponse, requested: readonly
 /** True when any requested output asks for classification (so the transport needs the config). */
 export function wantsClassification(requested: readonly RequestedOutput[] | undefined): boolean {
   return !!requested?.some((o) => o.parameters?.['classification'] !== undefined);
+}
+
+/**
+ * A response as the transports send it: classified when the request asks for it (the model's
+ * max_batch_size says whether the first dimension is the batch). Every inference reply goes through
+ * here: HTTP, gRPC unary and each response on a gRPC stream (the stream sent the raw tensors).
+ */
+export function classified(response: InferResponse, requested: readonly RequestedOutput[] | undefined, ctx: Pick<TransportContext, 'api'>, model: string): InferResponse {
+  if (!wantsClassification(requested)) return response;
+  return applyClassification(response, requested, ctx.api.modelConfig(model).max_batch_size);
 }
