@@ -654,7 +654,7 @@ export class InferenceServer implements InferenceServerApi {
    * several repositories is UNAVAILABLE. `readyOnly` keeps READY versions only.
    */
   async repositoryIndex(options: { readyOnly?: boolean; repository?: string } = {}): Promise<ModelIndexEntry[]> {
-    if (options.repository) throw new InferError('UNSUPPORTED', "'repository_name' specification is not supported");
+    refuseRepositoryName(options.repository);
     const scan = await this.repository.scan();
     // Models loaded through the load API from `file:` overrides live outside the repositories; they
     // are listed while their files are held (Triton lists repository folders only).
@@ -687,6 +687,11 @@ export class InferenceServer implements InferenceServerApi {
    * `files` (only with `allowModelFileOverride`) supply the model's files.
    */
   loadModel(name: string, options: LoadOptions & { repository?: string } = {}): Promise<void> {
+    try {
+      refuseRepositoryName(options.repository);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (this.mode !== 'explicit') return Promise.reject(new InferError('UNAVAILABLE', POLL_MODE_ERROR));
     if (this.stopping) return Promise.reject(new InferError('UNAVAILABLE', 'Server is stopping'));
     return this.serialized(async () => {
@@ -700,6 +705,11 @@ export class InferenceServer implements InferenceServerApi {
 
   /** Explicit mode: unloads every version of `name` (and, with `unloadDependents`, composing models nobody else uses). */
   unloadModel(name: string, options: { unloadDependents?: boolean; repository?: string } = {}): Promise<void> {
+    try {
+      refuseRepositoryName(options.repository);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (this.mode !== 'explicit') return Promise.reject(new InferError('UNAVAILABLE', POLL_MODE_ERROR));
     return this.serialized(async () => {
       assertSafeModelName(name);
@@ -722,6 +732,15 @@ export class InferenceServer implements InferenceServerApi {
     return run;
   }
 
+}
+
+/**
+ * Triton's repository API takes no repository name (`/v2/repository/<name>/...`, gRPC
+ * `repository_name`): index, load and unload all refuse one, first, with its words. Load and unload
+ * used to ignore it, so `POST /v2/repository/elsewhere/models/m/unload` unloaded the served `m`.
+ */
+function refuseRepositoryName(repository: string | undefined): void {
+  if (repository) throw new InferError('UNSUPPORTED', "'repository_name' specification is not supported");
 }
 
 /** REQUEST_START of a routed request (Triton's InferenceServer::InferAsync): the version it reached, its id. */
