@@ -60,7 +60,8 @@ export function updateLogSettings(log: TritonLog, changes: Record<string, unknow
   const kept = Object.entries(changes).filter(([, value]) => value !== null && value !== undefined);
   if (kept.some(([key]) => key === 'log_file')) throw new InferError('UNSUPPORTED', LOG_FILE_UPDATE_MESSAGE);
   for (const [key, value] of kept) {
-    const kind = LOG_KEYS[key as keyof LogSettings];
+    // Own keys only: Object.prototype's members ('constructor', '__proto__') are no settings either.
+    const kind = Object.hasOwn(LOG_KEYS, key) ? LOG_KEYS[key as keyof LogSettings] : undefined;
     if (!kind) throw new InferError('INVALID_ARG', `Logging setting '${key}' is not a valid logging setting`);
     if (typeof value !== kind) {
       throw new InferError('INVALID_ARG', `expect a ${kind === 'number' ? 'uint32' : kind} value for logging setting '${key}', got ${show(value)}`);

@@ -241,6 +241,14 @@ function parseLevels(values: readonly unknown[]): TraceLevel {
 
 const FIELD_OF: Record<string, Field> = { trace_level: 'level', trace_rate: 'rate', trace_count: 'count', log_frequency: 'logFrequency' };
 
+/**
+ * The field a request key names, own keys only: a plain lookup found Object.prototype's members, so
+ * `{"constructor": "5"}` failed 500 'function is not iterable' and `{"toString": null}` answered 200.
+ */
+function fieldOf(key: string): Field | undefined {
+  return Object.hasOwn(FIELD_OF, key) ? FIELD_OF[key] : undefined;
+}
+
 function refuseUnknown(key: string): never {
   if (key === 'trace_file') throw new InferError('UNSUPPORTED', TRACE_FILE_UPDATE_MESSAGE);
   if (key === 'trace_mode') throw new InferError('UNSUPPORTED', 'trace mode can not be updated through network protocol (set it with --trace-config mode=<triton|opentelemetry>)');
@@ -257,7 +265,7 @@ export function parseHttpTraceUpdate(body: unknown): TraceUpdate {
   if (entries.some(([k]) => k === 'trace_file')) throw new InferError('UNSUPPORTED', TRACE_FILE_UPDATE_MESSAGE);
   const update: TraceUpdate = {};
   for (const [key, value] of entries) {
-    const field = FIELD_OF[key];
+    const field = fieldOf(key);
     if (!field) refuseUnknown(key);
     if (value === null) {
       update[field] = null;
@@ -280,7 +288,7 @@ export function parseGrpcTraceUpdate(settings: Readonly<Record<string, readonly 
   if ('trace_file' in settings) throw new InferError('UNSUPPORTED', TRACE_FILE_UPDATE_MESSAGE);
   const update: TraceUpdate = {};
   for (const [key, values] of Object.entries(settings)) {
-    const field = FIELD_OF[key];
+    const field = fieldOf(key);
     if (!field) refuseUnknown(key);
     if (values.length === 0) {
       update[field] = null;
