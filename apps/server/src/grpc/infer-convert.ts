@@ -36,7 +36,7 @@ export function fromWireRequest(
     const shm = shmRefOf(t.parameters, t.name);
     let data: Uint8Array;
     if (shm) {
-      data = ctx.shm.read(shm.region, shm.offset, shm.byteSize, t.name);
+      data = ctx.shm.readInput(shm, datatype, t.shape, t.name, model);
     } else if (usesRaw) {
       if (t.contents && Object.values(t.contents).some((v) => Array.isArray(v) && v.length > 0)) {
         throw invalidArg(`contents field must not be specified when using raw_input_contents for '${t.name}' for model '${model}'`);

@@ -153,7 +153,7 @@ export function requestFromPlan(
     let data: Uint8Array;
     if ('data' in source) data = source.data;
     else if ('binary' in source) data = binary.subarray(source.binary[0], source.binary[0] + source.binary[1]);
-    else data = ctx.shm.read(source.shm.region, source.shm.offset, source.shm.byteSize, name);
+    else data = ctx.shm.readInput(source.shm, datatype, shape, name, model);
     return { name, datatype, shape, data };
   });
   const { lifted } = plan;

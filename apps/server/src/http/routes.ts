@@ -182,8 +182,9 @@ export const ROUTES: readonly Route[] = [
       const body = await jsonBody(input);
       const { key, offset, byte_size: byteSize } = body;
       if (typeof key !== 'string') throw invalidArg("Shared memory register request has no 'key' string");
-      if (typeof byteSize !== 'number') throw invalidArg("Shared memory register request has no 'byte_size' number");
-      input.ctx.shm.register(input.params['region']!, key, typeof offset === 'number' ? offset : 0, byteSize);
+      if (byteSize === undefined) throw invalidArg("Shared memory register request has no 'byte_size' number");
+      // An absent offset is 0 (Triton's); any value given is checked by the registry.
+      input.ctx.shm.register(input.params['region']!, key, offset === undefined ? 0 : offset, byteSize);
       return ok();
     },
   },

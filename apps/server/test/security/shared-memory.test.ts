@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InferInput, InferRequestedOutput, InferenceServerException } from '@tritium/client';
 import { startTestServer, type TestServer } from '../support/start-server.ts';
 
@@ -122,6 +122,67 @@ describe('bounds against the real file size', () => {
     // The failed write did not grow the file.
     expect(fs.statSync(file).size).toBe(24);
     await s.http.unregisterSystemSharedMemory('shrink');
+  });
+});
+
+describe('input byte size against the tensor', () => {
+  it('a fixed-size input whose shared_memory_byte_size is not what its shape takes is refused before the region is read (1 GB was read for a 4-byte input)', async () => {
+    const file = shm('sized');
+    const bytes = Buffer.alloc(1 << 20);
+    Float32Array.of(3, 4).forEach((v, i) => bytes.writeFloatLE(v, i * 4));
+    fs.writeFileSync(file, bytes);
+    await s.http.registerSystemSharedMemory('sized', key('sized'), 1 << 20);
+    // The file shrinks under the region: a read of the claimed size would fail on the missing bytes,
+    // so the answer shows whether the size was checked before reading.
+    fs.truncateSync(file, 16);
+    const big = () => [new InferInput('INPUT0', [1, 2], 'FP32').setSharedMemory('sized', 1 << 20, 0)];
+    const message = `input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 8, got ${1 << 20}`;
+    const http = await refused(s.http.infer('simple', big()));
+    expect([http.status, http.message]).toEqual(['400', message]);
+    const grpc = await refused(s.grpc.infer('simple', big()));
+    expect([grpc.status, grpc.message]).toEqual(['StatusCode.INVALID_ARGUMENT', message]);
+    const ok = await s.grpc.infer('simple', [new InferInput('INPUT0', [1, 2], 'FP32').setSharedMemory('sized', 8, 0)]);
+    expect(Array.from(ok.asTypedArray('OUTPUT0', 'FP32'))).toEqual([3, 4]);
+    await s.http.unregisterSystemSharedMemory('sized');
+  });
+});
+
+describe('register request fields', () => {
+  // A registration a test makes (before the fix, the bad ones too) does not outlive it.
+  afterEach(() => s.http.unregisterSystemSharedMemory());
+  const register = (body: unknown) =>
+    fetch(`http://${s.httpUrl}/v2/systemsharedmemory/region/fields/register`, { method: 'POST', body: JSON.stringify(body) }).then(async (res) => ({
+      status: res.status,
+      error: ((await res.json().catch(() => ({}))) as { error?: string }).error ?? '',
+    }));
+
+  it('an offset that is not a non-negative integer is refused 400 naming it (a string offset was read as 0 and the region registered 16 bytes early)', async () => {
+    fs.writeFileSync(shm('fields'), Buffer.alloc(64));
+    for (const [offset, shown] of [['16', '"16"'], [null, 'null'], [1.5, '1.5'], [-8, '-8'], [true, 'true']] as const) {
+      const r = await register({ key: key('fields'), offset, byte_size: 16 });
+      expect(r).toEqual({ status: 400, error: `cannot register shared memory region 'fields': 'offset' must be a non-negative integer, got ${shown}` });
+    }
+    expect(await s.http.getSystemSharedMemoryStatus()).toEqual([]);
+  });
+
+  it('so is such a byte_size, over HTTP and gRPC (it read "offset 0 + byte_size -1 exceeds the size")', async () => {
+    fs.writeFileSync(shm('fields'), Buffer.alloc(64));
+    for (const [byteSize, shown] of [['16', '"16"'], [-1, '-1'], [2.5, '2.5']] as const) {
+      const r = await register({ key: key('fields'), byte_size: byteSize });
+      expect(r).toEqual({ status: 400, error: `cannot register shared memory region 'fields': 'byte_size' must be a non-negative integer, got ${shown}` });
+    }
+    const e = await refused(s.grpc.registerSystemSharedMemory('fields', key('fields'), 2 ** 60));
+    expect(e.status).toBe('StatusCode.INVALID_ARGUMENT');
+    expect(e.message).toContain("'byte_size' must be a non-negative integer");
+  });
+
+  it('a valid offset and an absent one (0) still register', async () => {
+    fs.writeFileSync(shm('fields'), Buffer.alloc(64));
+    expect(await register({ key: key('fields'), offset: 16, byte_size: 48 })).toEqual({ status: 200, error: '' });
+    expect(await s.http.getSystemSharedMemoryStatus('fields')).toEqual([{ name: 'fields', key: key('fields'), offset: 16, byte_size: 48 }]);
+    await s.http.unregisterSystemSharedMemory('fields');
+    expect(await register({ key: key('fields'), byte_size: 64 })).toEqual({ status: 200, error: '' });
+    await s.http.unregisterSystemSharedMemory('fields');
   });
 });
 
