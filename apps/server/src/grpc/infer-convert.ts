@@ -9,6 +9,7 @@ import { liftParameters, type LiftedParams } from '../protocol/params.ts';
 import { shmRefOf, type ShmRef } from '../protocol/shared-memory.ts';
 import { checkDataType, checkShape, contentsToBytes } from '../protocol/tensors.ts';
 import { invalidArg } from '../protocol/status.ts';
+import { firstOfEachName } from '../protocol/requested-outputs.ts';
 import { forwardHeaders } from '../protocol/header-forward.ts';
 
 export interface ConvertedRequest {
@@ -57,7 +58,7 @@ export function fromWireRequest(
     );
   }
   const outputShm = new Map<string, ShmRef>();
-  const outputs: RequestedOutput[] = m.outputs.map((o) => {
+  const outputs: RequestedOutput[] = firstOfEachName(m.outputs).map((o) => {
     const shm = shmRefOf(o.parameters, o.name);
     if (shm) outputShm.set(o.name, shm);
     const params = { ...o.parameters };

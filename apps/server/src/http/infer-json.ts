@@ -4,7 +4,7 @@
  * header is checked in two steps: planInfer (pure, may run in the JSON worker) then requestFromPlan
  * (binary slices, shared memory, on the main thread).
  */
-import { DATA_TYPE_SIZE, InferError, isDataType, parseModelVersion, type DataType, type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import { DATA_TYPE_SIZE, encodeBytesElements, InferError, isDataType, parseModelVersion, type DataType, type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
 import type { TransportLimits } from '../protocol/limits.ts';
 import { liftParameters, type LiftedParams } from '../protocol/params.ts';
@@ -12,6 +12,7 @@ import { parseJsonBody, parseJsonExactIntegers } from './json-decode.ts';
 import { shmRefOf, type ShmRef } from '../protocol/shared-memory.ts';
 import { checkDataType, checkShape, exactJson, jsonDataToBytes, needsExactIntegers, tensorToJsonData } from '../protocol/tensors.ts';
 import { invalidArg } from '../protocol/status.ts';
+import { firstOfEachName } from '../protocol/requested-outputs.ts';
 
 export interface ParsedHttpInfer {
   readonly request: InferRequest;
@@ -121,10 +122,12 @@ export function planInfer(header: unknown, headerBytes: Uint8Array, binaryLength
   let outputs: RequestedOutput[] | undefined;
   if (rawOutputs !== undefined) {
     if (!Array.isArray(rawOutputs)) throw invalidArg("'outputs' must be an array");
-    outputs = rawOutputs.map((raw: unknown, i: number) => {
+    rawOutputs.forEach((raw: unknown, i: number) => {
       if (!isObject(raw) || typeof raw['name'] !== 'string') throw invalidArg(`output ${i} must be an object with a string 'name'`);
-      const name = raw['name'];
-      const p = raw['parameters'];
+    });
+    outputs = firstOfEachName(rawOutputs as { name: string; parameters?: unknown }[]).map((raw) => {
+      const name = raw.name;
+      const p = raw.parameters;
       if (p !== undefined && !isObject(p)) throw invalidArg(`'parameters' of output '${name}' must be an object`);
       const shm = shmRefOf(p, name);
       if (shm) outputShm.set(name, shm);
@@ -221,8 +224,17 @@ function rawBinaryRequest(
   const batched = config.max_batch_size > 0;
   const dims = batched ? input.shape.slice(1) : [...input.shape];
   let shape: number[];
+  let data: Uint8Array = body;
   if (input.datatype === 'BYTES') {
-    shape = dims.map(() => 1);
+    // Triton (InferenceRequest::Normalize): the body is the one element of an input shaped [1], sent
+    // without the 4-byte length prefix BYTES elements carry, which the server prepends. The body went
+    // to the model as it was, so its first 4 bytes were read as a length and every raw BYTES request
+    // failed 'malformed BYTES data' (or, by chance, passed on different bytes).
+    if (dims.some((d) => d < 0) || dims.reduce((a, b) => a * b, 1) !== 1) {
+      throw invalidArg(`For BYTE datatype raw input '${input.name}', the model must have input shape [1]`);
+    }
+    shape = dims;
+    data = encodeBytesElements([body]);
   } else {
     const size = isDataType(input.datatype) ? DATA_TYPE_SIZE[input.datatype] : NaN;
     const fixed = dims.filter((d) => d >= 0).reduce((a, b) => a * b, 1);
@@ -239,7 +251,7 @@ function rawBinaryRequest(
     id: '',
     model,
     version,
-    inputs: [{ name: input.name, datatype: input.datatype, shape, data: body }],
+    inputs: [{ name: input.name, datatype: input.datatype, shape, data }],
     signal,
   };
   return { request, outputBinary: new Map(), outputShm: new Map(), defaultBinary: true };
