@@ -63,7 +63,12 @@ export const UNARY_HANDLERS: Record<string, Unary> = {
     return {};
   },
   RepositoryModelUnload: async (req, ctx) => {
-    const deps = oneofValue(req.parameters?.['unload_dependents']);
+    const param = req.parameters?.['unload_dependents'] as Record<string, unknown> | undefined;
+    // Triton's words for any other member of the oneof (an int64_param 1 was read as false).
+    if (param !== undefined && param['parameter_choice'] !== 'bool_param') {
+      throw new InferError('INVALID_ARG', "invalid value type for 'unload_dependents' parameter, expected bool_param.");
+    }
+    const deps = oneofValue(param);
     await ctx.api.unloadModel(req.model_name, { unloadDependents: deps === true, repository: req.repository_name || undefined });
     return {};
   },

@@ -161,8 +161,14 @@ export const ROUTES: readonly Route[] = [
     handle: async (input) => {
       const body = await jsonBody(input);
       const params = (body['parameters'] ?? {}) as Record<string, unknown>;
+      // Triton parses it as a boolean and refuses anything else; `"true"` was read as false, so the
+      // composing models a client asked to unload stayed loaded.
+      const deps = params['unload_dependents'];
+      if (deps !== undefined && typeof deps !== 'boolean') {
+        throw invalidArg(`Unable to parse 'unload_dependents': expected a boolean, got ${JSON.stringify(deps)}`);
+      }
       await input.ctx.api.unloadModel(input.params['model']!, {
-        unloadDependents: params['unload_dependents'] === true,
+        unloadDependents: deps === true,
         repository: input.params['repo'],
       });
       return ok();
