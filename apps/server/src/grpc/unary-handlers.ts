@@ -6,6 +6,7 @@ import type { TransportContext } from '../protocol/context.ts';
 import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
 import { LOG_FILE_UPDATE_MESSAGE, updateLogSettings } from '../protocol/settings.ts';
 import { advertisedServerMetadata } from '../protocol/extensions.ts';
+import { unrecognizedLoadParameter } from '../protocol/status.ts';
 
 /** bigint → decimal string, recursively: protobufjs takes 64-bit values as strings. */
 export function protoSafe(value: unknown): unknown {
@@ -54,6 +55,8 @@ export const UNARY_HANDLERS: Record<string, Unary> = {
         }
         if (!(value instanceof Uint8Array)) throw new InferError('INVALID_ARG', `the '${key}' parameter must be bytes`);
         (files ??= {})[key] = value;
+      } else {
+        throw unrecognizedLoadParameter(key);
       }
     }
     if (files && configJson === undefined) {

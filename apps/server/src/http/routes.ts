@@ -7,7 +7,7 @@ import type { TransportContext } from '../protocol/context.ts';
 import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
 import { logSettingsOf, updateLogSettings } from '../protocol/settings.ts';
 import { advertisedServerMetadata } from '../protocol/extensions.ts';
-import { invalidArg } from '../protocol/status.ts';
+import { invalidArg, unrecognizedLoadParameter } from '../protocol/status.ts';
 import { checkTraceModel } from '../tracing/trace-model.ts';
 import { httpTraceReport, parseHttpTraceUpdate } from '../tracing/trace-settings.ts';
 import type { RestrictedCategory } from '../protocol/restricted.ts';
@@ -129,7 +129,9 @@ export const ROUTES: readonly Route[] = [
     methods: ['POST'],
     handle: async (input) => {
       const body = await jsonBody(input);
-      const params = (body['parameters'] ?? {}) as Record<string, unknown>;
+      const given = body['parameters'] ?? {};
+      if (typeof given !== 'object' || Array.isArray(given)) throw invalidArg("load request 'parameters' must be a JSON object");
+      const params = given as Record<string, unknown>;
       let configJson: string | undefined;
       let files: Record<string, Uint8Array> | undefined;
       for (const [key, value] of Object.entries(params)) {
@@ -145,6 +147,8 @@ export const ROUTES: readonly Route[] = [
           }
           if (typeof value !== 'string') throw invalidArg(`the '${key}' parameter must be base64 text`);
           (files ??= {})[key] = Buffer.from(value, 'base64');
+        } else {
+          throw unrecognizedLoadParameter(key);
         }
       }
       if (files && configJson === undefined) {

@@ -89,6 +89,15 @@ export function invalidArg(message: string): InferError {
 }
 
 /**
+ * A load API parameter other than `config` and `file:<path>` (HTTP and gRPC alike), in Triton's gRPC
+ * words. It was ignored, so a misspelt `confg` loaded the model from disk without the override and
+ * answered success.
+ */
+export function unrecognizedLoadParameter(key: string): InferError {
+  return invalidArg(`unrecognized load parameter '${key}'.`);
+}
+
+/**
  * Logs an error the server answered with when it is the server's fault (HTTP 500 and the other 5xx
  * but 501/503: a backend failure such as an ONNX Runtime error), the same way for HTTP and gRPC, so
  * an operator sees it whichever protocol the client used. Client errors are not logged.
