@@ -1,6 +1,7 @@
 /** `tritium serve` as a user runs it, in a child process on loopback with free ports, for tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 export const TRITIUM_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/tritium.mjs');
@@ -9,7 +10,7 @@ export interface ServeProcess {
   readonly child: ChildProcess;
   /** Everything the process wrote so far (stdout + stderr). */
   log(): string;
-  /** Resolves with the exit code once the process exits. */
+  /** Resolves with the exit code once the process exited and its output was read to the end. */
   readonly exited: Promise<number | null>;
   /**
    * Resolves with the bound ports once the HTTP, gRPC and metrics services started; rejects with
@@ -40,7 +41,15 @@ export function startServeProcess(args: readonly string[], env: NodeJS.ProcessEn
   let text = '';
   child.stdout!.on('data', (c: Buffer) => (text += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (text += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      // 'exit' may come before the last of the output was read (a loaded machine): wait for both
+      // pipes to end, bounded, since a grandchild (a sandboxed model process) could hold them open.
+      const ended = (s: Readable) => new Promise<void>((done) => (s.readableEnded || s.destroyed ? done() : s.once('end', done).once('close', done)));
+      const bound = new Promise<void>((done) => setTimeout(done, 2000).unref());
+      void Promise.race([Promise.all([ended(child.stdout!), ended(child.stderr!)]), bound]).then(() => resolve(code));
+    }),
+  );
   const started = new Promise<{ http: number; grpc: number; metrics: number }>((resolve, reject) => {
     const port = (service: string): number | undefined => {
       const m = new RegExp(`Started ${service} at [^:\\s]+:(\\d+)`).exec(text);
