@@ -165,7 +165,7 @@ describe.runIf(process.platform === 'linux')('tritium serve against an uploaded 
     const overrides = readdirSync(tmp).filter((n) => n.startsWith('tritium-override-'));
     expect(overrides.length).toBe(1);
     const marker = path.join(tmp, overrides[0]!);
-    // A spinning execute: the child never looks at its IPC channel again.
+    // A spinning execute: the child never looks at its channel again.
     void infer(first, { mode: 'spin' }).catch(() => undefined);
     await until('the sandboxed child', () => processesMentioning(marker).length > 0);
     const deadPid = first.child.pid!;

@@ -28,7 +28,7 @@ export interface PackedBatch {
   /**
    * The table (item count, then each item's fields as its packer wrote them: `tableLength` float64s
    * from byte 0), then the pool of small tensors' bytes; tensor offsets are relative to the pool.
-   * One ArrayBuffer, not views: Node's IPC serialization (process isolation) copies each view on its
+   * One ArrayBuffer, not views: V8 serialization (a child process's channel) copies each view on its
    * own and may leave it unaligned, while an ArrayBuffer arrives whole at offset 0.
    */
   readonly buffer: ArrayBuffer;

@@ -4,10 +4,12 @@
  */
 import { Worker } from 'node:worker_threads';
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { BRAND, isProtocolMessage, type FromWorker, type ToWorkerBody } from './protocol.ts';
 import type { WorkerResourceLimits } from './types.ts';
 import { sandboxCommand, sandboxExitSignal, type SandboxSpec } from './process-sandbox.ts';
+import { CHILD_CHANNEL_FD, encodeFrame, FrameReader, MAX_FRAME_BYTES } from './frames.ts';
 
 export interface ChannelHandlers {
   message(msg: FromWorker): void;
@@ -18,7 +20,7 @@ export interface ChannelHandlers {
 export interface Channel {
   /** The child's pid as the server sees it (process isolation: the outermost process of its sandbox). */
   readonly pid?: number;
-  /** Whether `send` honours a transfer list (threads) or always copies (IPC). */
+  /** Whether `send` honours a transfer list (threads) or always copies (a child process's channel). */
   readonly canTransfer: boolean;
   send(msg: ToWorkerBody, transfer?: ArrayBuffer[]): void;
   /** Keep the event loop alive while work is outstanding; let the process exit when idle. */
@@ -126,10 +128,10 @@ export function spawnProcess(
   const nodeArgv = [process.execPath, ...flags, fileURLToPath(opts.script)];
   const { command, args } = opts.sandbox ? sandboxCommand(opts.sandbox, nodeArgv) : { command: process.execPath, args: nodeArgv.slice(1) };
   const child: ChildProcess = spawn(command, args, {
-    serialization: 'advanced',
     // Only what the caller allow-listed: nothing of the server's environment (NODE_OPTIONS included).
     env: { ...(opts.env ?? {}) },
-    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+    // fd 3: the channel, framed by frames.ts (not Node's 'ipc', whose parser trusts the child's bytes).
+    stdio: ['ignore', 'inherit', 'pipe', 'pipe'],
     // Its own session and process group: kill(0) from the child reaches only its own group. (On
     // Windows `detached` would open a console instead; there is no process group to escape there.)
     detached: process.platform !== 'win32',
@@ -157,7 +159,26 @@ export function spawnProcess(
     if (opts.stderr) opts.stderr(chunk);
     else process.stderr.write(chunk);
   });
-  child.on('message', (m: unknown) => {
+  const channel = child.stdio[CHILD_CHANNEL_FD] as Socket;
+  // No honest message outgrows the child's whole memory: it holds each one serialized to send it.
+  // The same bound caps what the host queues for a child that stops reading.
+  const maxBytes = memoryLimitMb !== undefined ? Math.min(MAX_FRAME_BYTES, Math.floor(memoryLimitMb * 1024 * 1024)) : MAX_FRAME_BYTES;
+  /** The whole process group (the sandbox's wrappers and node), not only its first process. */
+  const killGroup = (): void => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      child.kill('SIGKILL');
+    }
+  };
+  /** What the child wrote or left unread breaks the channel: it goes, as after any malformed message. */
+  const refuse = (cause: string): void => {
+    channel.destroy();
+    die(cause);
+    killGroup();
+  };
+  const onMessage = (m: unknown): void => {
     if (!isProtocolMessage(m)) return;
     const msg = m as FromWorker;
     // The child reports its own uncaught exception just before exiting; keep it for the cause.
@@ -168,7 +189,11 @@ export function spawnProcess(
       return;
     }
     handlers.message(msg);
-  });
+  };
+  const reader = new FrameReader(maxBytes, onMessage, (why) => refuse(`worker ${why}`));
+  channel.on('data', (chunk: Buffer) => reader.push(chunk));
+  // Its end closing is seen as the child's exit, and a write to it failing (EPIPE) likewise.
+  channel.on('error', () => {});
   child.on('error', (err) => die(`worker process failed: ${err.message}`));
   const exited = new Promise<void>((resolve) =>
     child.once('exit', (code, signal) => {
@@ -190,10 +215,18 @@ export function spawnProcess(
     canTransfer: false,
     exited,
     send(msg) {
-      if (!gone && child.connected) child.send({ brand: BRAND, ...msg });
+      if (gone || channel.destroyed) return;
+      if (channel.writableLength > maxBytes) {
+        // A child that stopped reading (a busy loop, while its own messages ask for replies) would
+        // otherwise make the server queue without end.
+        const queued = channel.writableLength;
+        queueMicrotask(() => refuse(`worker stopped reading its channel: ${queued} bytes queued for it, over the bound of ${maxBytes}`));
+        return;
+      }
+      channel.write(encodeFrame({ brand: BRAND, ...msg }));
     },
     keepAlive(on) {
-      const ipc = child.channel as { ref?(): void; unref?(): void } | undefined;
+      const ipc = channel as { ref?(): void; unref?(): void };
       const err = child.stderr as { ref?(): void; unref?(): void } | null;
       if (on) {
         child.ref();
@@ -207,14 +240,7 @@ export function spawnProcess(
     },
     async kill() {
       killed = true;
-      if (child.exitCode === null && child.signalCode === null) {
-        // The whole process group (the sandbox's wrappers and node), not only its first process.
-        try {
-          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          child.kill('SIGKILL');
-        }
-      }
+      killGroup();
       await exited;
     },
   };

@@ -71,7 +71,7 @@ export const PROCESS_SANDBOX_GUARANTEES: readonly SandboxGuarantee[] = [
     id: 'cleanup',
     guarantee: 'dies with the server, even when the server is killed with SIGKILL',
     mechanism: 'a parent-death signal (`setpriv --pdeathsig KILL`) and `unshare --kill-child`',
-    without: 'it exits when its IPC channel closes, which a busy loop never notices: such a child outlives a killed server',
+    without: 'it exits when its channel closes, which a busy loop never notices: such a child outlives a killed server',
   },
 ];
 

@@ -1,6 +1,6 @@
 /**
  * What a worker sends is checked before the server uses it. A process-isolated model.ts (an uploaded
- * one included) can call `process.send` itself, and a thread's code can post on its port, so any
+ * one included) can write its own frames to its channel (frames.ts), and a thread's code can post on its port, so any
  * message with our brand may be forged: a `result` whose packed JSON does not parse used to throw in
  * the host's message handler and take the whole server down. Each check throws a `MalformedMessage`
  * naming what is wrong. A malformed response fails the request it answers (readResultMessage, and

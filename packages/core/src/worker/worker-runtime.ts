@@ -6,6 +6,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { CallScope } from './call-scope.ts';
 import { parentPort } from 'node:worker_threads';
+import { Socket } from 'node:net';
+import { CHILD_CHANNEL_FD, encodeFrame, FrameReader, MAX_FRAME_BYTES } from './frames.ts';
 import { InferError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
@@ -29,25 +31,33 @@ import type { CreateWorkerInstance, WholeBatchOutput, WorkerContext, WorkerExecu
 
 type Send = (msg: FromWorkerBody, transfer?: ArrayBuffer[]) => void;
 
-function makeSend(): { send: Send; canTransfer: boolean; onMessage(fn: (m: unknown) => void): void } {
+function makeSend(): { send: Send; canTransfer: boolean; onMessage(fn: (m: unknown) => void): void; last(msg: FromWorkerBody): void } {
   if (parentPort) {
     const port = parentPort;
     return {
       send: (msg, transfer) => port.postMessage({ brand: BRAND, ...msg }, transfer ?? []),
       canTransfer: true,
       onMessage: (fn) => port.on('message', fn),
+      last: (msg) => port.postMessage({ brand: BRAND, ...msg }),
     };
   }
-  if (typeof process.send === 'function') {
-    return {
-      send: (msg) => {
-        process.send!({ brand: BRAND, ...msg });
-      },
-      canTransfer: false,
-      onMessage: (fn) => process.on('message', fn),
-    };
-  }
-  throw new Error('worker-runtime must run in a worker thread or a forked child process');
+  // A child process: its host's channel is the socket on fd 3, framed (frames.ts).
+  const socket = new Socket({ fd: CHILD_CHANNEL_FD, readable: true, writable: true });
+  // A host that went away must not leave its child lingering.
+  socket.on('close', () => process.exit(0));
+  socket.on('error', () => {});
+  return {
+    send: (msg) => {
+      socket.write(encodeFrame({ brand: BRAND, ...msg }));
+    },
+    canTransfer: false,
+    onMessage: (fn) => {
+      const reader = new FrameReader(MAX_FRAME_BYTES, fn, () => process.exit(1));
+      socket.on('data', (chunk: Buffer) => reader.push(chunk));
+    },
+    // Written before the process exits: exits once the bytes are out (or cannot go).
+    last: (msg) => socket.write(encodeFrame({ brand: BRAND, ...msg }), () => process.exit(1)),
+  };
 }
 
 const channel = makeSend();
@@ -316,12 +326,10 @@ channel.onMessage((raw) => {
   }
 });
 
-// A child process whose host went away must not linger.
 if (!parentPort) {
-  process.on('disconnect', () => process.exit(0));
   // A thread's uncaught error reaches the host as an 'error' event; a child process must say it itself.
   process.on('uncaughtException', (err) => {
     const message = `uncaught: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`;
-    process.send!({ brand: BRAND, t: 'fatal', error: { code: 'INTERNAL', message } }, undefined, {}, () => process.exit(1));
+    channel.last({ t: 'fatal', error: { code: 'INTERNAL', message } });
   });
 }

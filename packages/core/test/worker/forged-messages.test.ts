@@ -1,5 +1,5 @@
 /**
- * A model's code can post messages to the host itself (`process.send` in a sandboxed child,
+ * A model's code can post messages to the host itself (a frame written to its channel's fd in a sandboxed child,
  * `parentPort` in a thread), with our brand. A forged message the host cannot use ends that worker
  * as a crash (its execute fails INTERNAL naming the message, the instance restarts), never the host:
  * a `result` whose packed JSON did not parse used to throw in the channel's handler and end the

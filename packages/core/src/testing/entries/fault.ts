@@ -18,7 +18,7 @@
  * `failed after N MiB: <error>`). Config parameter `fault_on_start: "fail-while:<path>"` makes
  * createInstance fail while that file exists (a crash loop on restart).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeSync } from 'node:fs';
 import { connect } from 'node:net';
 import { parentPort } from 'node:worker_threads';
 import { InferError } from '../../errors.ts';
@@ -26,6 +26,7 @@ import { decodeStrings } from '../../tensor/tensor.ts';
 import type { InferRequest } from '../../types.ts';
 import type { CreateWorkerInstance, WorkerContext, WorkerModelInstance } from '../../worker/types.ts';
 import { BRAND } from '../../worker/protocol.ts';
+import { CHILD_CHANNEL_FD, encodeFrame } from '../../worker/frames.ts';
 import { identityOutputs, perRequest, respond, type TestModelInit } from './common.ts';
 
 function faultOf(request: InferRequest): string {
@@ -92,7 +93,8 @@ function forge(arg: string): Promise<never> {
   for (const id of ids) {
     const msg = { brand: BRAND, ...(make(id) as object) };
     if (parentPort) parentPort.postMessage(msg);
-    else process.send?.(msg);
+    // A child's channel is its inherited fd: any code in it can write a frame (or any bytes) there.
+    else writeSync(CHILD_CHANNEL_FD, encodeFrame(msg));
   }
   return new Promise<never>(() => {});
 }
