@@ -145,16 +145,17 @@ export function prepareResponse(response: InferResponse, transferList: ArrayBuff
 }
 
 /**
- * Data received over the channel: a Node Buffer may arrive as a Uint8Array subclass or, over IPC, be
- * turned into a plain Uint8Array already; normalise so consumers always see a Uint8Array.
+ * Data received over the channel: a Node Buffer may arrive as a Uint8Array subclass or, over a
+ * process's channel, be turned into a plain Uint8Array already; normalise so consumers always see a
+ * Uint8Array. A view of a SharedArrayBuffer (a thread can post one) is copied: its sender could
+ * rewrite the bytes after the host checked them (wire-check.ts) and before they are served.
  */
 export function normalizeTensor(tensor: Tensor): Tensor {
   const { data } = tensor;
-  if (data instanceof Uint8Array && data.constructor === Uint8Array) return tensor;
-  const view = ArrayBuffer.isView(data)
-    ? new Uint8Array((data as ArrayBufferView).buffer, (data as ArrayBufferView).byteOffset, (data as ArrayBufferView).byteLength)
-    : new Uint8Array(0);
-  return { ...tensor, data: view };
+  if (data instanceof Uint8Array && data.constructor === Uint8Array && data.buffer instanceof ArrayBuffer) return tensor;
+  if (!ArrayBuffer.isView(data)) return { ...tensor, data: new Uint8Array(0) };
+  const view = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return { ...tensor, data: view.buffer instanceof ArrayBuffer ? view : view.slice() };
 }
 
 /** JSON would turn NaN/±Infinity parameters into null: such batches go by structured clone. */

@@ -7,6 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferError } from '../../src/errors.ts';
+import { decodeStrings } from '../../src/tensor/tensor.ts';
+import { checkWireTensor } from '../../src/worker/wire-check.ts';
 import { spawnWorkerInstance } from '../../src/worker/worker-host.ts';
 import type { WorkerInstance } from '../../src/worker/types.ts';
 import { TEST_ENTRIES, type TestModelInit } from '../../src/testing/index.ts';
@@ -123,6 +125,22 @@ it("a streamed response whose shape disagrees with its bytes ends that request's
     expect(got[1]).toEqual(['0', '1', 'done']);
     expect(inst.restarts).toBe(0);
     expect(inst.healthy).toBe(true);
+  } finally {
+    await inst.dispose();
+  }
+});
+
+it('a response in shared memory is copied as it arrives: the worker cannot rewrite bytes the host checked (thread)', async () => {
+  const inst = await spawn('thread');
+  try {
+    // A fresh instance's first execute is id 1.
+    const { results } = await inst.execute([req('forge-shared:1')], never);
+    const out = (results[0] as InferResponse).outputs[0]!;
+    // The worker rewrites its shared bytes when this execute reaches it; the host's copy stays as checked.
+    await servesAgain(inst);
+    expect(out.data.buffer).toBeInstanceOf(ArrayBuffer);
+    expect(() => checkWireTensor(out, 'served')).not.toThrow();
+    expect(decodeStrings(out.data, 'OUTPUT0')).toEqual(['ok!!']);
   } finally {
     await inst.dispose();
   }

@@ -9,7 +9,7 @@
  * returns its bytes as OUTPUT0; a denied read fails that request) · `bls:<model>` (forwards the
  * request's inputs to another model through ctx.infer and returns its outputs) · `forge:<what>`
  * (posts a forged protocol message to the host, as any model's code can, then never returns; see
- * FORGED below).
+ * FORGED below) · `forge-shared:<id>` (a result in shared memory, rewritten after the host checked it).
  * Sandbox attacks, each answering OUTPUT0 = UTF-8 text saying what happened: `kill:<pid>|ppid|group|-1`
  * (SIGKILL to a pid, the parent, the own process group, or everything it may signal (-1, only
  * inside a PID namespace): `sent` or the error code) · `env` (the
@@ -83,6 +83,20 @@ export const FORGED: Readonly<Record<string, (id: number) => unknown>> = {
   'log-level': () => ({ t: 'log', level: 'constructor', message: 'x' }),
   'fatal-null': () => ({ t: 'fatal', error: null }),
 };
+
+/**
+ * `forge-shared:<id>` (threads): a result for execute `id` whose BYTES output lies in a
+ * SharedArrayBuffer, valid when posted; when the next message from the host arrives, the worker rewrites its length prefix to
+ * 0xFFFFFFFF, as a hostile model would once the host has checked it.
+ */
+function forgeShared(id: number): Promise<never> {
+  const bytes = new Uint8Array(new SharedArrayBuffer(8));
+  bytes.set([4, 0, 0, 0, 0x6f, 0x6b, 0x21, 0x21]); // one element, 'ok!!'
+  parentPort?.once('message', () => bytes.set([0xff, 0xff, 0xff, 0xff], 0));
+  const output = { name: 'OUTPUT0', datatype: 'BYTES', shape: [1], data: bytes };
+  parentPort?.postMessage({ brand: BRAND, t: 'result', id, results: [{ ok: true, response: { id: '1', model: 'p', version: 1, outputs: [output] } }] });
+  return new Promise<never>(() => {});
+}
 
 /** `forge:<what>` guesses execute ids 0..63; `forge:<what>:<id>` sends one message, for that id. */
 function forge(arg: string): Promise<never> {
@@ -186,6 +200,8 @@ async function run(init: TestModelInit, ctx: WorkerContext, request: InferReques
     }
     case 'forge':
       return forge(arg);
+    case 'forge-shared':
+      return forgeShared(Number(arg));
     case 'bls': {
       const response = await ctx.infer({ id: `${request.id}/bls`, model: arg, inputs: request.inputs.filter((i) => i.name !== 'FAULT') });
       return respond(init, request, response.outputs);
