@@ -62,7 +62,7 @@ export const PROCESS_SANDBOX_GUARANTEES: readonly SandboxGuarantee[] = [
   {
     id: 'files',
     guarantee:
-      'reads only its model folder, its code and the packages it imports; writes nothing; starts no processes, workers or (unless `tritium.allow_addons`) native addons',
+      'reads only its model folder (and what symbolic links placed there point to), its code and the packages it imports; writes nothing; starts no processes, workers or (unless `tritium.allow_addons`) native addons',
     mechanism:
       'Node’s permission model; plus, when the server runs as root, uid/gid 65534, so the kernel too refuses files and Unix sockets that are not world-accessible (the permission model does not check `net.connect(path)`)',
     without: 'the permission model alone; the child keeps the server’s uid, so Unix sockets that uid may open are reachable',
