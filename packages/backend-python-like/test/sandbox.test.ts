@@ -177,6 +177,28 @@ describe('isolation: process, under attack from its own model.ts', async () => {
     }
   });
 
+  it('the BLS calls it has in flight hold at most tritium.memory_mb of the server; the calls past it are refused UNAVAILABLE', async () => {
+    // 'slow' answers only when the test says so: every call to it waits in the server meanwhile.
+    const waiting: (() => void)[] = [];
+    const infer = (r: InferRequest): Promise<InferResponse> => {
+      const answer = { id: r.id, model: r.model, version: 1, outputs: [] };
+      return r.model === 'fast' ? Promise.resolve(answer) : new Promise((resolve) => waiting.push(() => resolve(answer)));
+    };
+    const flooder = await loadFixture('attacker', { infer });
+    try {
+      const [result] = await run(flooder.instances[0]!, [request('attacker', 'flood', [int32('X', [1], [1])], { mode: 'bls-flood:300' })]);
+      const text = new TextDecoder().decode(ok(result).outputs[0]!.data.subarray(4));
+      // 256 MiB / (1 MiB of input + 4 KiB per call) = 255 calls held; the other 45 were refused at once.
+      expect(waiting.length).toBe(255);
+      expect(text).toMatch(
+        /^45 refused: model 'attacker' instance 'attacker_0_0': BLS call to model 'slow' refused: the calls it has in flight would hold \d+ bytes of the server's memory, over its bound of 268435456 \(tritium.memory_mb\)$/,
+      );
+    } finally {
+      for (const release of waiting) release();
+      await flooder.dispose();
+    }
+  }, 60_000);
+
   it.runIf(where('memory'))('cannot hold 1 GiB of ArrayBuffers (tritium.memory_mb 256)', async () => {
     const outcome = await attack('alloc:1024').catch((e: InferError) => e.message);
     expect(outcome).toMatch(/^failed after \d+ MiB: RangeError|exceeded its memory limit/);

@@ -85,6 +85,8 @@ interface Generation {
   streams: Map<number, OpenStream>;
   /** Streaming BLS calls in progress, cancellable by the worker (`bls-cancel`). */
   blsStreams: Map<number, AbortController>;
+  /** What the BLS calls in flight hold in the server (see BLS_CALL_BYTES), against blsBudget. */
+  blsBytes: number;
   ready: boolean;
   /** When it became ready (Date.now()). */
   readyAt?: number;
@@ -97,6 +99,12 @@ interface Generation {
 type State = 'starting' | 'ready' | 'restarting' | 'down' | 'disposed';
 
 const DEFAULTS = { maxRestarts: 5, windowMs: 60_000, initialBackoffMs: 50, maxBackoffMs: 60_000, keepTrying: true };
+/**
+ * What one BLS call in flight is charged besides its inputs' bytes: the server's request, promise,
+ * scheduler and signal objects (a few KiB), so a flood of empty calls is bounded too.
+ */
+const BLS_CALL_BYTES = 4096;
+
 /** `executeWarnMs` when not given (Tritium's `tritium.execute_warn_ms` default). */
 export const DEFAULT_EXECUTE_WARN_MS = 30_000;
 
@@ -163,6 +171,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         pending: new Map(),
         streams: new Map(),
         blsStreams: new Map(),
+        blsBytes: 0,
         ready: false,
         dead: false,
         started: { resolve, reject },
@@ -313,7 +322,21 @@ class WorkerHostInstance<Init> implements WorkerInstance {
           // A call made during a traced execute is a child of the traces of the requests it carries.
           ...(parentTrace ? { trace: parentTrace.spawnChild() } : {}),
         };
-        this.onBls(gen, msg.call, request, msg.stream);
+        // A process-isolated child's calls hold server memory it never holds itself (it may send a
+        // call and drop it): what they hold at once is bounded by the child's own memory bound.
+        let cost = BLS_CALL_BYTES;
+        for (const t of request.inputs) cost += t.data.byteLength;
+        const budget = this.blsBudget;
+        if (budget !== undefined && gen.blsBytes + cost > budget) {
+          const error = new InferError(
+            'UNAVAILABLE',
+            `${this.label}: BLS call to model '${String(request.model).slice(0, 80)}' refused: the calls it has in flight would hold ${gen.blsBytes + cost} bytes of the server's memory, over its bound of ${budget} (tritium.memory_mb)`,
+          );
+          this.onBls(gen, msg.call, request, msg.stream, 0, error);
+          break;
+        }
+        gen.blsBytes += cost;
+        this.onBls(gen, msg.call, request, msg.stream, cost);
         break;
       }
       case 'bls-cancel':
@@ -331,8 +354,19 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     }
   }
 
-  private onBls(gen: Generation, call: number, request: InferRequest, stream: boolean): void {
+  /** The bound of what one generation's BLS calls in flight may hold: process isolation with a memory bound only. */
+  private get blsBudget(): number | undefined {
+    const mb = this.o.isolation === 'process' ? this.o.sandbox?.memoryLimitMb : undefined;
+    return mb === undefined ? undefined : Math.floor(mb * 1024 * 1024);
+  }
+
+  private onBls(gen: Generation, call: number, request: InferRequest, stream: boolean, cost: number, refused?: InferError): void {
+    let charged = cost;
     const reply = (response?: InferResponse, error?: unknown, more?: boolean): void => {
+      if (!more) {
+        gen.blsBytes -= charged;
+        charged = 0;
+      }
       if (gen.dead) return;
       const transfer: ArrayBuffer[] = [];
       gen.channel.send(
@@ -347,6 +381,10 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       );
       if (!more) gen.blsStreams.delete(call);
     };
+    if (refused) {
+      reply(undefined, refused, false);
+      return;
+    }
     if (stream && this.o.inferStream) {
       this.o.inferStream(request, { response: (r) => reply(r, undefined, true), complete: (e) => reply(undefined, e ?? undefined, false) });
       return;
