@@ -46,15 +46,18 @@ export const UNARY_HANDLERS: Record<string, Unary> = {
     let files: Record<string, Uint8Array> | undefined;
     for (const [key, p] of Object.entries((req.parameters ?? {}) as Record<string, Record<string, unknown>>)) {
       const value = oneofValue(p);
+      // Triton's gRPC frontend checks the member of the oneof first, in these words.
+      const expect = key === 'config' ? 'string_param' : key.startsWith('file:') ? 'bytes_param' : undefined;
+      if (expect && p?.['parameter_choice'] !== expect) {
+        throw new InferError('INVALID_ARG', `invalid value type for load parameter '${key}', expected ${expect}.`);
+      }
       if (key === 'config') {
-        if (typeof value !== 'string') throw new InferError('INVALID_ARG', "the 'config' parameter must be a string holding JSON");
-        configJson = value;
+        configJson = value as string;
       } else if (key.startsWith('file:')) {
         if (!ctx.allowModelFileLoad) {
           throw new InferError('UNSUPPORTED', `loading model files through the API is disabled on this server ('${key}'); start it with --allow-model-file-load=true`);
         }
-        if (!(value instanceof Uint8Array)) throw new InferError('INVALID_ARG', `the '${key}' parameter must be bytes`);
-        (files ??= {})[key] = value;
+        (files ??= {})[key] = value as Uint8Array;
       } else {
         throw unrecognizedLoadParameter(key);
       }

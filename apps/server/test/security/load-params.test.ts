@@ -42,6 +42,19 @@ describe('load parameters', () => {
     expect(await maxBatchSize()).toBe(8);
   });
 
+  it("gRPC: a parameter of the wrong type is refused in Triton's words, naming the type it expects", async () => {
+    await expect(s.grpc.call('RepositoryModelLoad', { model_name: 'simple', parameters: { config: { int64_param: 2 } } }, { oneofs: true })).rejects.toMatchObject({
+      status: 'StatusCode.INVALID_ARGUMENT',
+      message: "invalid value type for load parameter 'config', expected string_param.",
+    });
+    const file = { config: { string_param: override }, 'file:1/model.onnx': { string_param: 'not bytes' } };
+    await expect(s.grpc.call('RepositoryModelLoad', { model_name: 'simple', parameters: file }, { oneofs: true })).rejects.toMatchObject({
+      status: 'StatusCode.INVALID_ARGUMENT',
+      message: "invalid value type for load parameter 'file:1/model.onnx', expected bytes_param.",
+    });
+    expect(await maxBatchSize()).toBe(8);
+  });
+
   it('config is still applied', async () => {
     await s.grpc.loadModel('simple', { config: override });
     expect(await maxBatchSize()).toBe(2);
