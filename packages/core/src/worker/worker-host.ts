@@ -322,21 +322,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
           // A call made during a traced execute is a child of the traces of the requests it carries.
           ...(parentTrace ? { trace: parentTrace.spawnChild() } : {}),
         };
-        // A process-isolated child's calls hold server memory it never holds itself (it may send a
-        // call and drop it): what they hold at once is bounded by the child's own memory bound.
-        let cost = BLS_CALL_BYTES;
-        for (const t of request.inputs) cost += t.data.byteLength;
-        const budget = this.blsBudget;
-        if (budget !== undefined && gen.blsBytes + cost > budget) {
-          const error = new InferError(
-            'UNAVAILABLE',
-            `${this.label}: BLS call to model '${String(request.model).slice(0, 80)}' refused: the calls it has in flight would hold ${gen.blsBytes + cost} bytes of the server's memory, over its bound of ${budget} (tritium.memory_mb)`,
-          );
-          this.onBls(gen, msg.call, request, msg.stream, 0, error);
-          break;
-        }
-        gen.blsBytes += cost;
-        this.onBls(gen, msg.call, request, msg.stream, cost);
+        this.onBls(gen, msg.call, request, msg.stream);
         break;
       }
       case 'bls-cancel':
@@ -360,8 +346,22 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     return mb === undefined ? undefined : Math.floor(mb * 1024 * 1024);
   }
 
-  private onBls(gen: Generation, call: number, request: InferRequest, stream: boolean, cost: number, refused?: InferError): void {
-    let charged = cost;
+  private onBls(gen: Generation, call: number, request: InferRequest, stream: boolean): void {
+    // A process-isolated child's calls hold server memory it never holds itself (it may send a call
+    // and drop it): what they hold at once is bounded by the child's own memory bound. The charge
+    // is given back at the call's final answer.
+    let charged = BLS_CALL_BYTES;
+    for (const t of request.inputs) charged += t.data.byteLength;
+    const budget = this.blsBudget;
+    const refused =
+      budget !== undefined && gen.blsBytes + charged > budget
+        ? new InferError(
+            'UNAVAILABLE',
+            `${this.label}: BLS call to model '${String(request.model).slice(0, 80)}' refused: the calls it has in flight would hold ${gen.blsBytes + charged} bytes of the server's memory, over its bound of ${budget} (tritium.memory_mb)`,
+          )
+        : undefined;
+    if (refused) charged = 0;
+    gen.blsBytes += charged;
     const reply = (response?: InferResponse, error?: unknown, more?: boolean): void => {
       if (!more) {
         gen.blsBytes -= charged;
