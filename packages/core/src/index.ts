@@ -79,7 +79,7 @@ export { CustomMetrics, RESERVED_PREFIXES as CUSTOM_METRIC_RESERVED_PREFIXES } f
 export type { MetricOp, MetricKind, CustomFamilySnapshot, CustomMetricSnapshot } from './metrics/custom-metrics.ts';
 export { DEFAULT_SUMMARY_QUANTILES, DEFAULT_FIRST_RESPONSE_BUCKETS, SlidingSummary, Histogram } from './metrics/latency-metrics.ts';
 export type { LatencyMetricsOptions, SummarySnapshot, HistogramSnapshot } from './metrics/latency-metrics.ts';
-export { validateRequest, requestTag, requestSpecOf } from './server/request-validation.ts';
+export { validateRequest, requestTag, requestSpecOf, inputByteSizeMismatch } from './server/request-validation.ts';
 export { parseModelVersion } from './server/model-version.ts';
 export type { RequestSpec, RequestInputSpec, PlannedInput } from './server/request-validation.ts';
 export { serverMetadata, modelMetadata, SERVER_EXTENSIONS, CORE_EXTENSION_GAPS, TRITON_COMPATIBLE_VERSION } from './server/server-metadata.ts';

@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { expectedByteSize, InferError, type DataType } from '@tritium/core';
+import { expectedByteSize, InferError, inputByteSizeMismatch, type DataType } from '@tritium/core';
 
 export interface ShmRegionStatus {
   readonly name: string;
@@ -177,7 +177,7 @@ export class SharedMemoryRegistry {
   readInput(ref: ShmRef, datatype: DataType, shape: readonly number[], tensor: string, model: string): Uint8Array {
     const expected = expectedByteSize(datatype, shape);
     if (expected !== undefined && ref.byteSize !== expected) {
-      throw new InferError('INVALID_ARG', `input byte size mismatch for input '${tensor}' for model '${model}'. Expected ${expected}, got ${ref.byteSize}`);
+      throw new InferError('INVALID_ARG', inputByteSizeMismatch(tensor, model, expected, ref.byteSize));
     }
     return this.read(ref.region, ref.offset, ref.byteSize, tensor);
   }

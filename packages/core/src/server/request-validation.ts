@@ -37,6 +37,14 @@ export function requestTag(request: Pick<InferRequest, 'id'>): string {
 
 const quotedList = (names: readonly string[]): string => `[${names.map((n) => `'${n}'`).join(',')}]`;
 
+/**
+ * Triton's words for a fixed-size input whose bytes disagree with its shape (the shared-memory path
+ * checks it too, before copying a region).
+ */
+export function inputByteSizeMismatch(input: string, model: string, expected: number, got: number): string {
+  return `input byte size mismatch for input '${input}' for model '${model}'. Expected ${expected}, got ${got}`;
+}
+
 function invalid(request: InferRequest, message: string): InferError {
   return new InferError('INVALID_ARG', requestTag(request) + message);
 }
@@ -152,10 +160,7 @@ export function validateRequest(config: RequestSpec, request: InferRequest): num
     const byteSize = expectedByteSize(tensor.datatype, tensor.shape);
     if (byteSize !== undefined) {
       if (tensor.data.byteLength !== byteSize) {
-        throw invalid(
-          request,
-          `input byte size mismatch for input '${tensor.name}' for model '${model}'. Expected ${byteSize}, got ${tensor.data.byteLength}`,
-        );
+        throw invalid(request, inputByteSizeMismatch(tensor.name, model, byteSize, tensor.data.byteLength));
       }
     } else {
       let count: number;
