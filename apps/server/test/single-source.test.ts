@@ -1,8 +1,8 @@
 /**
  * One source of truth per rule: request validation, the ensemble's config rules and the model
- * version grammar live in core only (backends and transports call it), and the datatype → typed
- * array table exists twice only where the package boundary forces it (core, and the client, which
- * imports no internal package), the two kept equal here.
+ * version grammar live in core only (backends and transports call it), and the datatype tables
+ * (typed array, element size) are written only by tools/codegen, into core and into the client (which
+ * imports no internal package).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -51,11 +51,11 @@ describe('one source of truth', () => {
     expect(holding(pattern)).toEqual(expected);
   });
 
-  it('keeps the datatype tables (typed array, element size) in core and, across the package boundary, in the client only', () => {
-    for (const row of [/^\s*UINT64: BigUint64Array,$/m, /^\s*FP64: Float64Array,$/m]) {
-      expect(holding(row)).toEqual(['packages/client/src/tensor-data.ts', 'packages/core/src/tensor/tensor.ts']);
+  it('keeps the datatype tables (typed array, element size) in the files tools/codegen generates only', () => {
+    for (const row of [/^\s*UINT64: BigUint64Array,$/m, /^\s*FP64: Float64Array,$/m, /\bUINT16: 2\b/]) {
+      expect(holding(row)).toEqual(['packages/client/src/generated/data-types.ts', 'packages/core/src/tensor/generated/data-types.ts']);
     }
-    expect(holding(/\bUINT16: 2\b/)).toEqual(['packages/client/src/tensor-data.ts', 'packages/core/src/tensor/data-type.ts']);
+    expect(holding(/\bwire: 'BYTES', size: 0\b/)).toEqual(['tools/codegen/src/data-types.ts']);
     for (const datatype of DATA_TYPES) {
       expect([datatype, TYPED_ARRAYS[datatype], ELEMENT_SIZE[datatype]]).toEqual([datatype, TYPED_ARRAY_CONSTRUCTORS[datatype], DATA_TYPE_SIZE[datatype]]);
     }

@@ -3,86 +3,14 @@
  * BYTES serialisation (u32 LE length + bytes per element) and typed views.
  */
 
-export type Datatype =
-  | 'BOOL'
-  | 'UINT8'
-  | 'UINT16'
-  | 'UINT32'
-  | 'UINT64'
-  | 'INT8'
-  | 'INT16'
-  | 'INT32'
-  | 'INT64'
-  | 'FP16'
-  | 'FP32'
-  | 'FP64'
-  | 'BF16'
-  | 'BYTES';
+import { ELEMENT_SIZE, TYPED_ARRAYS, type Datatype, type TypedArrayFor } from './generated/data-types.ts';
 
-export type TypedArrayFor = {
-  BOOL: Uint8Array;
-  UINT8: Uint8Array;
-  UINT16: Uint16Array;
-  UINT32: Uint32Array;
-  UINT64: BigUint64Array;
-  INT8: Int8Array;
-  INT16: Int16Array;
-  INT32: Int32Array;
-  INT64: BigInt64Array;
-  FP16: Uint16Array;
-  FP32: Float32Array;
-  FP64: Float64Array;
-  BF16: Uint16Array;
-  BYTES: Uint8Array;
-};
+// The datatype tables are generated from model_config.proto's DataType enum (tools/codegen), from the
+// same rows as core's: the client imports no internal package, so it gets its own copy.
+export { ELEMENT_SIZE, TYPED_ARRAYS } from './generated/data-types.ts';
+export type { Datatype, TypedArrayClass, TypedArrayFor } from './generated/data-types.ts';
 
 export type AnyTypedArray = TypedArrayFor[Datatype];
-
-/** Bytes per element; 0 for BYTES (variable, length-prefixed). */
-export const ELEMENT_SIZE: Readonly<Record<Datatype, number>> = {
-  BOOL: 1,
-  UINT8: 1,
-  UINT16: 2,
-  UINT32: 4,
-  UINT64: 8,
-  INT8: 1,
-  INT16: 2,
-  INT32: 4,
-  INT64: 8,
-  FP16: 2,
-  FP32: 4,
-  FP64: 8,
-  BF16: 2,
-  BYTES: 0,
-};
-
-/** A typed array class: `new C(length)` or a view `new C(buffer, byteOffset, length)`. */
-export interface TypedArrayClass<T> {
-  new (length: number): T;
-  new (buffer: ArrayBufferLike, byteOffset: number, length: number): T;
-}
-
-/**
- * The typed array class each datatype is held in (FP16/BF16 as raw Uint16 bits, BOOL and BYTES as
- * Uint8). The same table as core's TYPED_ARRAY_CONSTRUCTORS, kept here because the client imports
- * no internal package; a server test checks the two agree.
- */
-export const TYPED_ARRAYS: { readonly [K in Datatype]: TypedArrayClass<TypedArrayFor[K]> } = {
-  BOOL: Uint8Array,
-  UINT8: Uint8Array,
-  UINT16: Uint16Array,
-  UINT32: Uint32Array,
-  UINT64: BigUint64Array,
-  INT8: Int8Array,
-  INT16: Int16Array,
-  INT32: Int32Array,
-  INT64: BigInt64Array,
-  FP16: Uint16Array,
-  FP32: Float32Array,
-  FP64: Float64Array,
-  BF16: Uint16Array,
-  BYTES: Uint8Array,
-};
 
 /** Views `bytes` as the datatype's typed array (copies only when misaligned). */
 export function viewAs<T extends Datatype>(datatype: T, bytes: Uint8Array): TypedArrayFor[T] {

@@ -1,5 +1,9 @@
 import { InferError } from '../errors.ts';
 import { DATA_TYPE_SIZE, type DataType, type DataTypeMap, type TypedArray } from './data-type.ts';
+import { TYPED_ARRAY_CONSTRUCTORS, type TypedArrayConstructor } from './generated/data-types.ts';
+
+// The datatype → typed array table is generated with the other datatype tables (data-type.ts).
+export { TYPED_ARRAY_CONSTRUCTORS, type TypedArrayConstructor } from './generated/data-types.ts';
 
 /**
  * A tensor as it travels through Tritium: plain data, structured-cloneable, its buffer transferable.
@@ -24,30 +28,6 @@ export function expectedByteSize(datatype: DataType, shape: readonly number[]): 
   const size = DATA_TYPE_SIZE[datatype];
   return size === 0 ? undefined : size * elementCount(shape);
 }
-
-/** A typed array class: `new C(length)` or a view `new C(buffer, byteOffset, length)`. */
-export interface TypedArrayConstructor<T> {
-  new (length: number): T;
-  new (buffer: ArrayBufferLike, byteOffset: number, length: number): T;
-}
-
-/** The typed array class each datatype is held in (FP16/BF16 as raw Uint16 bits, BOOL and BYTES as Uint8). */
-export const TYPED_ARRAY_CONSTRUCTORS: { readonly [K in DataType]: TypedArrayConstructor<DataTypeMap[K]> } = {
-  BOOL: Uint8Array,
-  UINT8: Uint8Array,
-  UINT16: Uint16Array,
-  UINT32: Uint32Array,
-  UINT64: BigUint64Array,
-  INT8: Int8Array,
-  INT16: Int16Array,
-  INT32: Int32Array,
-  INT64: BigInt64Array,
-  FP16: Uint16Array,
-  FP32: Float32Array,
-  FP64: Float64Array,
-  BF16: Uint16Array,
-  BYTES: Uint8Array,
-};
 
 /**
  * A typed view over the tensor's bytes: no copy when the bytes are aligned for the element size,
