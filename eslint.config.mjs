@@ -1,4 +1,4 @@
-// Lint enforces DESIGN §1's dependency table through Nx tags: core stands alone, backends see only
+// Lint enforces the dependency table of docs/architecture.md §1 through Nx tags: core stands alone, backends see only
 // core, and inversify (DI) is allowed in apps/server alone.
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';

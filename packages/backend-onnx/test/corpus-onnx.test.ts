@@ -1,6 +1,7 @@
 /**
- * Triton's qa/L0_model_config ONNX cases (../shared/corpus/triton-l0-model-config,
- * `autofill_noplatform/onnx` and `autofill_noplatform_success/onnx`), run through this backend the
+ * Triton's qa/L0_model_config ONNX cases (`autofill_noplatform/onnx` and
+ * `autofill_noplatform_success/onnx`, from the corpus CI places beside the repository; see
+ * packages/core/test/config/corpus-cases.ts), run through this backend the
  * way Triton loads a model with `--strict-model-config=false`: parse → normalize (core autofill of
  * platform/backend) → the backend's autoComplete → normalize → validate → loadModel (Triton's
  * instance-time config/model checks). Failing cases must be refused with an error matching one

@@ -1,4 +1,4 @@
-/** perf_analyzer's options, as `tritium perf` accepts them (peers.md §5.1; perf_analyzer docs/cli.md). */
+/** perf_analyzer's options, as `tritium perf` accepts them (perf_analyzer's docs/cli.md, triton-inference-server/perf_analyzer). */
 
 export type Protocol = 'http' | 'grpc';
 

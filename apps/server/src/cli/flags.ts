@@ -1,5 +1,5 @@
 /**
- * `tritium serve` flags, named and defaulted as tritonserver's (reference §5.5). Both
+ * `tritium serve` flags, named and defaulted as tritonserver's (docs/triton-compatibility.md §7). Both
  * `--flag=value` and `--flag value` work; booleans also accept a bare `--flag` (= true).
  */
 

@@ -1,5 +1,5 @@
 /**
- * Request parameters the frontend handles itself (Triton's reserved keys, §2.1/§3.1): `priority`,
+ * Request parameters the frontend handles itself (Triton's reserved keys, docs/triton-compatibility.md §2): `priority`,
  * `timeout` and the sequence keys (`sequence_id`, `sequence_start`, `sequence_end`) become request
  * fields; `binary_data_output` and `headers` stay with the transport; other `triton_*` keys are
  * rejected; the rest is forwarded to the model.

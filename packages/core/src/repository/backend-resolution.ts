@@ -2,7 +2,7 @@ import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { Backend } from '../backend/spi.ts';
 
-/** Triton platform names and the backend that serves each (reference §5.4). */
+/** Triton platform names and the backend that serves each (docs/triton-compatibility.md §6). */
 const PLATFORM_BACKEND: Readonly<Record<string, string>> = {
   onnxruntime_onnx: 'onnxruntime',
   tensorrt_plan: 'tensorrt',

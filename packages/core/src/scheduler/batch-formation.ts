@@ -1,5 +1,5 @@
 /**
- * Triton's batch formation (GetDynamicBatch, reference/triton.md §5.1) as a pure function over the
+ * Triton's batch formation (GetDynamicBatch, docs/triton-compatibility.md §3) as a pure function over the
  * queue: which queued requests to send now, or how long to wait for more. Tritium's change: without
  * `preserve_ordering` a request whose shape key differs from the head's is skipped (it heads a
  * later batch) instead of ending the batch.

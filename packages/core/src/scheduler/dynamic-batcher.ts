@@ -1,5 +1,5 @@
 /**
- * Triton's dynamic batcher (reference/triton.md §5.1) with Tritium's improvements:
+ * Triton's dynamic batcher (docs/triton-compatibility.md §3) with Tritium's improvements:
  * - queue timeouts fire on real timers (Clock.setTimer), even while every instance is busy;
  * - without `preserve_ordering`, a request whose shape differs from the batch head is skipped for
  *   this batch instead of cutting it short; it stays at the head of the queue, so it heads the

@@ -537,7 +537,7 @@ export class InferenceServer implements InferenceServerApi {
   }
 
   /**
-   * Triton's model lookup with its NOT_FOUND / UNAVAILABLE messages (reference §3.3), except for a
+   * Triton's model lookup with its NOT_FOUND / UNAVAILABLE messages (docs/triton-compatibility.md §2), except for a
    * model that is known but cannot serve (its config or load failed, an instance gave up, an
    * ensemble lost a composing model): Triton answers "not found" / "no available versions" there;
    * Tritium answers UNAVAILABLE with the reason (`model 'm' version 1 is unavailable: <why>`).

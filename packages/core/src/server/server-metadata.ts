@@ -5,7 +5,7 @@ import type { ModelMetadata, ServerMetadata, TensorMetadata } from './server-api
 /** The Triton release whose protocol and behaviour Tritium follows (clients read it as Triton's version). */
 export const TRITON_COMPATIBLE_VERSION = '2.61.0';
 
-/** Triton's server extensions, in the order Triton's core reports them (reference §3.4). */
+/** Triton's server extensions, in the order Triton's core reports them (docs/triton-compatibility.md §2). */
 export const SERVER_EXTENSIONS = [
   'classification',
   'sequence',

@@ -1,6 +1,6 @@
 /**
  * Batch helpers every backend and scheduler shares: concatenate a batch's inputs along dim 0 and
- * split outputs back per request by rows. Backends never re-implement these (DESIGN §2).
+ * split outputs back per request by rows. Backends never re-implement these (docs/architecture.md §4).
  *
  * Ownership: `concatInputs` always writes into a fresh ArrayBuffer (safe to transfer to a worker;
  * request tensors may be slices of pooled HTTP buffers that must never be transferred).

@@ -1,6 +1,6 @@
 /**
  * How a process-isolated worker is spawned, and what that guarantees on this host: the one module
- * and the one table of guarantees (DESIGN §8). The worker host asks `prepareSandbox` once per
+ * and the one table of guarantees (docs/architecture.md §4). The worker host asks `prepareSandbox` once per
  * instance (the host probe runs once per server process) and wraps the child's `node` command line
  * with `sandboxCommand`.
  *

@@ -1,8 +1,9 @@
 /**
- * Triton's qa/L0_model_config corpus (../shared/corpus/triton-l0-model-config) as a list of cases,
- * following the corpus README: which folder, which platform is appended, which `expected*` grep
- * patterns, which suite runs it (RUNNER_RULES) and which runners are still pending
- * (PENDING_RUNNERS, a table other helpers flip).
+ * Triton's qa/L0_model_config corpus (Triton's server repository, qa/L0_model_config, as its test
+ * script runs it) as a list of cases: which folder, which platform is appended, which `expected*`
+ * grep patterns, which suite runs it (RUNNER_RULES) and which runners are not written yet
+ * (PENDING_RUNNERS). The corpus is not part of this repository: CI places a copy in the folder
+ * beside it (SHARED_ROOT); without it the corpus suites skip with a printed reason.
  * Reusable: the repository, ONNX and server suites import it to run their share of the corpus.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 /** Repository root (this file is packages/core/test/config/corpus-cases.ts). */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 
-/** `../shared` beside the repository (CI clones shared/ next to the repo). */
+/** The folder beside the repository where CI places Triton's corpus. */
 export const SHARED_ROOT = path.resolve(REPO_ROOT, '../shared');
 export const L0_ROOT = path.join(SHARED_ROOT, 'corpus/triton-l0-model-config');
 export const EXAMPLES_ROOT = path.join(SHARED_ROOT, 'corpus/triton-examples');

@@ -1,6 +1,6 @@
 /**
  * Runs one request through an ensemble's step DAG with Triton's run-time semantics
- * (reference/triton.md §5.2): every step whose inputs are ready becomes a request to the server's
+ * (docs/triton-compatibility.md §5): every step whose inputs are ready becomes a request to the server's
  * `infer` (so composing models' own schedulers batch it); independent steps run concurrently;
  * the first error wins, in-flight steps drain, and a single error prefixed `in ensemble 'E', `
  * is returned. Cancellation travels with the request's AbortSignal to every step.

@@ -1,5 +1,5 @@
 /**
- * Triton's sequence batcher (core `sequence_batch_scheduler.cc`, reference §5.1): stateful models.
+ * Triton's sequence batcher (core `sequence_batch_scheduler.cc`, docs/triton-compatibility.md §4): stateful models.
  * Every request names a sequence (`sequence_id`, with `sequence_start` on its first request and
  * `sequence_end` on its last). A starting sequence takes a free slot (each instance has
  * max(1, max_batch_size) slots, or `oldest.max_candidate_sequences`), or waits in the backlog until
