@@ -23,6 +23,8 @@ import type { TransportContext } from './protocol/context.ts';
 import { TritiumServer } from './tritium-server.ts';
 import { BackendCatalog } from './backend-catalog.ts';
 import { repositorySources } from './repository-sources.ts';
+import { RequestBudget } from './protocol/request-budget.ts';
+import { transportGauges } from './metrics/transport-gauges.ts';
 
 /** Builds the InferenceServer from the bound backends and the options. */
 export type InferenceServerFactory = (deps: { backends: Backend[]; options: ServeOptions; log: TritonLog }) => InferenceServerApi;
@@ -81,6 +83,8 @@ export function createContainer(init: CreateContainerOptions): Container {
       }),
     )
     .inSingletonScope();
+  // One budget of request bytes held at once, shared by both transports.
+  const budget = new RequestBudget(options.maxBufferedRequestSize);
   c.bind(TOKENS.HttpTransport)
     .toDynamicValue(
       (ctx) =>
@@ -90,7 +94,7 @@ export function createContainer(init: CreateContainerOptions): Container {
           restricted: options.httpRestrictedApi,
           tls: options.httpSsl,
           connections: options.httpConnections,
-          maxBufferedBodyBytes: options.httpMaxBufferedBodySize,
+          budget,
         }),
     )
     .inSingletonScope();
@@ -103,6 +107,8 @@ export function createContainer(init: CreateContainerOptions): Container {
           restricted: options.grpcRestrictedProtocol,
           tls: options.grpcSsl,
           connection: options.grpcConnection,
+          maxMessageBytes: options.grpcMaxInputSize,
+          budget,
         }),
     )
     .inSingletonScope();
@@ -111,7 +117,12 @@ export function createContainer(init: CreateContainerOptions): Container {
       (ctx) =>
         new MetricsTransport(
           ctx.get(TOKENS.InferenceServer),
-          { address: options.metricsAddress, port: options.metricsPort, counterLatencies: options.metricsConfig.counterLatencies },
+          {
+            address: options.metricsAddress,
+            port: options.metricsPort,
+            counterLatencies: options.metricsConfig.counterLatencies,
+            gauges: transportGauges(budget),
+          },
           ctx.get(TOKENS.Log),
         ),
     )

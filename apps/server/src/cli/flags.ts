@@ -8,7 +8,7 @@ import { addRestriction, type Restrictions } from '../protocol/restricted.ts';
 import type { TlsOptions } from '../protocol/tls.ts';
 import type { GrpcConnectionOptions } from '../grpc/grpc-server.ts';
 import { headerForwardPattern } from '../protocol/header-forward.ts';
-import { defaultMaxBufferedBodyBytes } from '../http/body-budget.ts';
+import { defaultMaxBufferedRequestBytes } from '../protocol/request-budget.ts';
 import { parseTraceFlags, TraceConfigError, type TraceConfig, type TraceFlags } from '../tracing/trace-config.ts';
 import type { RateLimitResourceFlag } from '@tritium/core';
 import {
@@ -49,8 +49,10 @@ export interface ServeOptions {
   healthAddress: string;
   httpMaxInputSize: number;
   httpMaxJsonSize: number;
-  /** `--http-max-buffered-body-size` (beyond Triton): request body bytes held at once, all requests together. */
-  httpMaxBufferedBodySize: number;
+  /** `--grpc-max-input-size` (beyond Triton): the most bytes one gRPC request message may have, on the wire or inflated. */
+  grpcMaxInputSize: number;
+  /** `--max-buffered-request-size` (beyond Triton): request bytes held at once, all requests of both transports together. */
+  maxBufferedRequestSize: number;
   maxTensorElements: number;
   httpMaxHeaderCount: number;
   allowClientShm: boolean;
@@ -139,7 +141,8 @@ export function defaultServeOptions(): ServeOptions {
     healthAddress: '0.0.0.0',
     httpMaxInputSize: DEFAULT_LIMITS.maxInputBytes,
     httpMaxJsonSize: DEFAULT_LIMITS.maxJsonBytes,
-    httpMaxBufferedBodySize: defaultMaxBufferedBodyBytes(),
+    grpcMaxInputSize: DEFAULT_LIMITS.maxInputBytes,
+    maxBufferedRequestSize: defaultMaxBufferedRequestBytes(),
     maxTensorElements: DEFAULT_LIMITS.maxTensorElements,
     httpMaxHeaderCount: DEFAULT_LIMITS.maxHeaderCount,
     allowClientShm: false,
@@ -319,7 +322,10 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'health-address': (o, v) => (o.healthAddress = v),
   'http-max-input-size': (o, v) => (o.httpMaxInputSize = int('http-max-input-size', v, 1)),
   'http-max-json-size': (o, v) => (o.httpMaxJsonSize = int('http-max-json-size', v, 1)),
-  'http-max-buffered-body-size': (o, v) => (o.httpMaxBufferedBodySize = int('http-max-buffered-body-size', v, 1)),
+  'grpc-max-input-size': (o, v) => (o.grpcMaxInputSize = int('grpc-max-input-size', v, 1)),
+  'max-buffered-request-size': (o, v) => (o.maxBufferedRequestSize = int('max-buffered-request-size', v, 1)),
+  // Its former name, from when it bounded HTTP bodies only.
+  'http-max-buffered-body-size': (o, v) => (o.maxBufferedRequestSize = int('http-max-buffered-body-size', v, 1)),
   'max-tensor-elements': (o, v) => (o.maxTensorElements = int('max-tensor-elements', v, 1)),
   'http-max-header-count': (o, v) => (o.httpMaxHeaderCount = int('http-max-header-count', v, 1)),
   'http-headers-timeout-secs': (o, v) => (o.httpConnections = { ...o.httpConnections, headersTimeoutMs: int('http-headers-timeout-secs', v, 1) * 1000 }),
@@ -387,7 +393,9 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --http-address/--grpc-address/--metrics-address <addr> (0.0.0.0)
   --health-port <n>  --health-address <addr>  /v2/health/live and /ready on their own thread (off; answered while the main thread is swamped)
   --http-max-input-size <bytes> (64 MB)  --http-max-json-size <bytes> (16 MB)  --max-tensor-elements <n>  --http-max-header-count <n>
-  --http-max-buffered-body-size <bytes>     request bodies held at once, all requests (a quarter of memory; 503 past it)
+  --grpc-max-input-size <bytes> (64 MB)    one gRPC request message, on the wire or inflated (RESOURCE_EXHAUSTED past it)
+  --max-buffered-request-size <bytes>       request bytes held at once, HTTP and gRPC together (a quarter of memory;
+                                            503 / RESOURCE_EXHAUSTED past it; also --http-max-buffered-body-size)
   --http-headers-timeout-secs <n> (60)  --http-request-timeout-secs <n> (60)  --http-max-connections <n> (10000)
   --allow-client-shm <bool> (false)  --allow-model-file-load <bool> (false)
   --log-verbose <n>  --log-info/--log-warning/--log-error <bool>  --log-format default|ISO8601  --log-file <path>

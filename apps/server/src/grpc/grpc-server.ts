@@ -1,7 +1,8 @@
 /**
  * The gRPC transport: `inference.GRPCInferenceService` + `grpc.health.v1.Health` on grpc-js.
- * Message size limits are INT32_MAX as Triton's; `--http-max-input-size` does not apply here, the
- * element limit does.
+ * A request message is bounded by `--grpc-max-input-size` (64 MB, compressed or inflated; Triton
+ * takes up to INT32_MAX) and charged to the budget HTTP shares (inbound-bytes.ts); responses keep
+ * Triton's INT32_MAX.
  */
 import { format } from 'node:util';
 import {
@@ -22,6 +23,8 @@ import { DecodeFailure, healthServiceDefinition, inferenceServiceDefinition } fr
 import { modelInferHandler, modelStreamInferHandler } from './infer-handlers.ts';
 import { UNARY_HANDLERS } from './unary-handlers.ts';
 import { StreamDrain } from './stream-drain.ts';
+import { inboundBytesInterceptor } from './inbound-bytes.ts';
+import type { RequestBudget } from '../protocol/request-budget.ts';
 
 export interface GrpcTransportOptions {
   readonly address: string;
@@ -32,6 +35,10 @@ export interface GrpcTransportOptions {
   readonly tls?: TlsOptions;
   /** Triton's keepalive and connection-age flags, as grpc-js server options. */
   readonly connection?: GrpcConnectionOptions;
+  /** `--grpc-max-input-size`: the most bytes one request message may have, on the wire or inflated. */
+  readonly maxMessageBytes: number;
+  /** `--max-buffered-request-size`: request bytes held at once, shared with HTTP. */
+  readonly budget: RequestBudget;
 }
 
 /** Triton's `--grpc-keepalive-time`, `--grpc-keepalive-timeout`, `--grpc-max-connection-age[-grace]` (ms; grpc-js defaults when unset). */
@@ -55,7 +62,8 @@ function connectionOptions(c: GrpcConnectionOptions | undefined): Record<string,
 type AnyCall = { metadata: Metadata; emit(event: 'error', e: unknown): boolean };
 type AnyHandler = (call: AnyCall, callback?: (err: unknown, value?: unknown) => void) => void;
 
-const MAX_MESSAGE = 2147483647;
+/** Triton's bound on response messages (INT32_MAX). */
+const MAX_SEND_MESSAGE = 2147483647;
 
 export class GrpcTransport {
   private server: Server | undefined;
@@ -127,9 +135,11 @@ export class GrpcTransport {
     const toLog = (...args: unknown[]): void => this.ctx.log.verbose(1, `grpc-js: ${format(...args)}`);
     setLogger({ error: toLog, info: toLog, debug: toLog });
     const server = new Server({
-      'grpc.max_receive_message_length': MAX_MESSAGE,
-      'grpc.max_send_message_length': MAX_MESSAGE,
+      'grpc.max_receive_message_length': this.options.maxMessageBytes,
+      'grpc.max_send_message_length': MAX_SEND_MESSAGE,
       ...connectionOptions(this.options.connection),
+      // First, so that it is handed grpc-js's own call (see inbound-bytes.ts).
+      interceptors: [inboundBytesInterceptor(this.options.budget, this.options.maxMessageBytes)],
     });
     server.addService(inferenceServiceDefinition(), this.implementation());
     server.addService(healthServiceDefinition(), {

@@ -9,6 +9,7 @@ import { classified } from '../protocol/classification.ts';
 import { DecodeFailure } from './service-definition.ts';
 import { fromWireRequest, toWireResponse } from './infer-convert.ts';
 import { STREAM_STOPPING_MESSAGE, type StreamDrain } from './stream-drain.ts';
+import { releaseRequestBytes } from './inbound-bytes.ts';
 
 export const DECOUPLED_UNARY_MESSAGE = "ModelInfer RPC doesn't support models with decoupled transaction policy";
 
@@ -121,6 +122,7 @@ export function modelStreamInferHandler(ctx: TransportContext, drain: StreamDrai
     call.on('data', (msg: WireInferRequest | DecodeFailure) => {
       if (closed) return;
       if (msg instanceof DecodeFailure) {
+        releaseRequestBytes(msg);
         fail(new InferError('INVALID_ARG', msg.message));
         return;
       }
@@ -129,6 +131,7 @@ export function modelStreamInferHandler(ctx: TransportContext, drain: StreamDrai
       try {
         converted = fromWireRequest(msg, ctx, abort.signal, () => Object.entries(call.metadata.getMap()));
       } catch (e) {
+        releaseRequestBytes(msg);
         fail(e, msg.id);
         return;
       }
@@ -151,6 +154,8 @@ export function modelStreamInferHandler(ctx: TransportContext, drain: StreamDrai
           }
         },
         complete: (error) => {
+          // The request's message bytes count against --max-buffered-request-size until it is answered.
+          releaseRequestBytes(msg);
           sampled?.capture('INFER_RESPONSE_COMPLETE', traceNowNs());
           sampled?.done();
           aborts.delete(abort);

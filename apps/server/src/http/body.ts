@@ -2,13 +2,14 @@
  * Reads a request body under its size limit (`--http-max-input-size`, or `--http-max-json-size` for
  * a body that is all JSON), then undoes `Content-Encoding: gzip|deflate` with the same limit on the
  * decompressed size. Never buffers more than the limit, and every byte it holds is taken from the
- * request's share of the server-wide budget (body-budget.ts) first.
+ * request's share of the server-wide budget (request-budget.ts) first.
  */
 import type { IncomingMessage } from 'node:http';
 import zlib from 'node:zlib';
 import { InferError } from '@tritium/core';
 import { TransportError } from '../protocol/status.ts';
-import type { BodyAccount } from './body-budget.ts';
+import type { RequestAccount } from '../protocol/request-budget.ts';
+import { inflateWithin } from '../protocol/inflate.ts';
 
 /** Which limit a body is read under: the input size, or the lower JSON size for a JSON body. */
 export interface BodyLimit {
@@ -22,7 +23,7 @@ function tooLarge(limit: BodyLimit, what: string): TransportError {
     : new TransportError(`${what} exceeds the server's maximum input size of ${limit.bytes} bytes (--http-max-input-size)`, 413);
 }
 
-export async function readBody(req: IncomingMessage, bodyLimit: BodyLimit, account: BodyAccount): Promise<Buffer> {
+export async function readBody(req: IncomingMessage, bodyLimit: BodyLimit, account: RequestAccount): Promise<Buffer> {
   const limit = bodyLimit.bytes;
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (Number.isFinite(declared) && declared > limit) {
@@ -78,47 +79,19 @@ export async function readBody(req: IncomingMessage, bodyLimit: BodyLimit, accou
   const encoding = String(req.headers['content-encoding'] ?? '').trim().toLowerCase();
   if (!encoding || encoding === 'identity') return body;
   if (encoding !== 'gzip' && encoding !== 'deflate') throw new InferError('UNSUPPORTED', `unsupported Content-Encoding '${encoding}'; expected gzip or deflate`);
-  const out = await inflateWithin(body, encoding, bodyLimit, account);
+  const out = await inflateWithin(
+    body,
+    encoding,
+    {
+      maxBytes: bodyLimit.bytes,
+      tooLarge: () => tooLarge(bodyLimit, 'decompressed request body'),
+      corrupt: (reason) => new InferError('INVALID_ARG', `failed to decompress the request body (${encoding}): ${reason}`),
+    },
+    account,
+  );
   // The compressed body is dropped now.
   account.give(Math.max(reserved, body.length));
   return out;
-}
-
-/**
- * Decompresses `body` as a stream, taking each output chunk from the request's budget as it comes
- * (the output's size is known only at the end), and stopping past the per-request limit.
- */
-function inflateWithin(body: Buffer, encoding: 'gzip' | 'deflate', bodyLimit: BodyLimit, account: BodyAccount): Promise<Buffer> {
-  const z = encoding === 'gzip' ? zlib.createGunzip() : zlib.createInflate();
-  const chunks: Buffer[] = [];
-  let total = 0;
-  return new Promise<Buffer>((resolve, reject) => {
-    let settled = false;
-    const fail = (e: unknown) => {
-      if (settled) return;
-      settled = true;
-      z.destroy();
-      reject(e);
-    };
-    z.on('data', (chunk: Buffer) => {
-      if (settled) return;
-      if (total + chunk.length > bodyLimit.bytes) return fail(tooLarge(bodyLimit, 'decompressed request body'));
-      try {
-        account.take(chunk.length);
-      } catch (e) {
-        return fail(e);
-      }
-      chunks.push(chunk);
-      total += chunk.length;
-    });
-    z.once('end', () => {
-      if (settled) return;
-      settled = true;
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
-    });
-    z.once('error', (err) => fail(new InferError('INVALID_ARG', `failed to decompress the request body (${encoding}): ${err.message}`)));
-    z.end(body);
-  });
 }
 
 /**

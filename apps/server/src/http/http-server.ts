@@ -19,7 +19,7 @@ import { traceNowNs, type InferResponse } from '@tritium/core';
 import type { SampledTrace } from '../tracing/trace-manager.ts';
 import { classified } from '../protocol/classification.ts';
 import { compress, pickEncoding, readBody, type BodyLimit } from './body.ts';
-import { BodyBudget, type BodyAccount } from './body-budget.ts';
+import type { RequestAccount, RequestBudget } from '../protocol/request-budget.ts';
 import { buildInferReply, checkHeaderLength, checkNotDecoupled, parseInferBody, requestFromPlan, type ParsedHttpInfer } from './infer-json.ts';
 import { matchRoute, type Reply } from './routes.ts';
 import { generateOnce, generateRequest, generateSpecOf, generateStream } from './generate.ts';
@@ -41,8 +41,8 @@ export interface HttpTransportOptions {
   readonly connections?: HttpConnectionLimits;
   /** Where large JSON bodies are parsed (a worker thread by default). */
   readonly json?: JsonParserOptions;
-  /** `--http-max-buffered-body-size`: request body bytes held at once, all requests together. */
-  readonly maxBufferedBodyBytes: number;
+  /** `--max-buffered-request-size`: request bytes held at once, all requests of both transports together. */
+  readonly budget: RequestBudget;
 }
 
 /**
@@ -62,15 +62,11 @@ export class HttpTransport {
   /** Resolves once the connections left idle since the drain began have been closed. */
   private idleClosed: Promise<void> | undefined;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Bytes of request bodies held now, across requests (body-budget.ts). */
-  readonly bodies: BodyBudget;
 
   constructor(
     private readonly ctx: TransportContext,
     private readonly options: HttpTransportOptions,
-  ) {
-    this.bodies = new BodyBudget(options.maxBufferedBodyBytes);
-  }
+  ) {}
 
   get port(): number {
     return this.boundPort;
@@ -90,7 +86,7 @@ export class HttpTransport {
     const handler = (req: IncomingMessage, res: ServerResponse) => {
       // What this request's body holds of the server-wide budget, given back once its response is
       // sent or its connection closes.
-      const account = this.bodies.account();
+      const account = this.options.budget.account();
       res.once('close', () => account.release());
       this.handle(req, res, account).catch((e) => this.sendError(req, res, e));
     };
@@ -181,7 +177,7 @@ export class HttpTransport {
     return (this.json ??= new JsonParser(this.options.json));
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse, account: BodyAccount): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, account: RequestAccount): Promise<void> {
     if (req.rawHeaders.length / 2 > this.ctx.limits.maxHeaderCount) {
       throw new TransportError(`too many request headers (limit ${this.ctx.limits.maxHeaderCount})`, 431);
     }
@@ -249,7 +245,7 @@ export class HttpTransport {
     }
   }
 
-  private async infer(req: IncomingMessage, res: ServerResponse, account: BodyAccount, model: string, version: string | undefined): Promise<void> {
+  private async infer(req: IncomingMessage, res: ServerResponse, account: RequestAccount, model: string, version: string | undefined): Promise<void> {
     const recvStartNs = traceNowNs();
     const headerText = req.headers['inference-header-content-length'];
     let headerLength: number | undefined;

@@ -1,7 +1,7 @@
 /** The metrics transport: `GET /metrics` in Prometheus text format on its own port (Triton: 8002). */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { InferenceServerApi, Logger } from '@tritium/core';
+import type { CustomFamilySnapshot, InferenceServerApi, Logger } from '@tritium/core';
 import { CpuSampler, renderMetrics } from './prometheus.ts';
 
 export class MetricsTransport {
@@ -11,7 +11,13 @@ export class MetricsTransport {
 
   constructor(
     private readonly api: InferenceServerApi,
-    private readonly options: { address: string; port: number; counterLatencies?: boolean },
+    private readonly options: {
+      address: string;
+      port: number;
+      counterLatencies?: boolean;
+      /** The transports' own gauges (transport-gauges.ts), after the models' custom families. */
+      gauges?: () => readonly CustomFamilySnapshot[];
+    },
     private readonly log: Logger,
   ) {}
 
@@ -32,7 +38,7 @@ export class MetricsTransport {
         return;
       }
       try {
-        const body = renderMetrics(this.api.metrics(), this.cpu, { counterLatencies: this.options.counterLatencies !== false, custom: this.api.customMetrics?.() ?? [] });
+        const body = renderMetrics(this.api.metrics(), this.cpu, { counterLatencies: this.options.counterLatencies !== false, custom: [...(this.api.customMetrics?.() ?? []), ...(this.options.gauges?.() ?? [])] });
         res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8; version=0.0.4', 'content-length': Buffer.byteLength(body) });
         res.end(req.method === 'HEAD' ? undefined : body);
       } catch (e) {

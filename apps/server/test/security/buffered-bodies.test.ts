@@ -1,5 +1,5 @@
 /**
- * Request bodies held in memory are bounded server-wide (`--http-max-buffered-body-size`), not only
+ * Request bodies held in memory are bounded server-wide (`--max-buffered-request-size`, shared with gRPC), not only
  * one by one: a gzip body of 64 KB decompresses to 64 MB under the per-request limit, so many at once
  * (or bare `Content-Length: 67108864` headers that each reserved 64 MB) could exhaust memory. Here the
  * budget is 8 MB so a few requests reach it; past it a request is refused 503 naming the flag, and
@@ -17,7 +17,7 @@ let s: TestServer;
 let port: number;
 
 beforeAll(async () => {
-  s = await startTestServer({ httpMaxBufferedBodySize: BUDGET }, undefined, ['simple']);
+  s = await startTestServer({ maxBufferedRequestSize: BUDGET }, undefined, ['simple']);
   port = Number(s.httpUrl.split(':')[1]);
 });
 afterAll(async () => {
@@ -67,7 +67,7 @@ async function holdDeclared(bytes: number): Promise<net.Socket> {
   }
 }
 
-const exhausted = `request bodies held in memory would exceed the server's limit of ${BUDGET} bytes (--http-max-buffered-body-size); retry later`;
+const exhausted = `requests held in memory would exceed the server's limit of ${BUDGET} bytes (--max-buffered-request-size); retry later`;
 
 describe('request bodies held at once', () => {
   it('a gzip body decompressing past what is left of the budget is refused 503 naming the flag (not 413: it is under --http-max-input-size)', async () => {
@@ -104,9 +104,9 @@ describe('request bodies held at once', () => {
     expect((await gzipInfer((7 * 1024 * 1024) / 4)).status).toBe(200);
   });
 
-  it('--http-max-buffered-body-size sets the budget; its default is a quarter of memory', () => {
-    expect(parseServeFlags(['--model-repository=m', '--http-max-buffered-body-size=1048576']).httpMaxBufferedBodySize).toBe(1 << 20);
-    expect(parseServeFlags(['--model-repository=m']).httpMaxBufferedBodySize).toBeGreaterThan(64 * 1024 * 1024);
-    expect(() => parseServeFlags(['--model-repository=m', '--http-max-buffered-body-size=0'])).toThrow(/http-max-buffered-body-size/);
+  it('--max-buffered-request-size sets the budget; its default is a quarter of memory', () => {
+    expect(parseServeFlags(['--model-repository=m', '--max-buffered-request-size=1048576']).maxBufferedRequestSize).toBe(1 << 20);
+    expect(parseServeFlags(['--model-repository=m']).maxBufferedRequestSize).toBeGreaterThan(64 * 1024 * 1024);
+    expect(() => parseServeFlags(['--model-repository=m', '--max-buffered-request-size=0'])).toThrow(/max-buffered-request-size/);
   });
 });
