@@ -4,7 +4,7 @@
  * key prefixes, the listing bound, folders from keys, "a folder is any key below it", and one
  * wording for failures (URL, never a credential).
  */
-import type { RepositoryEntry, RepositoryFetch, RepositorySource } from '@tritium/core';
+import { checkRelativePath, type RepositoryEntry, type RepositoryFetch, type RepositorySource } from '@tritium/core';
 import { MAX_LISTED_KEYS, entriesFromListing, folderPrefix, type ListedObject } from './object-keys.ts';
 import { joinUrl, storeError } from './store-error.ts';
 
@@ -37,11 +37,17 @@ export function objectStoreSource(url: string, prefix: string, store: ObjectStor
     throw storeError(action, joinUrl(url, path), err, secrets);
   };
   const dirEntry = (path: string): RepositoryEntry => ({ path, kind: 'dir', size: 0, etag: '', mtimeMs: 0 });
+  // A path from a caller names a key below the prefix only when it is relative, `/`-separated and
+  // free of `.`, `..` and empty segments: refused (INVALID_ARG) before the store is asked.
+  const checked = (path: string): void => {
+    if (path !== '') checkRelativePath(path, url);
+  };
 
   return {
     url,
     async list(dir, opts = {}) {
       const recursive = opts.recursive === true;
+      checked(dir);
       try {
         const objects: ListedObject[] = [];
         const folders: string[] = [];
@@ -56,6 +62,7 @@ export function objectStoreSource(url: string, prefix: string, store: ObjectStor
       }
     },
     async stat(path) {
+      checked(path);
       try {
         if (path === '') {
           await store.checkRoot();
@@ -70,6 +77,7 @@ export function objectStoreSource(url: string, prefix: string, store: ObjectStor
       }
     },
     async fetch(entry, opts = {}) {
+      checkRelativePath(entry.path, url);
       try {
         return await store.download(`${prefix}${entry.path}`, entry.etag, opts.signal);
       } catch (err) {
