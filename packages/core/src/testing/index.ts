@@ -60,3 +60,8 @@ export { captureLog } from './capture-log.ts';
 export type { CapturedLog } from './capture-log.ts';
 export { loadTestInstance, testRequest, neverAborted } from './load-instance.ts';
 export type { LoadedTestInstance, LoadTestInstanceOptions } from './load-instance.ts';
+export { backendConformanceSuite } from './conformance/backend-conformance.ts';
+export type { BackendConformanceSubject } from './conformance/backend-conformance.ts';
+export { repositorySourceConformanceSuite } from './conformance/repository-source-conformance.ts';
+export type { RepositorySourceConformanceSubject, OpenedRepository } from './conformance/repository-source-conformance.ts';
+export type { ConformanceCase, ConformanceSuite } from './conformance/conformance-case.ts';
