@@ -7,7 +7,8 @@
 import {
   BACKEND_API_VERSION,
   InferError,
-  configToWireDataType,
+  configTensorPlan,
+  instanceHooks,
   sequenceTensors,
   spawnWorkerInstance,
   type AutoCompleteSpec,
@@ -19,7 +20,6 @@ import {
   type ModelInstance,
   type ModelInput,
   type ModelOutput,
-  type DataType,
   type SequenceTensorSpec,
 } from '@tritium/core';
 import { autoCompleteConfig, autoCompleteSkipped, DEFAULT_MAX_BATCH_SIZE, skippedMessage } from './autocomplete.ts';
@@ -57,16 +57,7 @@ function truthy(value: string | undefined): boolean {
 }
 
 function plan(io: ModelInput | ModelOutput, model: string): TensorPlan {
-  const datatype: DataType | undefined = configToWireDataType(io.data_type);
-  if (!datatype) throw new InferError('INVALID_ARG', `model '${model}': tensor '${io.name}' has unsupported data type ${io.data_type}`);
-  return {
-    name: io.name,
-    datatype,
-    dims: [...io.dims],
-    ...(io.reshape ? { reshape: [...io.reshape.shape] } : {}),
-    ...('optional' in io && io.optional ? { optional: true } : {}),
-    ...('allow_ragged_batch' in io && io.allow_ragged_batch ? { ragged: true } : {}),
-  };
+  return { ...configTensorPlan(io, model), ...('allow_ragged_batch' in io && io.allow_ragged_batch ? { ragged: true } : {}) };
 }
 
 function sequencePlan(t: SequenceTensorSpec): TensorPlan {
@@ -110,9 +101,7 @@ class OnnxModel implements BackendModel {
       model: config.name,
       instanceName: instance.name,
       log,
-      ...(instance.onUnavailable ? { onUnavailable: instance.onUnavailable } : {}),
-      ...(instance.onAvailable ? { onAvailable: instance.onAvailable } : {}),
-      ...(instance.signal ? { signal: instance.signal } : {}),
+      ...instanceHooks(instance),
       ...(this.options.executeTimeoutMs ? { executeTimeoutMs: this.options.executeTimeoutMs } : {}),
     });
   }

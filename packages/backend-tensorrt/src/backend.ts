@@ -11,13 +11,12 @@
 import { dirname } from 'node:path';
 import {
   BACKEND_API_VERSION,
-  InferError,
-  configToWireDataType,
+  configTensorPlan,
+  instanceHooks,
   spawnWorkerInstance,
   type AutoCompleteSpec,
   type Backend,
   type BackendModel,
-  type DataType,
   type InstanceSpec,
   type LoadSpec,
   type ModelConfig,
@@ -49,16 +48,7 @@ export interface TensorrtBackendOptions {
 const ENTRY = new URL('./instance-entry.ts', import.meta.url);
 
 function plan(io: ModelInput | ModelOutput, model: string): TensorPlan {
-  const datatype: DataType | undefined = configToWireDataType(io.data_type);
-  if (!datatype || datatype === 'BYTES') throw new InferError('INVALID_ARG', `model '${model}': tensor '${io.name}' has unsupported data type ${io.data_type}`);
-  return {
-    name: io.name,
-    datatype,
-    dims: [...io.dims],
-    ...(io.reshape ? { reshape: [...io.reshape.shape] } : {}),
-    ...('optional' in io && io.optional ? { optional: true } : {}),
-    ...(io.is_shape_tensor ? { isShapeTensor: true } : {}),
-  };
+  return { ...configTensorPlan(io, model, ['BYTES']), ...(io.is_shape_tensor ? { isShapeTensor: true } : {}) };
 }
 
 /** The profile an instance group's contexts use: its first listed profile, else 0. */
@@ -108,9 +98,7 @@ class TrtModel implements BackendModel {
       ...(isolation === 'process'
         ? { execArgv: ['--allow-addons'], processPermissions: { allowRead: [dirname(this.enginePath), dirname(this.shimPath)] } }
         : {}),
-      ...(instance.onUnavailable ? { onUnavailable: instance.onUnavailable } : {}),
-      ...(instance.onAvailable ? { onAvailable: instance.onAvailable } : {}),
-      ...(instance.signal ? { signal: instance.signal } : {}),
+      ...instanceHooks(instance),
       ...(this.options.executeTimeoutMs ? { executeTimeoutMs: this.options.executeTimeoutMs } : {}),
       ...(this.options.restart ? { restart: this.options.restart } : {}),
     });

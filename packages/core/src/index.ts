@@ -26,6 +26,8 @@ export type { SplitOptions } from './tensor/batch.ts';
 export { executeInGroups, answersOfRun, outputsToFetch } from './backend/grouped-execute.ts';
 export { executeDecoupledToEnd } from './backend/decoupled-to-end.ts';
 export type { GroupedExecuteOptions, RunMember, RunTimings } from './backend/grouped-execute.ts';
+export { configTensorPlan, instanceHooks } from './backend/config-tensor-plan.ts';
+export type { ConfigTensorPlan } from './backend/config-tensor-plan.ts';
 export { PAD_PARAMETER_PREFIX, encodePadValue, paddingSpecFromConfig, padTensor, padBatch } from './tensor/pad.ts';
 export { UNPAD_PARAMETER_PREFIX, unpaddingSpecFromConfig, trimTensor, unpadResponse } from './tensor/pad.ts';
 export { createScheduler, isEnsembleConfig } from './scheduler/create-scheduler.ts';
