@@ -4,8 +4,9 @@ import type { DataType } from '@tritium/core';
 import { contentsToBytes, exactJson, jsonDataToBytes, tensorToJsonData } from '../src/protocol/tensors.ts';
 import { liftParameters } from '../src/protocol/params.ts';
 
+/** JSON values → tensor bytes → the JSON the server prints → values. */
 const roundTrip = (datatype: DataType, data: unknown[], shape = [data.length]) =>
-  tensorToJsonData({ name: 'x', datatype, shape, data: jsonDataToBytes(datatype, data, data.length, 'x') });
+  JSON.parse(exactJson(tensorToJsonData({ name: 'x', datatype, shape, data: jsonDataToBytes(datatype, data, data.length, 'x') })));
 
 describe('JSON tensor data', () => {
   it('round-trips every JSON-capable datatype', () => {
@@ -21,6 +22,15 @@ describe('JSON tensor data', () => {
     expect(roundTrip('FP32', [1.5, -2])).toEqual([1.5, -2]);
     expect(roundTrip('FP64', [0.1])).toEqual([0.1]);
     expect(roundTrip('BYTES', ['a', 'ü', ''])).toEqual(['a', 'ü', '']);
+  });
+
+  it('prints BYTES straight from their bytes: escapes, invalid UTF-8 replaced, a client string never taken for a splice mark', () => {
+    const strings = ['plain', 'quo"te', 'back\\slash', 'tab\t', 'ü€😀', '', '\u0000json:0'];
+    expect(roundTrip('BYTES', strings)).toEqual(strings);
+    const invalid = { name: 'x', datatype: 'BYTES' as const, shape: [1], data: Uint8Array.of(2, 0, 0, 0, 0xff, 0x41) };
+    expect(JSON.parse(exactJson([tensorToJsonData(invalid), 'x']))).toEqual([['\ufffdA'], 'x']);
+    const malformed = { name: 'x', datatype: 'BYTES' as const, shape: [1], data: Uint8Array.of(9, 0, 0, 0, 0x41) };
+    expect(() => tensorToJsonData(malformed)).toThrow("malformed BYTES data for 'x'");
   });
 
   it('prints 64-bit integers exactly in JSON', () => {

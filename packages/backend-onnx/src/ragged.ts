@@ -3,7 +3,7 @@
  * concatenated element-wise into one 1-D tensor, and batch inputs describe how the elements split
  * between batch items (one item per request row).
  */
-import { InferError, DATA_TYPE_SIZE, decodeBytesElements, elementCount, tensorFromTyped, type InferRequest, type Tensor } from '@tritium/core';
+import { InferError, DATA_TYPE_SIZE, countBytesElements, elementCount, tensorFromTyped, type InferRequest, type Tensor } from '@tritium/core';
 import type { BatchInputPlan } from './plan.ts';
 
 function input(request: InferRequest, name: string): Tensor {
@@ -13,7 +13,7 @@ function input(request: InferRequest, name: string): Tensor {
 }
 
 function elements(tensor: Tensor): number {
-  return DATA_TYPE_SIZE[tensor.datatype] === 0 ? decodeBytesElements(tensor.data, tensor.name).length : elementCount(tensor.shape);
+  return DATA_TYPE_SIZE[tensor.datatype] === 0 ? countBytesElements(tensor.data, tensor.name) : elementCount(tensor.shape);
 }
 
 /** Input `name` of every request as one 1-D tensor of all their elements (fresh buffer). */

@@ -71,6 +71,21 @@ describe('ModelInferRequest codec', () => {
     expect(Buffer.from(back.raw_input_contents[0]!)).toEqual(Buffer.from([1, 2, 3]));
   });
 
+  it('bytes_contents decode packed (u32 length + bytes each, in one buffer), whatever else sits between them', () => {
+    const buf = Buffer.from(RequestType.encode(RequestType.fromObject({
+      model_name: 'm',
+      inputs: [{ name: 'T', datatype: 'BYTES', shape: [3], contents: { bytes_contents: [Buffer.from('ab'), Buffer.alloc(0), Buffer.from('xyz')], int_contents: [4] } }],
+    })).finish());
+    const contents = decodeInferRequest(buf).inputs[0]!.contents!;
+    expect(contents.bytes_contents).toBeUndefined();
+    expect(contents.bytes_packed!.count).toBe(3);
+    expect(Buffer.from(contents.bytes_packed!.data)).toEqual(Buffer.from([2, 0, 0, 0, 97, 98, 0, 0, 0, 0, 3, 0, 0, 0, 120, 121, 122]));
+    expect(contents.int_contents).toEqual([4]);
+    // Encoding takes the packed form too: protobufjs reads the elements back.
+    const again = RequestType.toObject(RequestType.decode(encodeInferRequest(decodeInferRequest(buf))), { bytes: String });
+    expect(again['inputs'][0].contents.bytes_contents).toEqual(['YWI=', '', 'eHl6']);
+  });
+
   it('responses and stream responses round-trip; protobufjs agrees', () => {
     const res = {
       model_name: 'm',

@@ -6,6 +6,7 @@ export { InferError, ERROR_CODES } from './errors.ts';
 export type { ErrorCode, WireError } from './errors.ts';
 export * from './tensor/data-type.ts';
 export * from './tensor/tensor.ts';
+export * from './tensor/bytes-elements.ts';
 export type * from './types.ts';
 export type { RequestTrace, TraceActivity, TraceTensorActivity } from './trace/request-trace.ts';
 export { traceNowNs, compositeTrace, reportCompute } from './trace/request-trace.ts';

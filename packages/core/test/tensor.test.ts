@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeStrings, encodeBytesElements, decodeBytesElements, typedView, tensorFromTyped, InferError } from '../src/index.ts';
+import { BytesWriter, bytesElementOffsets, countBytesElements, decodeStrings, encodeBytesElements, decodeBytesElements, typedView, tensorFromTyped, InferError } from '../src/index.ts';
 
 describe('tensor helpers', () => {
   it('round-trips BYTES elements in the KServe layout', () => {
@@ -16,6 +16,25 @@ describe('tensor helpers', () => {
     } catch (e) {
       expect(InferError.is(e) && e.code).toBe('INVALID_ARG');
     }
+  });
+
+  it('counts and indexes BYTES elements by their length prefixes, refusing a malformed buffer as decoding does', () => {
+    const data = encodeBytesElements(['ab', '', 'ü']);
+    expect(countBytesElements(data)).toBe(3);
+    expect(Array.from(bytesElementOffsets(data))).toEqual([0, 6, 10, 16]);
+    expect(countBytesElements(new Uint8Array(4 * 1000))).toBe(1000);
+    expect(() => countBytesElements(data.subarray(0, 7), 'TEXT')).toThrow("malformed BYTES data for 'TEXT': truncated length prefix at byte 6");
+    expect(() => countBytesElements(data.subarray(0, 5), 'TEXT')).toThrow("malformed BYTES data for 'TEXT': element of 2 bytes at byte 0 runs past the end (5)");
+  });
+
+  it('BytesWriter builds the same bytes as encodeBytesElements, one element at a time', () => {
+    const w = new BytesWriter(1);
+    for (const e of ['x'.repeat(300), '', 'wörld😀', new Uint8Array([0, 255])]) w.add(e);
+    const raw = encodeBytesElements(['tail']);
+    w.addRaw(raw, 0, raw.byteLength);
+    const out = w.finish();
+    expect(out).toEqual(encodeBytesElements(['x'.repeat(300), '', 'wörld😀', new Uint8Array([0, 255]), 'tail']));
+    expect(out.byteOffset === 0 && out.buffer.byteLength === out.byteLength).toBe(true);
   });
 
   it('rejects invalid UTF-8', () => {

@@ -39,7 +39,7 @@ export function fromWireRequest(
     if (shm) {
       data = ctx.shm.readInput(shm, datatype, t.shape, t.name, model);
     } else if (usesRaw) {
-      if (t.contents && Object.values(t.contents).some((v) => Array.isArray(v) && v.length > 0)) {
+      if (t.contents && (t.contents.bytes_packed || Object.values(t.contents).some((v) => Array.isArray(v) && v.length > 0))) {
         throw invalidArg(`contents field must not be specified when using raw_input_contents for '${t.name}' for model '${model}'`);
       }
       const raw = m.raw_input_contents[rawIndex++];

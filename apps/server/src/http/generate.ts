@@ -6,11 +6,11 @@
  * are the output names; one-element outputs become scalars. Works for decoupled models too.
  */
 import type { ServerResponse } from 'node:http';
-import { InferError, parseModelVersion, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
+import { elementCount, InferError, parseModelVersion, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
 import type { TransportLimits } from '../protocol/limits.ts';
 import { liftParameters, type LiftedParams } from '../protocol/params.ts';
-import { checkShape, exactJson, jsonDataToBytes, needsExactIntegers, tensorToJsonData } from '../protocol/tensors.ts';
+import { checkShape, exactJson, jsonDataToBytes, needsExactIntegers, tensorToJsonData, tensorToJsonScalar } from '../protocol/tensors.ts';
 import { parseJsonExactIntegers } from './json-decode.ts';
 import { invalidArg } from '../protocol/status.ts';
 
@@ -84,10 +84,7 @@ export function generateJson(r: InferResponse): Record<string, unknown> {
   if (r.id) out['id'] = r.id;
   out['model_name'] = r.model;
   out['model_version'] = String(r.version);
-  for (const t of r.outputs) {
-    const data = tensorToJsonData(t);
-    out[t.name] = data.length === 1 ? data[0] : data;
-  }
+  for (const t of r.outputs) out[t.name] = elementCount(t.shape) === 1 ? tensorToJsonScalar(t) : tensorToJsonData(t);
   return out;
 }
 

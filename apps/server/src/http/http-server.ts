@@ -24,7 +24,7 @@ import { buildInferReply, checkHeaderLength, checkNotDecoupled, parseInferBody, 
 import { matchRoute, type Reply } from './routes.ts';
 import { generateOnce, generateRequest, generateSpecOf, generateStream } from './generate.ts';
 import { JsonParser, type JsonParserOptions } from './json-parser.ts';
-import { exactJson } from '../protocol/tensors.ts';
+import { exactJsonParts } from '../protocol/tensors.ts';
 import { failedRestriction, httpRestrictedMessage, type Restrictions } from '../protocol/restricted.ts';
 import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';
 import { DEFAULT_HTTP_CONNECTION_LIMITS, type HttpConnectionLimits } from '../protocol/limits.ts';
@@ -308,11 +308,11 @@ export class HttpTransport {
   ): Promise<void> {
     const response = classified(inferred, parsed.request.outputs, this.ctx, model);
     const reply = buildInferReply(response, parsed, this.ctx);
-    const parts = [reply.json, ...reply.binary];
+    const parts = [...reply.json, ...reply.binary];
     const headers: Record<string, string | number> = {};
     if (reply.binary.length > 0) {
       headers['content-type'] = 'application/octet-stream';
-      headers['inference-header-content-length'] = reply.json.length;
+      headers['inference-header-content-length'] = reply.jsonLength;
     } else {
       headers['content-type'] = 'application/json';
     }
@@ -348,7 +348,7 @@ export class HttpTransport {
   }
 
   private sendJson(res: ServerResponse, status: number, json: unknown): void {
-    void this.send(res, status, { 'content-type': 'application/json' }, [Buffer.from(exactJson(json))]).catch(() => res.destroy());
+    void this.send(res, status, { 'content-type': 'application/json' }, exactJsonParts(json)).catch(() => res.destroy());
   }
 
   private sendError(req: IncomingMessage, res: ServerResponse, error: unknown): void {

@@ -10,7 +10,7 @@ import type { TransportLimits } from '../protocol/limits.ts';
 import { liftParameters, type LiftedParams } from '../protocol/params.ts';
 import { parseJsonBody, parseJsonExactIntegers } from './json-decode.ts';
 import { shmRefOf, type ShmRef } from '../protocol/shared-memory.ts';
-import { checkDataType, checkShape, exactJson, jsonDataToBytes, needsExactIntegers, tensorToJsonData } from '../protocol/tensors.ts';
+import { checkDataType, checkShape, exactJsonParts, jsonDataToBytes, needsExactIntegers, tensorToJsonData } from '../protocol/tensors.ts';
 import { invalidArg } from '../protocol/status.ts';
 import { firstOfEachName } from '../protocol/requested-outputs.ts';
 
@@ -258,7 +258,10 @@ function rawBinaryRequest(
 }
 
 export interface HttpInferReply {
-  readonly json: Buffer;
+  /** The JSON header in parts (a BYTES output's JSON data is a part of its own, see exactJsonParts). */
+  readonly json: readonly Buffer[];
+  /** Its size in bytes. */
+  readonly jsonLength: number;
   readonly binary: readonly Uint8Array[];
 }
 
@@ -289,7 +292,10 @@ export function buildInferReply(r: InferResponse, parsed: ParsedHttpInfer, ctx: 
     );
   }
   head['outputs'] = outputs;
-  return { json: Buffer.from(exactJson(head)), binary };
+  const json = exactJsonParts(head);
+  let jsonLength = 0;
+  for (const part of json) jsonLength += part.length;
+  return { json, jsonLength, binary };
 }
 
 export const DECOUPLED_HTTP_MESSAGE = "HTTP end point doesn't support models with decoupled transaction policy";

@@ -7,7 +7,7 @@
  * FP16/BF16 are held as raw 16-bit patterns here, and ranking those ranked every negative value above
  * every positive one. Labels (`label_filename`) are not read by Tritium yet.
  */
-import { encodeBytesElements, InferError, typedView, type DataType, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import { BytesWriter, InferError, typedView, type DataType, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
 import type { TransportContext } from './context.ts';
 
 /** The datatypes Triton's TopkClassifications accepts, and whether their values print as floats. */
@@ -102,16 +102,17 @@ function classify(t: Tensor, k: number, batched: boolean): Tensor {
   const rows = batched ? (t.shape[0] ?? 1) : 1;
   const per = rows > 0 ? view.length / rows : 0;
   const top = Math.min(k, per);
-  const out: string[] = [];
+  // Written element by element into the BYTES layout: no array of strings, whatever rows * top is.
+  const out = new BytesWriter(Math.min(rows * top * 24, 1 << 20));
   for (let r = 0; r < rows; r++) {
     const from = r * per;
     const at = (i: number): Value => view[from + i]!;
     for (const i of topOf(at, per, top)) {
       const v = at(i);
-      out.push(`${kind === 'float' ? cFixed(v as number) : String(v)}:${i}`);
+      out.add(`${kind === 'float' ? cFixed(v as number) : String(v)}:${i}`);
     }
   }
-  return { name: t.name, datatype: 'BYTES', shape: batched ? [rows, top] : [top], data: encodeBytesElements(out) };
+  return { name: t.name, datatype: 'BYTES', shape: batched ? [rows, top] : [top], data: out.finish() };
 }
 
 /** Rewrites the outputs asked for with `classification`; other outputs pass through. */

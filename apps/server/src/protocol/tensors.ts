@@ -2,11 +2,12 @@
  * Tensor conversions the transports share: shape checks against the element limit, gRPC typed
  * `contents` and HTTP JSON `data` to wire bytes, and output bytes back to JSON values.
  */
+import { randomBytes } from 'node:crypto';
 import {
   DATA_TYPE_SIZE,
   TYPED_ARRAY_CONSTRUCTORS,
-  decodeBytesElements,
   encodeBytesElements,
+  readU32LE,
   isDataType,
   typedView,
   type DataType,
@@ -138,14 +139,16 @@ export function contentsToBytes(datatype: DataType, contents: WireContents, coun
   };
   const key = field[datatype];
   if (!key) throw invalidArg(`${datatype} data cannot be sent in 'contents' for input '${tensorName}' for model '${model}'; use raw_input_contents`);
-  const values = (contents[key] ?? []) as unknown[];
-  if (values.length !== count) {
-    throw invalidArg(
-      `unexpected number of elements in 'contents' for input '${tensorName}' for model '${model}'. Expected ${count}, got ${values.length}`,
-    );
+  // BYTES arrive packed by the codec (one buffer, no object per element): used as they are.
+  const packed = datatype === 'BYTES' ? contents.bytes_packed : undefined;
+  const values = packed ? undefined : ((contents[key] ?? []) as unknown[]);
+  const given = packed ? packed.count : values!.length;
+  if (given !== count) {
+    throw invalidArg(`unexpected number of elements in 'contents' for input '${tensorName}' for model '${model}'. Expected ${count}, got ${given}`);
   }
+  if (packed) return packed.data;
   if (datatype === 'BYTES') return encodeBytesElements(values as Uint8Array[]);
-  return fillTyped(datatype, values, tensorName);
+  return fillTyped(datatype, values!, tensorName);
 }
 
 /** Flattens nested JSON `data` row-major, stopping (with an error) past `limit` elements. */
@@ -185,12 +188,10 @@ export function jsonDataToBytes(datatype: DataType, data: unknown, count: number
     throw invalidArg("Unable to parse 'data': Shape does not match true shape of 'data' field");
   }
   if (datatype === 'BYTES') {
-    return encodeBytesElements(
-      values.map((v) => {
-        if (typeof v !== 'string') throw invalidArg(`unable to convert ${JSON.stringify(v)} to BYTES for input '${tensorName}'; expected a string`);
-        return v;
-      }),
-    );
+    for (const v of values) {
+      if (typeof v !== 'string') throw invalidArg(`unable to convert ${JSON.stringify(v)} to BYTES for input '${tensorName}'; expected a string`);
+    }
+    return encodeBytesElements(values as string[]);
   }
   return fillTyped(datatype, values, tensorName);
 }
@@ -201,17 +202,124 @@ const lenientUtf8 = new TextDecoder('utf-8');
 const BIG_MARK = '\u0000int:';
 const BIG_MARKED = /"\\u0000int:(-?\d+)"/g;
 
-/** JSON.stringify, with 64-bit integers from tensorToJsonData printed exactly (as Triton does). */
-export function exactJson(value: unknown): string {
-  const text = JSON.stringify(value);
-  return text.includes('\\u0000int:') ? text.replace(BIG_MARKED, '$1') : text;
+/**
+ * Marks where exactJson() splices a JsonText. The random part keeps a client's own string (an id, a
+ * parameter) from passing for a mark: it never appears in a response.
+ */
+const SPLICE_MARK = `\u0000json:${randomBytes(8).toString('hex')}:`;
+const SPLICE_MARKED = new RegExp(`"\\\\u0000json:${SPLICE_MARK.slice(6, -1)}:(\\d+)"`, 'g');
+/** The bytes of the JsonTexts met by the exactJson() running now. */
+let splices: Buffer[] | undefined;
+
+/**
+ * JSON text (UTF-8 bytes) standing for a value in exactJson()'s output, so a large array can be
+ * written straight from tensor bytes instead of through an object per element.
+ */
+export class JsonText {
+  constructor(readonly bytes: Buffer) {}
+
+  toJSON(): string {
+    if (!splices) throw new Error('JsonText is printed by exactJson() only');
+    splices.push(this.bytes);
+    return `${SPLICE_MARK}${splices.length - 1}`;
+  }
 }
 
-/** Output tensor → flat JSON values (BYTES as strings). FP16/BF16 cannot travel as JSON. */
-export function tensorToJsonData(t: Tensor): unknown[] {
+/** JSON.stringify with 64-bit integers printed exactly; the JsonTexts met, in the order of their marks. */
+function stringify(value: unknown): { text: string; texts: Buffer[] } {
+  const outer = splices;
+  const texts: Buffer[] = [];
+  splices = texts;
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } finally {
+    splices = outer;
+  }
+  if (text.includes('\\u0000int:')) text = text.replace(BIG_MARKED, '$1');
+  return { text, texts };
+}
+
+/**
+ * The JSON of `value` as UTF-8 parts, to write one after another: 64-bit integers from
+ * tensorToJsonData printed exactly (as Triton does), and each JsonText a part of its own, its bytes as
+ * they are (never copied into a JS string).
+ */
+export function exactJsonParts(value: unknown): Buffer[] {
+  const { text, texts } = stringify(value);
+  if (texts.length === 0) return [Buffer.from(text)];
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (const m of text.matchAll(SPLICE_MARKED)) {
+    parts.push(Buffer.from(text.slice(from, m.index)), texts[Number(m[1])]!);
+    from = m.index + m[0].length;
+  }
+  parts.push(Buffer.from(text.slice(from)));
+  return parts;
+}
+
+/** exactJsonParts() as one string. */
+export function exactJson(value: unknown): string {
+  const { text, texts } = stringify(value);
+  return texts.length === 0 ? text : text.replace(SPLICE_MARKED, (_, i: string) => texts[Number(i)]!.toString('utf8'));
+}
+
+/**
+ * BYTES data as a JSON array of strings (invalid UTF-8 replaced, as TextDecoder does), written from
+ * its bytes: an element of printable ASCII is copied as it is, any other is decoded and escaped on
+ * its own. No object outlives its element, whatever the element count.
+ */
+export function bytesJsonText(data: Uint8Array, name: string): Buffer {
+  let out = Buffer.allocUnsafe(Math.max(64, data.byteLength + 16));
+  let used = 0;
+  const put = (n: number): void => {
+    if (used + n <= out.length) return;
+    const next = Buffer.allocUnsafe(Math.max(used + n, out.length * 2));
+    out.copy(next, 0, 0, used);
+    out = next;
+  };
+  put(1);
+  out[used++] = 0x5b; // [
+  const size = data.byteLength;
+  for (let at = 0, first = true; at < size; first = false) {
+    if (at + 4 > size) throw invalidArg(`malformed BYTES data for '${name}': truncated length prefix at byte ${at}`);
+    const len = readU32LE(data, at);
+    const start = at + 4;
+    const end = start + len;
+    if (end > size) throw invalidArg(`malformed BYTES data for '${name}': element of ${len} bytes at byte ${at} runs past the end (${size})`);
+    at = end;
+    let plain = true;
+    for (let i = start; i < end && plain; i++) {
+      const b = data[i]!;
+      plain = b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c;
+    }
+    if (plain) {
+      put(len + 3);
+      if (!first) out[used++] = 0x2c; // ,
+      out[used++] = 0x22;
+      out.set(data.subarray(start, end), used);
+      used += len;
+      out[used++] = 0x22;
+    } else {
+      const text = JSON.stringify(lenientUtf8.decode(data.subarray(start, end)));
+      put(text.length * 3 + 1);
+      if (!first) out[used++] = 0x2c;
+      used += out.write(text, used, 'utf8');
+    }
+  }
+  put(1);
+  out[used++] = 0x5d; // ]
+  return out.subarray(0, used);
+}
+
+/**
+ * Output tensor → JSON `data`: flat values, or for BYTES the JSON text of its strings (bytesJsonText).
+ * FP16/BF16 cannot travel as JSON.
+ */
+export function tensorToJsonData(t: Tensor): unknown[] | JsonText {
   switch (t.datatype) {
     case 'BYTES':
-      return decodeBytesElements(t.data, t.name).map((e) => lenientUtf8.decode(e));
+      return new JsonText(bytesJsonText(t.data, t.name));
     case 'BOOL':
       return Array.from(t.data, (b) => b !== 0);
     case 'FP16':
@@ -224,4 +332,10 @@ export function tensorToJsonData(t: Tensor): unknown[] {
     default:
       return Array.from(typedView(t) as Float32Array);
   }
+}
+
+/** A one-element output tensor's value as generate prints it (a bare scalar or string). */
+export function tensorToJsonScalar(t: Tensor): unknown {
+  if (t.datatype !== 'BYTES') return (tensorToJsonData(t) as unknown[])[0];
+  return lenientUtf8.decode(t.data.subarray(4, 4 + readU32LE(t.data, 0)));
 }

@@ -1,5 +1,6 @@
 import {
   DATA_TYPE_SIZE,
+  countBytesElements,
   decodeBytesElements,
   encodeBytesElements,
   elementCount,
@@ -146,7 +147,7 @@ export class Tensor {
     if (type === 'BYTES') {
       if (data instanceof Uint8Array) {
         this.#wire = data;
-        count = decodeBytesElements(data, name).length;
+        count = countBytesElements(data, name);
       } else if (Array.isArray(data) && data.every((e) => typeof e === 'string' || e instanceof Uint8Array)) {
         this.#wire = encodeBytesElements(data as readonly (string | Uint8Array)[]);
         count = data.length;

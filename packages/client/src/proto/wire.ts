@@ -122,6 +122,16 @@ export class ProtoReader {
     return out;
   }
 
+  /**
+   * Skips a `bytes` field and returns its length: the bytes are `buf[pos - length, pos)`. For a
+   * caller that copies them elsewhere without a view per field.
+   */
+  skipBytes(): number {
+    const len = this.length();
+    this.pos += len;
+    return len;
+  }
+
   string(): string {
     const len = this.length();
     const s = this.buf.toString('utf8', this.pos, this.pos + len);

@@ -7,7 +7,8 @@
 import { InferError } from '../errors.ts';
 import type { ModelInput } from '../config/model-config.ts';
 import { configToWireDataType, wireToConfigDataType, type DataType } from '../tensor/data-type.ts';
-import { decodeBytesElements, elementCount, expectedByteSize } from '../tensor/tensor.ts';
+import { elementCount, expectedByteSize } from '../tensor/tensor.ts';
+import { countBytesElements } from '../tensor/bytes-elements.ts';
 import { batchSizeOf } from '../tensor/batch.ts';
 import type { InferRequest } from '../types.ts';
 import { shapeToString } from '../backend/compare-dims.ts';
@@ -163,17 +164,16 @@ export function validateRequest(config: RequestSpec, request: InferRequest): num
         throw invalid(request, inputByteSizeMismatch(tensor.name, model, byteSize, tensor.data.byteLength));
       }
     } else {
+      // Counted by walking the length prefixes: no object per element, however many the data holds.
+      const expected = elementCount(tensor.shape);
       let count: number;
       try {
-        count = decodeBytesElements(tensor.data, tensor.name).length;
+        count = countBytesElements(tensor.data, tensor.name);
       } catch (err) {
         throw invalid(request, InferError.from(err).message);
       }
-      if (count !== elementCount(tensor.shape)) {
-        throw invalid(
-          request,
-          `expected ${elementCount(tensor.shape)} string elements for inference input '${tensor.name}' for model '${model}', got ${count}`,
-        );
+      if (count !== expected) {
+        throw invalid(request, `expected ${expected} string elements for inference input '${tensor.name}' for model '${model}', got ${count}`);
       }
     }
   }

@@ -10,7 +10,8 @@ import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { InferRequest, InferResponse } from '../types.ts';
 import { DATA_TYPE_SIZE } from './data-type.ts';
-import { elementCount, readU32LE, type Tensor } from './tensor.ts';
+import { elementCount, type Tensor } from './tensor.ts';
+import { readU32LE } from './bytes-elements.ts';
 
 /**
  * The batch size of a request: dim 0 shared by its inputs when the model batches

@@ -12,7 +12,8 @@ import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { InferRequest } from '../types.ts';
 import { DATA_TYPE_SIZE, configToWireDataType, type DataType } from './data-type.ts';
-import { decodeBytesElements, elementCount, encodeBytesElements, type Tensor } from './tensor.ts';
+import { elementCount, type Tensor } from './tensor.ts';
+import { BytesWriter, bytesElementOffsets, encodeBytesElements } from './bytes-elements.ts';
 
 /** Config parameter prefix that declares an input paddable. */
 export const PAD_PARAMETER_PREFIX = 'tritium.pad.';
@@ -157,9 +158,13 @@ export function trimTensor(tensor: Tensor, shape: readonly number[]): Tensor {
   };
   const total = elementCount(shape);
   if (tensor.datatype === 'BYTES') {
-    const elems = decodeBytesElements(tensor.data, tensor.name);
-    const picked = Array.from({ length: total }, (_, i) => elems[mapIndex(i)]!);
-    return { name: tensor.name, datatype: 'BYTES', shape: [...shape], data: encodeBytesElements(picked) };
+    const at = bytesElementOffsets(tensor.data, tensor.name);
+    const out = new BytesWriter(tensor.data.byteLength);
+    for (let i = 0; i < total; i++) {
+      const k = mapIndex(i);
+      out.addRaw(tensor.data, at[k]!, at[k + 1]!);
+    }
+    return { name: tensor.name, datatype: 'BYTES', shape: [...shape], data: out.finish() };
   }
   const size = DATA_TYPE_SIZE[tensor.datatype];
   const data = new Uint8Array(new ArrayBuffer(total * size));
@@ -215,11 +220,17 @@ export function padTensor(tensor: Tensor, shape: readonly number[], pad: Uint8Ar
     return dst;
   };
   if (tensor.datatype === 'BYTES') {
-    const elems = decodeBytesElements(tensor.data, tensor.name);
-    const padElem = pad.subarray(4);
-    const out: Uint8Array[] = new Array<Uint8Array>(total).fill(padElem);
-    elems.forEach((e, i) => (out[mapIndex(i)] = e));
-    return { name: tensor.name, datatype: 'BYTES', shape: [...shape], data: encodeBytesElements(out) };
+    // Where each padded slot takes its element from: a source index, or -1 for the pad element.
+    const at = bytesElementOffsets(tensor.data, tensor.name);
+    const source = new Int32Array(total).fill(-1);
+    for (let i = 0; i < at.length - 1; i++) source[mapIndex(i)] = i;
+    const out = new BytesWriter(tensor.data.byteLength + (total - (at.length - 1)) * pad.byteLength);
+    for (let j = 0; j < total; j++) {
+      const i = source[j]!;
+      if (i < 0) out.addRaw(pad, 0, pad.byteLength);
+      else out.addRaw(tensor.data, at[i]!, at[i + 1]!);
+    }
+    return { name: tensor.name, datatype: 'BYTES', shape: [...shape], data: out.finish() };
   }
   const size = pad.byteLength;
   const data = new Uint8Array(new ArrayBuffer(total * size));

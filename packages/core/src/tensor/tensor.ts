@@ -1,6 +1,7 @@
 import { InferError } from '../errors.ts';
 import { DATA_TYPE_SIZE, type DataType, type DataTypeMap, type TypedArray } from './data-type.ts';
 import { TYPED_ARRAY_CONSTRUCTORS, type TypedArrayConstructor } from './generated/data-types.ts';
+import { encodeBytesElements } from './bytes-elements.ts';
 
 // The datatype → typed array table is generated with the other datatype tables (data-type.ts).
 export { TYPED_ARRAY_CONSTRUCTORS, type TypedArrayConstructor } from './generated/data-types.ts';
@@ -59,67 +60,6 @@ export function bytesOf(array: TypedArray): Uint8Array {
 /** Builds a fixed-size tensor from a typed array (no copy). */
 export function tensorFromTyped(name: string, datatype: DataType, shape: readonly number[], values: TypedArray): Tensor {
   return { name, datatype, shape: [...shape], data: bytesOf(values) };
-}
-
-const utf8 = new TextEncoder();
-const utf8Strict = new TextDecoder('utf-8', { fatal: true });
-
-/** Serializes BYTES elements: u32 LE length + bytes each. */
-export function encodeBytesElements(elements: readonly (string | Uint8Array)[]): Uint8Array {
-  const encoded = elements.map((e) => (typeof e === 'string' ? utf8.encode(e) : e));
-  let total = 0;
-  for (const e of encoded) total += 4 + e.byteLength;
-  const out = new Uint8Array(total);
-  const view = new DataView(out.buffer);
-  let offset = 0;
-  for (const e of encoded) {
-    view.setUint32(offset, e.byteLength, true);
-    out.set(e, offset + 4);
-    offset += 4 + e.byteLength;
-  }
-  return out;
-}
-
-/**
- * The little-endian u32 at `offset` of `data` (a BYTES element's length prefix; the caller checks
- * the 4 bytes are there). Read byte by byte: a DataView per tensor cost more than the walk itself
- * (~150 ns each, 32 of them per execute of 32 one-string requests).
- */
-export function readU32LE(data: Uint8Array, offset: number): number {
-  return (data[offset]! | (data[offset + 1]! << 8) | (data[offset + 2]! << 16)) + data[offset + 3]! * 0x1000000;
-}
-
-/** Splits a BYTES tensor's data into its elements (views, no copy). Throws INVALID_ARG on a malformed buffer. */
-export function decodeBytesElements(data: Uint8Array, name = 'tensor'): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  let offset = 0;
-  while (offset < data.byteLength) {
-    if (offset + 4 > data.byteLength) {
-      throw new InferError('INVALID_ARG', `malformed BYTES data for '${name}': truncated length prefix at byte ${offset}`);
-    }
-    const len = readU32LE(data, offset);
-    const start = offset + 4;
-    if (start + len > data.byteLength) {
-      throw new InferError(
-        'INVALID_ARG',
-        `malformed BYTES data for '${name}': element of ${len} bytes at byte ${offset} runs past the end (${data.byteLength})`,
-      );
-    }
-    out.push(data.subarray(start, start + len));
-    offset = start + len;
-  }
-  return out;
-}
-
-/** Decodes BYTES elements as UTF-8 strings; invalid UTF-8 is INVALID_ARG. */
-export function decodeStrings(data: Uint8Array, name = 'tensor'): string[] {
-  return decodeBytesElements(data, name).map((e) => {
-    try {
-      return utf8Strict.decode(e);
-    } catch {
-      throw new InferError('INVALID_ARG', `invalid UTF-8 in BYTES element of '${name}'`);
-    }
-  });
 }
 
 export function tensorFromStrings(name: string, shape: readonly number[], values: readonly (string | Uint8Array)[]): Tensor {

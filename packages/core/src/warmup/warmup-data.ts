@@ -8,7 +8,8 @@ import { randomFillSync } from 'node:crypto';
 import { InferError } from '../errors.ts';
 import type { ModelConfig, ModelWarmup, ModelWarmupInput } from '../config/model-config.ts';
 import { configToWireDataType, DATA_TYPE_SIZE } from '../tensor/data-type.ts';
-import { elementCount, encodeBytesElements, type Tensor } from '../tensor/tensor.ts';
+import { elementCount, type Tensor } from '../tensor/tensor.ts';
+import { encodeBytesElements } from '../tensor/bytes-elements.ts';
 import { joinInside } from '../repository/safe-path.ts';
 
 /**

@@ -12,7 +12,8 @@
  */
 import { ERROR_CODES, InferError, type WireError } from '../errors.ts';
 import { DATA_TYPE_SIZE, type DataType } from '../tensor/data-type.ts';
-import { readU32LE, type Tensor } from '../tensor/tensor.ts';
+import type { Tensor } from '../tensor/tensor.ts';
+import { readU32LE } from '../tensor/bytes-elements.ts';
 import type { ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
 import type { InferRequest, InferResponse } from '../types.ts';
 import { normalizeTensor, unpackResults, type FromWorkerBody, type LogLevel } from './protocol.ts';

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferError } from '../../src/errors.ts';
-import { decodeStrings } from '../../src/tensor/tensor.ts';
+import { decodeStrings } from '../../src/tensor/bytes-elements.ts';
 import { checkWireTensor } from '../../src/worker/wire-check.ts';
 import { spawnWorkerInstance } from '../../src/worker/worker-host.ts';
 import type { WorkerInstance } from '../../src/worker/types.ts';

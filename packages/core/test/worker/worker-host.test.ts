@@ -9,7 +9,8 @@ import type { WorkerInstance, WorkerInstanceOptions } from '../../src/worker/typ
 import { TEST_ENTRIES, type TestModelInit } from '../../src/testing/index.ts';
 import type { ExecuteResult } from '../../src/backend/spi.ts';
 import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../../src/types.ts';
-import { decodeStrings, tensorFromStrings, type Tensor } from '../../src/tensor/tensor.ts';
+import { tensorFromStrings, type Tensor } from '../../src/tensor/tensor.ts';
+import { decodeStrings } from '../../src/tensor/bytes-elements.ts';
 
 const INIT: TestModelInit = { model: 'm', version: 1, inputs: ['INPUT0'], outputs: ['OUTPUT0'] };
 const never = new AbortController().signal;

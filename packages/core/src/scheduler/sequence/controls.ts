@@ -7,7 +7,8 @@
 import { InferError } from '../../errors.ts';
 import type { ModelConfig, SequenceControlKind } from '../../config/model-config.ts';
 import { configToWireDataType, type DataType } from '../../tensor/data-type.ts';
-import { encodeBytesElements, type Tensor } from '../../tensor/tensor.ts';
+import type { Tensor } from '../../tensor/tensor.ts';
+import { encodeBytesElements } from '../../tensor/bytes-elements.ts';
 import type { CorrelationId, InferRequest } from '../../types.ts';
 import { requestTag } from '../../server/request-validation.ts';
 import { correlationUint64 } from './correlation-id.ts';

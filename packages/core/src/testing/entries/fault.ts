@@ -22,7 +22,7 @@ import { existsSync, readFileSync, writeSync } from 'node:fs';
 import { connect } from 'node:net';
 import { parentPort } from 'node:worker_threads';
 import { InferError } from '../../errors.ts';
-import { decodeStrings } from '../../tensor/tensor.ts';
+import { decodeStrings } from '../../tensor/bytes-elements.ts';
 import type { InferRequest } from '../../types.ts';
 import type { CreateWorkerInstance, WorkerContext, WorkerModelInstance } from '../../worker/types.ts';
 import { BRAND } from '../../worker/protocol.ts';
