@@ -149,6 +149,7 @@ export const defaultInferenceServer: InferenceServerFactory = ({ backends, optio
     modelLoadRetryCount: options.modelLoadRetryCount,
     allowModelFileOverride: options.allowModelFileLoad,
     backendConfig: options.backendConfig,
+    workerPolicy: { logBytesPerSec: options.modelLogRate, strictSandbox: options.strictSandbox },
     latencyMetrics: latencyMetricsOf(options),
     ...(options.responseCacheBytes !== undefined ? { responseCacheBytes: options.responseCacheBytes } : {}),
     ...(options.rateLimit === 'execution_count' ? { rateLimit: { resources: options.rateLimitResources } } : {}),

@@ -7,7 +7,7 @@
  * core's process-sandbox.ts) and says why it skips where not.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,13 +16,17 @@ import { probeSandboxHost } from '@tritium/core';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/tritium.mjs');
 const host = await probeSandboxHost();
+/** This host can give a sandboxed model every guarantee (see core's process-sandbox.ts). */
+const everyMechanism = Object.keys(host.problems).length === 0 && host.mountProblem === undefined;
 function where(id: 'signals' | 'network' | 'cleanup'): boolean {
   if (host.problems[id]) console.log(`[sandbox-e2e.test] skipping the '${id}' part: ${host.problems[id]}`);
   return !host.problems[id];
 }
 
 const HOSTILE_MODEL = `
+import { ftruncateSync, writeSync } from 'node:fs';
 import { connect } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
 import { InferenceResponse, Tensor, type InferenceRequest } from '@tritium/backend-python-like/model';
 
 function attempt(fn: () => void): string {
@@ -43,6 +47,17 @@ export default class TritonPythonModel {
     if (p['mode'] === 'kill') out = [attempt(() => process.kill(Number(p['pid']), 'SIGKILL')), attempt(() => process.kill(process.ppid, 'SIGKILL'))].join(',');
     if (p['mode'] === 'dial') out = await dial(Number(p['port']));
     if (p['mode'] === 'spin') for (;;) {}
+    if (p['mode'] === 'print') {
+      console.log('hello from the model');
+      console.error('a warning from the model');
+    }
+    // What a model could do to a log file it inherited: truncate it, and write a line of its own at 0.
+    if (p['mode'] === 'rewrite') out = [1, 2].map((fd) => attempt(() => ftruncateSync(fd, 0)) + '/' + attempt(() => writeSync(fd, 'FORGED LOG LINE\\n', 0))).join(',');
+    if (p['mode'] === 'flood') for (let i = 0; i < 2048; i++) console.log('x'.repeat(63));
+    if (p['mode'] === 'engine') {
+      out = attempt(() => setFlagsFromString('--allow-natives-syntax'));
+      out += ',' + attempt(() => new Function('return %GetOptimizationStatus(function () {})'));
+    }
     return [new InferenceResponse({ outputTensors: [new Tensor('OUT', [out], [1])] })];
   }
 }
@@ -190,5 +205,97 @@ describe.runIf(process.platform === 'linux')('tritium serve against an uploaded 
     }
     // A clean stop leaves nothing of its own behind.
     expect(readdirSync(tmp).filter((n) => n.includes(`-${second.child.pid}-`))).toEqual([]);
+  });
+});
+
+/**
+ * The server's stdout and stderr redirected to a file, as `tritium serve > server.log 2>&1` does
+ * (O_TRUNC, not O_APPEND: a writer that truncates it and writes at offset 0 replaces its content).
+ */
+async function serveToFile(repo: string, tmp: string, logFile: string, flags: string[]): Promise<Omit<Served, 'log'>> {
+  const fd = openSync(logFile, 'w');
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--model-repository', repo, '--model-control-mode=explicit', '--allow-model-file-load=true', '--http-port=0', '--grpc-port=0',
+      '--allow-metrics=false', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', ...flags],
+    { stdio: ['ignore', fd, fd], env: { ...process.env, TMPDIR: tmp } },
+  );
+  closeSync(fd);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let http: string | undefined;
+  await until('the server to start', () => {
+    http = /Started HTTPService at (127\.0\.0\.1:\d+)/.exec(readFileSync(logFile, 'utf8'))?.[1];
+    return http !== undefined || child.exitCode !== null;
+  });
+  if (!http) throw new Error(`serve exited early:\n${readFileSync(logFile, 'utf8')}`);
+  return { child, http, exited };
+}
+
+describe.runIf(process.platform === 'linux')('tritium serve: what an uploaded model.ts can do to the server’s log, engine and files', () => {
+  let repo: string;
+  let tmp: string;
+  let logFile: string;
+  let server: Omit<Served, 'log'>;
+  const output = (r: { json: Record<string, unknown> }): string => (r.json['outputs'] as { data: string[] }[] | undefined)?.[0]?.data[0] ?? JSON.stringify(r.json);
+  beforeAll(async () => {
+    repo = mkdtempSync(path.join(os.tmpdir(), 'tritium-e2e-repo-'));
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'tritium-e2e-tmp-'));
+    logFile = path.join(tmp, 'server.log');
+    // The uploads and the model's bundle land in `tmp`, a 0700 folder: a root server's sandbox
+    // reaches them through its own mount namespace. Where this host has every mechanism, nothing
+    // may be left unenforced: --strict-sandbox would refuse the load.
+    server = await serveToFile(repo, tmp, logFile, ['--model-log-rate=4096', ...(everyMechanism ? ['--strict-sandbox'] : [])]);
+    const load = await post(`http://${server.http}/v2/repository/models/hostile/load`, {
+      parameters: { config: CONFIG, 'file:1/model.ts': Buffer.from(HOSTILE_MODEL).toString('base64') },
+    });
+    expect(load).toEqual({ status: 200, json: {} });
+  });
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+    rmSync(repo, { recursive: true, force: true });
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it.runIf(everyMechanism)('loads with every guarantee enforced, its files under a 0700 folder included (--strict-sandbox)', () => {
+    expect(readFileSync(logFile, 'utf8')).not.toContain('does NOT enforce');
+  });
+
+  it('cannot truncate or rewrite the log file; its lines reach it attributed, through the server', async () => {
+    const before = readFileSync(logFile, 'utf8');
+    expect(before).toContain('successfully loaded');
+    expect(output(await infer(server as Served, { mode: 'rewrite' }))).toBe('EINVAL/ESPIPE,EINVAL/ESPIPE');
+    expect(output(await infer(server as Served, { mode: 'print' }))).toBe('ok');
+    await until('the model’s lines in the log', () => readFileSync(logFile, 'utf8').includes('a warning from the model'));
+    const after = readFileSync(logFile, 'utf8');
+    expect(after.startsWith(before)).toBe(true);
+    expect(after).not.toContain('FORGED');
+    expect(after).toMatch(/^I\d{4} [\d:.]+ \d+ [\w.-]+:\d+\] model 'hostile' version 1 instance 'hostile_0' stdout: hello from the model$/m);
+    expect(after).toMatch(/^W\d{4} [\d:.]+ \d+ [\w.-]+:\d+\] model 'hostile' version 1 instance 'hostile_0' stderr: a warning from the model$/m);
+  });
+
+  it('floods the log only up to --model-log-rate; the rest is dropped, and said so', async () => {
+    expect(output(await infer(server as Served, { mode: 'flood' }))).toBe('ok');
+    await until('the drop report', () => readFileSync(logFile, 'utf8').includes('dropped: over the bound of 4096 bytes per second (--model-log-rate)'));
+    const logged = readFileSync(logFile, 'utf8').split('\n').filter((l) => l.endsWith(`stdout: ${'x'.repeat(63)}`)).length;
+    expect(logged).toBeLessThan(2048 / 4);
+  });
+
+  it('cannot change V8’s flags', async () => {
+    expect(output(await infer(server as Served, { mode: 'engine' }))).toMatch(/^Error: v8\.setFlagsFromString is not available to model code .*,SyntaxError/);
+  });
+
+  it('has its uploaded files readable by the server and its sandbox’s user only', () => {
+    const folder = path.join(tmp, readdirSync(tmp).find((n) => n.startsWith('tritium-override-'))!);
+    const root = process.getuid!() === 0;
+    for (const [file, mode] of [[folder, root ? 0o750 : 0o700], [path.join(folder, '1'), root ? 0o750 : 0o700], [path.join(folder, '1', 'model.ts'), root ? 0o640 : 0o600]] as const) {
+      const st = statSync(file);
+      expect((st.mode & 0o777).toString(8), file).toBe(mode.toString(8));
+      expect(st.uid).toBe(process.getuid!());
+      // Under a root server the sandbox runs as uid/gid 65534: its group reads, others do not.
+      expect(st.gid).toBe(root ? 65534 : process.getgid!());
+    }
   });
 });

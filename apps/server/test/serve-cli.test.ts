@@ -64,6 +64,13 @@ describe('serve flags', () => {
     expect(() => parseServeFlags(['--model-repository=a', '--load-model=x'])).toThrow(/explicit/);
   });
 
+  it('takes the sandbox flags: --model-log-rate (bytes per second, 65536 by default) and --strict-sandbox', () => {
+    expect(parseServeFlags(['--model-repository=a'])).toMatchObject({ modelLogRate: 65536, strictSandbox: false });
+    expect(parseServeFlags(['--model-repository=a', '--model-log-rate=0', '--strict-sandbox'])).toMatchObject({ modelLogRate: 0, strictSandbox: true });
+    expect(() => parseServeFlags(['--model-repository=a', '--model-log-rate=-1'])).toThrow("invalid value for --model-log-rate: '-1' (expected an integer >= 0)");
+    expect(() => parseServeFlags(['--model-repository=a', '--strict-sandbox=maybe'])).toThrow("invalid value for --strict-sandbox: 'maybe' (expected true or false)");
+  });
+
   it("takes a Triton deployment's other flags: checked as Triton checks them, refused where they ask for what Tritium does not do", () => {
     const o = parseServeFlags([
       '--model-repository=/a',

@@ -66,6 +66,7 @@ async function autoCompleteSandboxed(spec: AutoCompleteSpec, bundle: TranspiledM
       startTimeoutMs: TIMEOUT_MS,
       restart: { maxRestarts: 0, keepTrying: false },
       log: spec.log,
+      ...(spec.workerPolicy ? { policy: spec.workerPolicy } : {}),
       ...isolation,
     });
   } catch (error) {

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Message, type Plugin } from 'esbuild';
-import { compiledModule, InferError, processAlive } from '@tritium/core';
+import { compiledModule, InferError, processAlive, restrictToSandbox } from '@tritium/core';
 
 /** The author API module every model imports; always bundled from this package's own copy. */
 export const MODEL_API_SPECIFIER = '@tritium/backend-python-like/model';
@@ -161,7 +161,9 @@ export async function transpileModel(modelName: string, modelFile: string, optio
     throw new InferError('INVALID_ARG', `model '${modelName}': failed to compile ${modelFile}:\n${detail}`);
   }
   await ensurePrivateDir(cacheDir);
-  await writeFile(outfile, contents, { mode: 0o644 });
+  // The model's code: readable by the server and its sandbox's user only (core's sandbox-files.ts).
+  await writeFile(outfile, contents, { mode: 0o600 });
+  await restrictToSandbox(outfile, 'file');
   return { file: outfile, externals: [...externals], sources };
 }
 

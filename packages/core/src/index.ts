@@ -56,6 +56,8 @@ export { EnsembleScheduler } from './ensemble/runtime/ensemble-scheduler.ts';
 export { createPipelineEnsemble, runPipelineBatch, PIPELINE_CONCURRENCY_PARAMETER } from './ensemble/runtime/pipeline-ensemble.ts';
 export { runEnsemble, ensemblePrefix } from './ensemble/runtime/ensemble-run.ts';
 export { spawnWorkerInstance } from './worker/worker-host.ts';
+export { DEFAULT_MODEL_LOG_BYTES_PER_SEC } from './worker/model-output.ts';
+export { restrictToSandbox, sandboxFileAccess } from './worker/sandbox-files.ts';
 export { compiledModule } from './worker/compiled-module.ts';
 export { processAlive, sweepStaleTemp } from './stale-temp.ts';
 export { PROCESS_SANDBOX_GUARANTEES, SANDBOX_UID, probeSandboxHost } from './worker/process-sandbox.ts';
@@ -63,6 +65,7 @@ export type { SandboxGuarantee, SandboxGuaranteeId, SandboxHost } from './worker
 export type {
   WorkerInstanceOptions,
   WorkerInstance,
+  WorkerPolicy,
   WorkerRestartPolicy,
   WorkerResourceLimits,
   WorkerContext,

@@ -10,7 +10,7 @@ import type { GrpcConnectionOptions } from '../grpc/grpc-server.ts';
 import { headerForwardPattern } from '../protocol/header-forward.ts';
 import { defaultMaxBufferedRequestBytes } from '../protocol/request-budget.ts';
 import { parseTraceFlags, TraceConfigError, type TraceConfig, type TraceFlags } from '../tracing/trace-config.ts';
-import type { RateLimitResourceFlag } from '@tritium/core';
+import { DEFAULT_MODEL_LOG_BYTES_PER_SEC, type RateLimitResourceFlag } from '@tritium/core';
 import {
   CacheOrRateFlagError,
   parseCacheConfigOption,
@@ -57,6 +57,10 @@ export interface ServeOptions {
   httpMaxHeaderCount: number;
   allowClientShm: boolean;
   allowModelFileLoad: boolean;
+  /** `--model-log-rate` (beyond Triton): bytes per second of one instance's output that reach the log. */
+  modelLogRate: number;
+  /** `--strict-sandbox` (beyond Triton): refuse a process-isolated model whose sandbox lacks a guarantee on this host. */
+  strictSandbox: boolean;
   logVerbose: number;
   logInfo: boolean;
   logWarning: boolean;
@@ -147,6 +151,8 @@ export function defaultServeOptions(): ServeOptions {
     httpMaxHeaderCount: DEFAULT_LIMITS.maxHeaderCount,
     allowClientShm: false,
     allowModelFileLoad: false,
+    modelLogRate: DEFAULT_MODEL_LOG_BYTES_PER_SEC,
+    strictSandbox: false,
     logVerbose: 0,
     logInfo: true,
     logWarning: true,
@@ -274,6 +280,7 @@ const BOOL_FLAGS: Record<string, (o: ServeOptions, v: boolean) => void> = {
   'allow-metrics': (o, v) => (o.allowMetrics = v),
   'allow-client-shm': (o, v) => (o.allowClientShm = v),
   'allow-model-file-load': (o, v) => (o.allowModelFileLoad = v),
+  'strict-sandbox': (o, v) => (o.strictSandbox = v),
   'log-info': (o, v) => (o.logInfo = v),
   'log-warning': (o, v) => (o.logWarning = v),
   'log-error': (o, v) => (o.logError = v),
@@ -331,6 +338,7 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'http-headers-timeout-secs': (o, v) => (o.httpConnections = { ...o.httpConnections, headersTimeoutMs: int('http-headers-timeout-secs', v, 1) * 1000 }),
   'http-request-timeout-secs': (o, v) => (o.httpConnections = { ...o.httpConnections, requestTimeoutMs: int('http-request-timeout-secs', v, 1) * 1000 }),
   'http-max-connections': (o, v) => (o.httpConnections = { ...o.httpConnections, maxConnections: int('http-max-connections', v, 1) }),
+  'model-log-rate': (o, v) => (o.modelLogRate = int('model-log-rate', v)),
   'log-verbose': (o, v) => (o.logVerbose = int('log-verbose', v)),
   'log-format': (o, v) => {
     if (v !== 'default' && v !== 'ISO8601') throw new FlagError(`invalid value for --log-format: '${v}' (expected default or ISO8601)`);
@@ -398,6 +406,8 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
                                             503 / RESOURCE_EXHAUSTED past it; also --http-max-buffered-body-size)
   --http-headers-timeout-secs <n> (60)  --http-request-timeout-secs <n> (60)  --http-max-connections <n> (10000)
   --allow-client-shm <bool> (false)  --allow-model-file-load <bool> (false)
+  --model-log-rate <bytes/s> (65536)        per instance: a model's output (stdout, stderr, log calls) logged per second; lines past it dropped, counted
+  --strict-sandbox <bool> (false)           a process-isolated model whose sandbox lacks a guarantee on this host fails to load (false: it loads, with a warning)
   --log-verbose <n>  --log-info/--log-warning/--log-error <bool>  --log-format default|ISO8601  --log-file <path>
   --backend-config <backend>,<key>=<value>
   --metrics-config <setting>=<value>          summary_latencies|histogram_latencies|counter_latencies=<bool>, summary_quantiles=0.5:0.05,0.99:0.001, summary_max_age=<s>

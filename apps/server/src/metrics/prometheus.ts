@@ -92,6 +92,7 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     healthy: family('tritium_instance_healthy', 'gauge', 'Whether a model instance (worker) is healthy (1) or down (0)'),
     restarts: family('tritium_instance_restarts_total', 'counter', 'Number of times a model instance (worker) was restarted after a crash'),
     overruns: family('tritium_execute_overrun_total', 'counter', 'Number of executes that ran past the instance warn threshold (tritium.execute_warn_ms)'),
+    logDropped: family('tritium_log_lines_dropped_total', 'counter', 'Number of lines of a model instance\'s output dropped over --model-log-rate'),
     firstResponse: family('nv_inference_first_response_histogram_ms', 'histogram', 'Duration from request to first response in milliseconds'),
     cacheHits: family('nv_cache_num_hits_per_model', 'counter', 'Number of cache hits per model'),
     cacheHitUs: family('nv_cache_hit_duration_per_model', 'counter', 'Total cache hit duration per model, in microseconds'),
@@ -144,6 +145,7 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
       f.healthy.lines.push(`tritium_instance_healthy${il} ${inst.healthy ? 1 : 0}`);
       f.restarts.lines.push(`tritium_instance_restarts_total${il} ${inst.restarts}`);
       f.overruns.lines.push(`tritium_execute_overrun_total${il} ${inst.executeOverruns}`);
+      f.logDropped.lines.push(`tritium_log_lines_dropped_total${il} ${inst.logLinesDropped}`);
     }
   }
   const out: string[] = [];

@@ -10,6 +10,7 @@ import type { ModelConfig } from '../config/model-config.ts';
 import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import type { Logger } from '../logger.ts';
 import type { MetricOp } from '../metrics/custom-metrics.ts';
+import type { WorkerPolicy } from '../worker/types.ts';
 
 export const BACKEND_API_VERSION = 1;
 
@@ -25,6 +26,8 @@ export interface AutoCompleteSpec {
   readonly backendConfig?: Readonly<Record<string, string>>;
   /** See {@link LoadSpec.uploadedFiles}: any code auto-complete runs from the model is untrusted. */
   readonly uploadedFiles?: boolean;
+  /** See {@link LoadSpec.workerPolicy}. */
+  readonly workerPolicy?: WorkerPolicy;
 }
 
 export interface LoadSpec {
@@ -39,6 +42,11 @@ export interface LoadSpec {
   readonly inferStream?: (request: InferRequest, sink: ResponseSink) => void;
   /** Server-wide settings a backend may honour (e.g. `--backend-config=onnxruntime,k=v`, strict GPU). */
   readonly backendConfig?: Readonly<Record<string, string>>;
+  /**
+   * Server-wide rules for the workers a backend starts (`--model-log-rate`, `--strict-sandbox`): a
+   * backend passes them to `spawnWorkerInstance` as `policy`.
+   */
+  readonly workerPolicy?: WorkerPolicy;
   /**
    * The model's files came through the load API (`file:` overrides, `--allow-model-file-load`): a
    * backend that runs code from them must treat it as untrusted whatever the config says (the

@@ -23,6 +23,7 @@ import { checkInstancesAcrossVersions } from '../config/validate-instances.ts';
 import type { RepositorySource } from './source/repository-source.ts';
 import { localRepositorySource } from './source/local-source.ts';
 import { RepositoryMirror, type MirrorOptions } from './mirror/repository-mirror.ts';
+import type { WorkerPolicy } from '../worker/types.ts';
 
 /** Where a model lives. */
 export interface ModelSource {
@@ -84,6 +85,8 @@ export interface RepositoryOptions {
   readonly log?: Logger;
   /** `--backend-config` settings by backend name, handed to auto-complete. */
   readonly backendConfig?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** Rules for the workers auto-complete starts (LoadSpec.workerPolicy). */
+  readonly workerPolicy?: WorkerPolicy;
 }
 
 /** Overrides the load API may pass (`config` JSON already parsed; files written to `dir`). */
@@ -312,6 +315,7 @@ export class ModelRepository {
           versionDir: versionDirs.size > 0 ? versionDirs.get(latest) : undefined,
           log: this.log,
           backendConfig: this.options.backendConfig?.[backend.name],
+          ...(this.options.workerPolicy ? { workerPolicy: this.options.workerPolicy } : {}),
           ...(source.uploaded || overrides.dir ? { uploadedFiles: true } : {}),
         });
         config = this.codec.normalize(config, context);

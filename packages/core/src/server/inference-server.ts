@@ -50,6 +50,7 @@ import { answerInTime, streamInTime } from './request-guard.ts';
 import { ResponseCache } from '../cache/response-cache.ts';
 import { ResponseCaching } from './response-caching.ts';
 import { RateLimiter, type RateLimitResourceFlag } from '../scheduler/rate-limiter.ts';
+import type { WorkerPolicy } from '../worker/types.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
@@ -84,6 +85,8 @@ export interface InferenceServerOptions {
   readonly allowModelFileOverride?: boolean;
   /** `--backend-config=<backend>,<k>=<v>`. */
   readonly backendConfig?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** `--model-log-rate`, `--strict-sandbox`: rules for every worker a backend starts (see WorkerPolicy). */
+  readonly workerPolicy?: WorkerPolicy;
   readonly log?: Logger;
   readonly clock?: Clock;
   /** The config reader (defaults to core's parser); for embedders and tests. */
@@ -157,6 +160,7 @@ export class InferenceServer implements InferenceServerApi {
       codec: this.codec,
       log: this.log,
       backendConfig: options.backendConfig,
+      ...(options.workerPolicy ? { workerPolicy: options.workerPolicy } : {}),
     });
     this.infer = this.infer.bind(this);
     this.inferStream = this.inferStream.bind(this);
@@ -170,6 +174,7 @@ export class InferenceServer implements InferenceServerApi {
       inferStream: (request, sink) => this.enqueueRoutedStream(request, sink, false),
       getModelConfig: (name, version) => this.tryRoute(name, version)?.config,
       backendConfig: options.backendConfig,
+      ...(options.workerPolicy ? { workerPolicy: options.workerPolicy } : {}),
       clock: options.clock,
       log: this.log,
       retries: Math.max(0, options.modelLoadRetryCount ?? 0),
@@ -634,6 +639,7 @@ export class InferenceServer implements InferenceServerApi {
             healthy: instance.healthy ?? true,
             restarts: (instance as { readonly restarts?: number }).restarts ?? 0,
             executeOverruns: (instance as { readonly executeOverruns?: number }).executeOverruns ?? 0,
+            logLinesDropped: (instance as { readonly logLinesDropped?: number }).logLinesDropped ?? 0,
           })),
         });
       }

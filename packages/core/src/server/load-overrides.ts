@@ -2,7 +2,7 @@
  * The load API's overrides (Triton's `config` and `file:<path>` load parameters): the JSON config
  * parsed, and override files written into a fresh private folder that the model then loads from.
  */
-import { chmod, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { InferError } from '../errors.ts';
@@ -11,6 +11,7 @@ import type { ConfigCodec } from '../repository/config-codec.ts';
 import { joinInside } from '../repository/safe-path.ts';
 import type { LoadOptions } from './server-api.ts';
 import { sweepStaleTemp } from '../stale-temp.ts';
+import { restrictToSandbox } from '../worker/sandbox-files.ts';
 
 /** Override folders are named `tritium-override-<pid>-XXXXXX`; a later server sweeps those of dead pids. */
 const OVERRIDE_PREFIX = `tritium-override-${process.pid}-`;
@@ -107,13 +108,17 @@ export async function prepareLoadOverride(
   const dir = await mkdtemp(path.join(os.tmpdir(), OVERRIDE_PREFIX));
   try {
     const paths = overridePaths(dir, Object.keys(files));
-    // A sandboxed instance may run as another uid (process isolation under a root server): let it read.
-    await chmod(dir, 0o755);
+    // Readable by the server and the model's sandbox user only (sandbox-files.ts); each folder and
+    // file is made here ('wx': never through something already there).
+    const folders = new Set<string>([dir]);
     for (const [key, rel] of paths) {
       const target = path.join(dir, rel);
-      await mkdir(path.dirname(target), { recursive: true });
-      await writeFile(target, files[key]!);
+      for (let folder = path.dirname(target); folder !== dir; folder = path.dirname(folder)) folders.add(folder);
+      await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+      await writeFile(target, files[key]!, { mode: 0o600, flag: 'wx' });
+      await restrictToSandbox(target, 'file');
     }
+    for (const folder of folders) await restrictToSandbox(folder, 'dir');
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;

@@ -111,6 +111,8 @@ export interface ModelMetricsSnapshot {
     readonly restarts: number;
     /** Executes that ran past the instance's warn threshold (`tritium.execute_warn_ms`). */
     readonly executeOverruns: number;
+    /** Lines of the instance's output dropped over `--model-log-rate`. */
+    readonly logLinesDropped: number;
   }[];
 }
 

@@ -19,12 +19,15 @@ import type { CustomMetricsSink } from '../backend/spi.ts';
 import type { RateLimiter } from '../scheduler/rate-limiter.ts';
 import { rateLimitedInstance } from '../scheduler/rate-limited-instance.ts';
 import { unlessAbandoned } from './abandoned-load.ts';
+import type { WorkerPolicy } from '../worker/types.ts';
 
 export interface VersionLoadDeps {
   readonly infer: (request: InferRequest) => Promise<InferResponse>;
   readonly inferStream: (request: InferRequest, sink: ResponseSink) => void;
   readonly getModelConfig: (name: string, version?: number) => ModelConfig | undefined;
   readonly backendConfig?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** Handed to every backend load (LoadSpec.workerPolicy). */
+  readonly workerPolicy?: WorkerPolicy;
   readonly clock?: Clock;
   readonly log: Logger;
   readonly retries: number;
@@ -141,6 +144,7 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
         infer: deps.infer,
         inferStream: deps.inferStream,
         backendConfig: deps.backendConfig?.[backend.name],
+        ...(deps.workerPolicy ? { workerPolicy: deps.workerPolicy } : {}),
         ...(model.source.uploaded ? { uploadedFiles: true } : {}),
         ...(deps.metrics ? { metrics: deps.metrics } : {}),
         ...(signal ? { signal } : {}),

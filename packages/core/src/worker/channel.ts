@@ -5,10 +5,11 @@
 import { Worker } from 'node:worker_threads';
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { BRAND, isProtocolMessage, type FromWorker, type ToWorkerBody } from './protocol.ts';
 import type { WorkerResourceLimits } from './types.ts';
-import { sandboxCommand, sandboxExitSignal, type SandboxSpec } from './process-sandbox.ts';
+import { sandboxCommand, sandboxExitSignal, spawnIdentity, type SandboxSpec } from './process-sandbox.ts';
 import { CHILD_CHANNEL_FD, encodeFrame, FrameReader, MAX_FRAME_BYTES } from './frames.ts';
 
 export interface ChannelHandlers {
@@ -108,7 +109,11 @@ export function spawnProcess(
     env?: Readonly<Record<string, string | undefined>>;
     execArgv?: readonly string[];
     allowRead: readonly string[];
-    stderr?: (line: string) => void;
+    /**
+     * Reads the child's stdout and stderr (see model-output.ts); `muted()` turns true once the child
+     * is dying of an out-of-memory. Without it both are read and dropped.
+     */
+    output?: { attach(stdout: Readable, stderr: Readable, muted: () => boolean): void };
     /** How to wrap the child (see process-sandbox.ts); without it node runs unwrapped, in its own session. */
     sandbox?: SandboxSpec;
   },
@@ -130,12 +135,14 @@ export function spawnProcess(
   const child: ChildProcess = spawn(command, args, {
     // Only what the caller allow-listed: nothing of the server's environment (NODE_OPTIONS included).
     env: { ...(opts.env ?? {}) },
-    // fd 3: the channel, framed by frames.ts (not Node's 'ipc', whose parser trusts the child's bytes).
-    stdio: ['ignore', 'inherit', 'pipe', 'pipe'],
+    // stdout and stderr are pipes the server reads: the server's own fds 1 and 2 (its log) stay out
+    // of the child's reach (it could truncate them, or write at any offset). fd 3: the channel,
+    // framed by frames.ts (not Node's 'ipc', whose parser trusts the child's bytes).
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     // Its own session and process group: kill(0) from the child reaches only its own group. (On
     // Windows `detached` would open a console instead; there is no process group to escape there.)
     detached: process.platform !== 'win32',
-    ...(opts.sandbox?.runAs ?? {}),
+    ...((opts.sandbox && spawnIdentity(opts.sandbox)) ?? {}),
   });
   const memoryLimitMb = opts.sandbox?.request.memoryLimitMb;
   let gone = false;
@@ -149,16 +156,18 @@ export function spawnProcess(
     gone = true;
     if (!killed) handlers.died(cause);
   };
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    if (HEAP_LIMIT_REACHED.test(chunk)) sawHeapLimit = true;
-    if (HEAP_OOM.test(chunk)) sawOom = true;
-    else if (NATIVE_OOM.test(chunk)) sawNativeOom = true;
-    // V8's OOM report (GC trace, native stack) is noise once the cause is known.
-    if (sawOom || sawNativeOom) return;
-    if (opts.stderr) opts.stderr(chunk);
-    else process.stderr.write(chunk);
+  // V8's out-of-memory report names the cause; the report itself (GC trace, native stack) is noise.
+  child.stderr!.on('data', (chunk: Buffer) => {
+    const text = chunk.toString('latin1');
+    if (HEAP_LIMIT_REACHED.test(text)) sawHeapLimit = true;
+    if (HEAP_OOM.test(text)) sawOom = true;
+    else if (NATIVE_OOM.test(text)) sawNativeOom = true;
   });
+  if (opts.output) opts.output.attach(child.stdout!, child.stderr!, () => sawOom || sawNativeOom);
+  else {
+    child.stdout!.resume();
+    child.stderr!.resume();
+  }
   const channel = child.stdio[CHILD_CHANNEL_FD] as Socket;
   // No honest message outgrows the child's whole memory: it holds each one serialized to send it.
   // The same bound caps what the host queues for a child that stops reading.
@@ -226,16 +235,12 @@ export function spawnProcess(
       channel.write(encodeFrame({ brand: BRAND, ...msg }));
     },
     keepAlive(on) {
-      const ipc = channel as { ref?(): void; unref?(): void };
-      const err = child.stderr as { ref?(): void; unref?(): void } | null;
-      if (on) {
-        child.ref();
-        ipc?.ref?.();
-        err?.ref?.();
-      } else {
-        child.unref();
-        ipc?.unref?.();
-        err?.unref?.();
+      const handles = [channel, child.stdout, child.stderr] as ({ ref?(): void; unref?(): void } | null)[];
+      if (on) child.ref();
+      else child.unref();
+      for (const h of handles) {
+        if (on) h?.ref?.();
+        else h?.unref?.();
       }
     },
     async kill() {

@@ -7,18 +7,22 @@
  * On Linux the child runs as
  *   setpriv --pdeathsig KILL --no-new-privs -- prlimit --data=<bytes> --
  *     unshare --user --map-root-user --pid --fork --kill-child --mount-proc [--net] -- /bin/sh (init) -- node ...
- * in its own session (setsid), with an environment built from an allow-list only, and, when the
- * server runs as root, as uid/gid 65534. Every piece is probed on first use (a container may refuse
+ * in its own session (setsid), with an environment built from an allow-list only, its stdout and
+ * stderr pipes the server reads (model-output.ts), and, when the server runs as root, as uid/gid
+ * 65534. Where 65534 could not reach what the child reads (a folder others may not traverse above
+ * it), the child starts in a mount namespace that covers that folder (sandbox-mounts.ts) and drops
+ * to 65534 there. Every piece is probed on first use (a container may refuse
  * user namespaces, a host may lack util-linux); what does not work here is reported so the server
  * can name each guarantee that is NOT enforced when it loads such a model. Nothing here is a
  * seccomp filter: Node cannot install one without a native addon.
  */
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
-import { constants } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { constants, tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { dropTo, mountPrefix, mountProbeArgs, planMounts, type Identity, type MountPlan } from './sandbox-mounts.ts';
 
-export type SandboxGuaranteeId = 'signals' | 'environment' | 'network' | 'memory' | 'files' | 'cleanup';
+export type SandboxGuaranteeId = 'signals' | 'environment' | 'network' | 'memory' | 'files' | 'output' | 'engine' | 'cleanup';
 
 export interface SandboxGuarantee {
   readonly id: SandboxGuaranteeId;
@@ -62,10 +66,24 @@ export const PROCESS_SANDBOX_GUARANTEES: readonly SandboxGuarantee[] = [
   {
     id: 'files',
     guarantee:
-      'reads only its model folder (and what symbolic links placed there point to), its code and the packages it imports; writes nothing; starts no processes, workers or (unless `tritium.allow_addons`) native addons',
+      'reads only its model folder (and what symbolic links placed there point to), its code and the packages it imports; writes nothing; starts no processes, workers or (unless `tritium.allow_addons`) native addons. Files the server writes for it (uploads, its bundle) are readable by the server and the sandbox’s user only',
     mechanism:
-      'Node’s permission model; plus, when the server runs as root, uid/gid 65534, so the kernel too refuses files and Unix sockets that are not world-accessible (the permission model does not check `net.connect(path)`)',
+      'Node’s permission model; plus, when the server runs as root, uid/gid 65534, so the kernel too refuses files and Unix sockets that are not world-accessible (the permission model does not check `net.connect(path)`); a folder closed to 65534 above what it reads is covered, in its own mount namespace, by an empty tmpfs holding only those paths. Uploads: 0600/0700 (0640/0750 root:65534 under a root server)',
     without: 'the permission model alone; the child keeps the server’s uid, so Unix sockets that uid may open are reachable',
+  },
+  {
+    id: 'output',
+    guarantee:
+      'writes to the server’s log only through the server: its stdout and stderr lines are logged attributed (model, version, instance), cut at 64 KiB, at most `--model-log-rate` bytes a second (lines past it dropped and counted); it cannot truncate or rewrite the server’s log',
+    mechanism: 'its stdout and stderr are pipes the server reads; it holds none of the server’s file descriptors',
+    without: 'always enforced',
+  },
+  {
+    id: 'engine',
+    guarantee: 'cannot change V8’s flags (`--allow-natives-syntax` and the like) or start diagnostics that write files (heap snapshots, trace events)',
+    mechanism:
+      'the worker runtime replaces `v8.setFlagsFromString`, `v8.setHeapSnapshotNearHeapLimit` and `trace_events.createTracing` before the model is imported (every import path reaches the replacement); the permission model refuses `process.binding`',
+    without: 'always enforced',
   },
   {
     id: 'cleanup',
@@ -87,6 +105,10 @@ export interface SandboxHost {
   readonly setpriv?: string;
   /** The unprivileged identity the child runs as (the server runs as root). */
   readonly runAs?: { readonly uid: number; readonly gid: number };
+  /** `unshare` and `mount`, when a root server can cover folders closed to `runAs` in a mount namespace (sandbox-mounts.ts). */
+  readonly mounts?: { readonly unshare: string; readonly mount: string };
+  /** Why covering folders does not work here (root server only). */
+  readonly mountProblem?: string;
   /** Why a mechanism is missing, per guarantee. */
   readonly problems: Readonly<Partial<Record<SandboxGuaranteeId, string>>>;
 }
@@ -145,10 +167,10 @@ function tryRun(command: string, args: readonly string[], as?: { uid: number; gi
   });
 }
 
-type Identity = { uid: number; gid: number } | undefined;
+type MaybeIdentity = Identity | undefined;
 
 /** One round of probes for the tools, all at once, run as `as`. */
-async function probeTools(node: string, as: Identity) {
+async function probeTools(node: string, as: MaybeIdentity) {
   const run = async (name: string, args: (tool: string) => string[], what: string) => {
     const tool = findTool(name);
     if (!tool) return { why: `${name} (util-linux) not found` };
@@ -170,7 +192,7 @@ async function probe(): Promise<SandboxHost> {
     return { netns: false, problems: { signals: why, network: why, memory: why, cleanup: why } };
   }
   const node = process.execPath;
-  let runAs: Identity = process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : undefined;
+  let runAs: MaybeIdentity = process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : undefined;
   // The usual case takes one round of short runs, all at once.
   const [nobodyWhy, first] = await Promise.all([runAs ? tryRun(node, ['-e', '0'], runAs) : undefined, probeTools(node, runAs)]);
   let tools = first;
@@ -189,7 +211,7 @@ async function probe(): Promise<SandboxHost> {
     problems.signals = tools.unshareNet.why;
     problems.network = tools.unshareNet.why;
   } else {
-    const attempt = async (as: Identity, withNet: string | undefined): Promise<boolean> => {
+    const attempt = async (as: MaybeIdentity, withNet: string | undefined): Promise<boolean> => {
       if (!withNet) {
         netns = true;
         return true;
@@ -217,14 +239,26 @@ async function probe(): Promise<SandboxHost> {
   if (!unshare && runAs) {
     problems.signals = `${problems.signals ?? 'no PID namespace'}; the separate uid ${SANDBOX_UID} still protects the server, not other sandboxes`;
   }
+  const setpriv = tools.setpriv.tool && !tools.setpriv.why ? tools.setpriv.tool : undefined;
+  const mount = runAs && tool && setpriv ? await probeMounts(tool, setpriv, runAs, node) : undefined;
   return {
     netns,
     problems,
+    ...(mount?.tool && tool ? { mounts: { unshare: tool, mount: mount.tool } } : {}),
+    ...(mount?.why ? { mountProblem: mount.why } : {}),
     ...(unshare ? { unshare } : {}),
     ...(tools.prlimit.tool && !tools.prlimit.why ? { prlimit: tools.prlimit.tool } : {}),
-    ...(tools.setpriv.tool && !tools.setpriv.why ? { setpriv: tools.setpriv.tool } : {}),
+    ...(setpriv ? { setpriv } : {}),
     ...(runAs ? { runAs } : {}),
   };
+}
+
+/** Whether root may cover a folder in a mount namespace and then run node as `as` (sandbox-mounts.ts). */
+async function probeMounts(unshare: string, setpriv: string, as: Identity, node: string): Promise<{ tool?: string; why?: string }> {
+  const mount = findTool('mount');
+  if (!mount) return { why: 'mount (util-linux) not found' };
+  const why = await tryRun(unshare, mountProbeArgs(mount, tmpdir(), setpriv, as, [node, '-e', '0']));
+  return why ? { why: `mount namespaces are refused here (${why})` } : { tool: mount };
 }
 
 let probed: Promise<SandboxHost> | undefined;
@@ -233,27 +267,6 @@ let probed: Promise<SandboxHost> | undefined;
 export function probeSandboxHost(): Promise<SandboxHost> {
   probed ??= probe();
   return probed;
-}
-
-/** Whether a user other than the owner (and not in its group) can read `path` (and traverse its parents). */
-export function worldReadable(path: string): boolean {
-  const target = path.replace(/\/\*$/, '');
-  let st;
-  try {
-    st = statSync(target);
-  } catch {
-    return true; // nothing there to be denied
-  }
-  const need = st.isDirectory() ? 0o005 : 0o004;
-  if ((st.mode & need) !== need) return false;
-  for (let dir = dirname(target); ; dir = dirname(dir)) {
-    try {
-      if ((statSync(dir).mode & 0o001) === 0) return false;
-    } catch {
-      return false;
-    }
-    if (dirname(dir) === dir) return true;
-  }
 }
 
 /** What one process-isolated instance asks of its sandbox. */
@@ -270,8 +283,10 @@ export interface SandboxRequest {
 export interface SandboxSpec {
   readonly host: SandboxHost;
   readonly request: SandboxRequest;
-  /** uid/gid to spawn with (root server only). */
+  /** The identity the child runs as (root server only). */
   readonly runAs?: { readonly uid: number; readonly gid: number };
+  /** Folders covered so that `runAs` reaches what it reads (sandbox-mounts.ts); absent when none is needed. */
+  readonly mounts?: MountPlan;
   /** Guarantees of PROCESS_SANDBOX_GUARANTEES that this child lacks, each with the reason. */
   readonly unenforced: readonly { readonly id: SandboxGuaranteeId; readonly why: string }[];
 }
@@ -286,15 +301,21 @@ export function sandboxSpec(host: SandboxHost, request: SandboxRequest): Sandbox
   if (!request.allowNetwork && !host.netns) add('network', host.problems.network ?? 'no network namespace');
   if (request.memoryLimitMb !== undefined && !host.prlimit) add('memory', host.problems.memory ?? 'no RLIMIT_DATA');
   let runAs = host.runAs;
+  let mounts: MountPlan | undefined;
   if (runAs) {
-    const blocked = request.readPaths.find((p) => !worldReadable(p));
-    if (blocked !== undefined) {
-      add('files', `uid ${runAs.uid} could not read ${blocked}; the sandbox keeps the server's uid`);
+    const plan = planMounts(request.readPaths, runAs);
+    const cover = plan.covers[0];
+    if (plan.unreadable.length > 0) {
+      add('files', `uid ${runAs.uid} could not read ${plan.unreadable[0]}; the sandbox keeps the server's uid`);
       runAs = undefined;
-    }
+    } else if (cover && !host.mounts) {
+      const why = host.mountProblem ?? 'no mount namespace';
+      add('files', `uid ${runAs.uid} could not reach ${join(cover.dir, cover.binds[0]!.rel)} (${cover.dir} is closed to others) and ${why}; the sandbox keeps the server's uid`);
+      runAs = undefined;
+    } else if (cover) mounts = plan;
   } else add('files', host.problems.files);
   add('cleanup', host.problems.cleanup);
-  return { host, request, ...(runAs ? { runAs } : {}), unenforced };
+  return { host, request, ...(runAs ? { runAs } : {}), ...(mounts ? { mounts } : {}), unenforced };
 }
 
 /** Probes the host (once) and decides how to sandbox one instance. */
@@ -302,16 +323,31 @@ export async function prepareSandbox(request: SandboxRequest): Promise<SandboxSp
   return sandboxSpec(await probeSandboxHost(), request);
 }
 
-/** The command line that starts `nodeArgv` (`[node, ...flags, script]`) inside the sandbox. */
-export function sandboxCommand(spec: SandboxSpec, nodeArgv: readonly string[]): { command: string; args: string[] } {
+/**
+ * The command line that starts `nodeArgv` (`[node, ...flags, script]`) inside the sandbox, from the
+ * folder `cwd` (the child starts there where it can). With covers (`spec.mounts`) it runs as root
+ * until they are made, and `setpriv` drops it to `spec.runAs`; else it is spawned as
+ * {@link spawnIdentity}.
+ */
+export function sandboxCommand(spec: SandboxSpec, nodeArgv: readonly string[], cwd = process.cwd()): { command: string; args: string[] } {
   let argv = [...nodeArgv];
   const { host, request } = spec;
   if (host.unshare) argv = [host.unshare, ...NAMESPACE_FLAGS, ...(request.allowNetwork || !host.netns ? [] : ['--net']), '--', ...INIT, ...argv];
   if (host.prlimit && request.memoryLimitMb !== undefined) {
     argv = [host.prlimit, `--data=${Math.floor(request.memoryLimitMb * 1024 * 1024)}`, '--', ...argv];
   }
-  if (host.setpriv) argv = [host.setpriv, '--pdeathsig', 'KILL', '--no-new-privs', '--', ...argv];
+  const drop = spec.mounts && spec.runAs ? dropTo(spec.runAs) : [];
+  if (host.setpriv) argv = [host.setpriv, ...drop, '--pdeathsig', 'KILL', '--no-new-privs', '--', ...argv];
+  if (spec.mounts && host.mounts && host.setpriv) {
+    // The parent-death signal from the start: the covers take a few runs of `mount`.
+    argv = [host.setpriv, '--pdeathsig', 'KILL', '--', ...mountPrefix(host.mounts, spec.mounts, cwd), ...argv];
+  }
   return { command: argv[0]!, args: argv.slice(1) };
+}
+
+/** The uid/gid to spawn the sandbox's command with: `runAs`, unless the command drops to it itself (covers). */
+export function spawnIdentity(spec: SandboxSpec): { uid: number; gid: number } | undefined {
+  return spec.mounts ? undefined : spec.runAs;
 }
 
 /**

@@ -35,6 +35,25 @@ export interface WorkerResourceLimits {
   readonly stackSizeMb?: number;
 }
 
+/**
+ * Server-wide rules for every worker a backend starts (`tritium serve` flags; LoadSpec.workerPolicy
+ * hands them to backends, which pass them on as `WorkerInstanceOptions.policy`).
+ */
+export interface WorkerPolicy {
+  /**
+   * `--model-log-rate`: bytes per second of one instance's output (its log calls and, with process
+   * isolation, its stdout and stderr lines) that reach the server's log; lines past it are dropped
+   * and counted (default 65536, see model-output.ts).
+   */
+  readonly logBytesPerSec?: number;
+  /**
+   * `--strict-sandbox`: a process-isolated instance whose sandbox lacks a guarantee of
+   * PROCESS_SANDBOX_GUARANTEES on this host fails to start (UNSUPPORTED, naming each one). Default
+   * false: it starts, and the server logs a warning naming them.
+   */
+  readonly strictSandbox?: boolean;
+}
+
 /** Options of {@link spawnWorkerInstance}. One options object per instance. */
 export interface WorkerInstanceOptions<Init> {
   /** Where the instance's custom metric operations go (LoadSpec.metrics); without it they fail UNSUPPORTED. */
@@ -50,6 +69,10 @@ export interface WorkerInstanceOptions<Init> {
   /** Model and instance names, for error messages and logs (e.g. `'m'`, `'m_0_0'`). */
   readonly model: string;
   readonly instanceName: string;
+  /** The model's version, for the lines of its output in the server's log. */
+  readonly version?: number;
+  /** Server-wide rules (log rate, strict sandbox); defaults when absent. */
+  readonly policy?: WorkerPolicy;
   /** V8 heap caps of the worker thread (thread isolation) or child process (process isolation). */
   readonly resourceLimits?: WorkerResourceLimits;
   /** An execute running longer is killed with its worker: its requests fail INTERNAL, the instance restarts. */
@@ -120,6 +143,8 @@ export interface WorkerInstance extends ModelInstance {
   readonly restarts: number;
   /** Executes that ran past `executeWarnMs` so far. */
   readonly executeOverruns: number;
+  /** Lines of its output dropped over the log rate so far (WorkerPolicy.logBytesPerSec). */
+  readonly logLinesDropped: number;
 }
 
 /** A streaming BLS call in progress (`WorkerContext.inferStream`). */

@@ -38,6 +38,7 @@ import { dedupeReadPaths, readPathsFor } from './process-paths.ts';
 import { checkWireError, checkWireLog, malformedResponse, MalformedMessage, readBlsRequest, readResponse, readResultMessage } from './wire-check.ts';
 import { compiledModule } from './compiled-module.ts';
 import { describeUnenforced, prepareSandbox, type SandboxSpec } from './process-sandbox.ts';
+import { ModelOutput } from './model-output.ts';
 
 /** The module every worker starts from; it imports the entry named in `init`. */
 const RUNTIME_SOURCE = new URL('./worker-runtime.ts', import.meta.url);
@@ -131,14 +132,22 @@ class WorkerHostInstance<Init> implements WorkerInstance {
   private waiters = new Set<{ resolve(): void; reject(e: InferError): void }>();
   private readonly log: Logger;
   private readonly label: string;
+  /** What the model writes to the log (log calls, a child's stdout and stderr), bounded. */
+  private readonly output: ModelOutput;
   private readonly policy: Required<Omit<NonNullable<WorkerInstanceOptions<Init>['restart']>, 'waitMs'>> & { waitMs: number };
 
   constructor(private readonly o: WorkerInstanceOptions<Init>) {
     this.log = o.log ?? silentLogger;
     this.label = `model '${o.model}' instance '${o.instanceName}'`;
+    const outputLabel = `model '${o.model}'${o.version !== undefined ? ` version ${o.version}` : ''} instance '${o.instanceName}'`;
+    this.output = new ModelOutput(outputLabel, this.log, o.policy?.logBytesPerSec);
     const r = { ...DEFAULTS, ...o.restart };
     // Long enough for the backoffs before the instance is down, plus a start.
     this.policy = { ...r, waitMs: o.restart?.waitMs ?? Math.min(r.initialBackoffMs * 2 ** r.maxRestarts, r.maxBackoffMs) + 30_000 };
+  }
+
+  get logLinesDropped(): number {
+    return this.output.droppedLines;
   }
 
   get healthy(): boolean {
@@ -186,6 +195,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
                 env: this.o.env,
                 execArgv: this.o.execArgv,
                 allowRead: modules.readPaths!,
+                output: this.output,
                 sandbox,
               },
               handlers,
@@ -214,15 +224,17 @@ class WorkerHostInstance<Init> implements WorkerInstance {
 
   /**
    * The sandbox of this instance's child, decided on its first start; that start also logs, once,
-   * each guarantee this host cannot give it.
+   * each guarantee this host cannot give it, or, with `policy.strictSandbox`, fails naming them.
    */
   private async sandboxFor(readPaths: readonly string[]): Promise<SandboxSpec> {
     if (!this.sandbox) {
       const spec = await prepareSandbox({ ...this.o.sandbox, readPaths });
-      this.sandbox = spec;
       if (spec.unenforced.length > 0) {
-        this.log.warn(`${this.label}: process isolation on this host does NOT enforce: ${describeUnenforced(spec)}`);
+        const missing = `process isolation on this host does NOT enforce: ${describeUnenforced(spec)}`;
+        if (this.o.policy?.strictSandbox) throw new InferError('UNSUPPORTED', `${this.label}: ${missing}; refused by --strict-sandbox`);
+        this.log.warn(`${this.label}: ${missing}`);
       }
+      this.sandbox = spec;
     }
     return this.sandbox;
   }
@@ -333,8 +345,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         break;
       case 'log': {
         const { level, message, verbosity } = checkWireLog(msg.level, msg.message, msg.verbosity);
-        if (level === 'verbose') this.log.verbose(verbosity, message);
-        else this.log[level](message);
+        this.output.message(level, message, verbosity);
         break;
       }
     }

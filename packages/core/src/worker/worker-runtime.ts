@@ -4,6 +4,7 @@
  * relays BLS calls and log lines to the host. One instance per worker.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { lockDownRuntime } from './runtime-lockdown.ts';
 import { CallScope } from './call-scope.ts';
 import { parentPort } from 'node:worker_threads';
 import { Socket } from 'node:net';
@@ -28,6 +29,9 @@ import {
   type WireResult,
 } from './protocol.ts';
 import type { CreateWorkerInstance, WholeBatchOutput, WorkerContext, WorkerExecuteContext, WorkerModelInstance } from './types.ts';
+
+// Before anything else runs here, and long before the entry (the model's code) is imported.
+lockDownRuntime();
 
 type Send = (msg: FromWorkerBody, transfer?: ArrayBuffer[]) => void;
 

@@ -15,7 +15,8 @@
  * inside a PID namespace): `sent` or the error code) · `env` (the
  * environment as JSON) · `connect:<host>:<port>` (a TCP connection: `connected` or the error code)
  * · `alloc:<MiB>` (ArrayBuffers of 16 MiB, touched, until MiB are held: `allocated N MiB` or
- * `failed after N MiB: <error>`). Config parameter `fault_on_start: "fail-while:<path>"` makes
+ * `failed after N MiB: <error>`) · `engine` and `output:<what>` (see sandbox-attacks.ts) · `log:<n>:<text>`
+ * (logs <text> n times through ctx.log, then ok). Config parameter `fault_on_start: "fail-while:<path>"` makes
  * createInstance fail while that file exists (a crash loop on restart).
  */
 import { existsSync, readFileSync, writeSync } from 'node:fs';
@@ -28,6 +29,7 @@ import type { CreateWorkerInstance, WorkerContext, WorkerModelInstance } from '.
 import { BRAND } from '../../worker/protocol.ts';
 import { CHILD_CHANNEL_FD, encodeFrame } from '../../worker/frames.ts';
 import { identityOutputs, perRequest, respond, type TestModelInit } from './common.ts';
+import { engineDoors, outputAttack } from './sandbox-attacks.ts';
 
 function faultOf(request: InferRequest): string {
   const p = request.parameters?.['fault'];
@@ -198,6 +200,14 @@ async function run(init: TestModelInit, ctx: WorkerContext, request: InferReques
       held.length = 0;
       return text(init, request, outcome);
     }
+    case 'engine':
+      return text(init, request, await engineDoors());
+    case 'output':
+      return text(init, request, outputAttack(arg));
+    case 'log':
+      // `log:<n>:<text>`: the model logs <text> n times through ctx.log.
+      for (let i = 0; i < Number(arg.slice(0, arg.indexOf(':'))); i++) ctx.log.info(arg.slice(arg.indexOf(':') + 1));
+      break;
     case 'forge':
       return forge(arg);
     case 'forge-shared':
