@@ -11,9 +11,9 @@
  * - at most `bytesPerSec` bytes of lines are logged per second, each line counted as at least
  *   MIN_LINE_COST bytes (so a flood of empty lines is bounded too); lines past it are dropped and
  *   counted (`droppedLines`), and one line per second says how many were;
- * - the server reads at most READ_FACTOR times that from the pipes per second, then stops reading
- *   until the next second: a model that floods its output blocks in its own writes (a pipe holds
- *   64 KiB) and costs the server nothing more.
+ * - the server reads at most READ_FACTOR times that (at least 64 KiB) from the pipes per second,
+ *   then stops reading until the next second: a model that floods its output waits in its own
+ *   writes once the pipe's buffer is full, and costs the server nothing more.
  */
 import type { Readable } from 'node:stream';
 import type { Logger } from '../logger.ts';
