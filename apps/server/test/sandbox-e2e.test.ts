@@ -287,10 +287,18 @@ describe.runIf(process.platform === 'linux')('tritium serve: what an uploaded mo
     expect(output(await infer(server as Served, { mode: 'engine' }))).toMatch(/^Error: v8\.setFlagsFromString is not available to model code .*,SyntaxError/);
   });
 
-  it('has its uploaded files readable by the server and its sandbox’s user only', () => {
+  it('has its uploaded files, and its bundle, readable by the server and its sandbox’s user only', () => {
     const folder = path.join(tmp, readdirSync(tmp).find((n) => n.startsWith('tritium-override-'))!);
+    const bundles = path.join(tmp, `tritium-python-like-${process.getuid!()}`);
+    const bundle = path.join(bundles, readdirSync(bundles).find((n) => n.startsWith('hostile-'))!);
     const root = process.getuid!() === 0;
-    for (const [file, mode] of [[folder, root ? 0o750 : 0o700], [path.join(folder, '1'), root ? 0o750 : 0o700], [path.join(folder, '1', 'model.ts'), root ? 0o640 : 0o600]] as const) {
+    const files: [string, number][] = [
+      [folder, root ? 0o750 : 0o700],
+      [path.join(folder, '1'), root ? 0o750 : 0o700],
+      [path.join(folder, '1', 'model.ts'), root ? 0o640 : 0o600],
+      [bundle, root ? 0o640 : 0o600],
+    ];
+    for (const [file, mode] of files) {
       const st = statSync(file);
       expect((st.mode & 0o777).toString(8), file).toBe(mode.toString(8));
       expect(st.uid).toBe(process.getuid!());
