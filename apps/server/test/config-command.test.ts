@@ -82,7 +82,7 @@ describe('tritium config (in process)', () => {
     ]);
   });
 
-  it("refuses a backend no server has (backend: \"pyton\" used to pass)", async () => {
+  it('refuses a backend no server has, naming it (a misspelt "pyton")', async () => {
     const dir = modelDir('b', 'typo', PY('typo', 'pyton'), { 'model.ts': IDENTITY_TS });
     const r = await run([dir]);
     expect(r.code).toBe(1);

@@ -93,7 +93,7 @@ describe('tritium model run', () => {
     expect(r.err).toContain('double: executing 1');
   });
 
-  it('runs an ONNX model alone (it used to ask for a model.ts) and a decoupled model (one entry per response)', async () => {
+  it('runs an ONNX model alone (no model.ts needed) and a decoupled model (one entry per response)', async () => {
     const [onnx, repeat] = await Promise.all([
       tritium(['model', 'run', path.join(repo, 'addsub'), '--input', `INPUT0=${JSON.stringify(X)}`, '--input', `INPUT1=${JSON.stringify(X)}`, '--output', 'OUTPUT0']),
       tritium(['model', 'run', 'examples/model_repository/repeat', '--input', 'IN=[7,8,9]']),

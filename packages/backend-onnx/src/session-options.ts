@@ -72,7 +72,7 @@ const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
  * Sets a dotted ORT config key (`session.intra_op.allow_spinning`) in onnxruntime-node's nested
  * `extra` form. Only own properties are walked and a `__proto__` / `constructor` / `prototype`
  * segment is refused: the parameters come from the config, which the load API takes from any client,
- * and `session.__proto__.x` used to set `x` on every object of the server's main thread.
+ * and a walk that followed `session.__proto__.x` would set `x` on every object of the server's main thread.
  */
 function setEntry(extra: Record<string, unknown>, key: string, value: string, model = ''): Record<string, unknown> {
   const parts = key.split('.');

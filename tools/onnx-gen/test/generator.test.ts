@@ -68,7 +68,7 @@ describe('onnx-gen', () => {
     expect(parseOptions(['--vocab-size=50', '--input-ids=INPUT_IDS'])).toEqual({ vocabSize: 50, inputIds: 'INPUT_IDS' });
     expect(() => buildByKind('nope', {})).toThrow(/unknown model kind 'nope'/);
     expect(() => parseOptions(['vocab'])).toThrow(/bad option/);
-    // An option the kind does not take is refused, with the valid ones listed (it used to be ignored).
+    // An option the kind does not take is refused, with the valid ones listed.
     expect(() => buildByKind('bert', { vocabSize: 50, hiden: 64 })).toThrow(
       "unknown option '--hiden' for 'bert'; valid options for 'bert': --vocab-size, --hidden, --layers, --heads, --intermediate, --max-position, --num-labels, --type-vocab-size, --seed, --init-std, --pooling, --input-ids, --attention-mask, --logits",
     );

@@ -9,8 +9,8 @@ const PYTHON_BASED_RUNTIME = /\.(py|ts|js|mjs)$/;
 /**
  * Beyond Triton (which has no bound): the most instances one model may ask for, all groups, GPUs
  * and versions together. Each instance is a worker thread or process, and the load API lets any client
- * that reaches the port send a config: `count: 100000000` used to build 10^8 instance specs on the
- * main thread and take the server down with it. Public configs ask for 1 to 64.
+ * that reaches the port send a config: without a bound, `count: 100000000` builds 10^8 instance
+ * specs on the main thread and takes the server down with it. Public configs ask for 1 to 64.
  */
 export const MAX_INSTANCES_PER_MODEL = 1024;
 

@@ -14,9 +14,9 @@ import { joinInside } from '../repository/safe-path.ts';
 
 /**
  * Beyond Triton (which has none): what one warmup sample may make before it runs. Its requests
- * (`batch_size`, each a copy of the inputs) are built at once, so `dims: [30000, 30000]` or
- * `batch_size: 2000000000` under a huge `max_batch_size` used to allocate gigabytes on the main
- * thread from one config (the load API accepts one from any client). `count` repeats run one
+ * (`batch_size`, each a copy of the inputs) are built at once, so without a bound `dims: [30000,
+ * 30000]` or `batch_size: 2000000000` under a huge `max_batch_size` would allocate gigabytes on the
+ * main thread from one config (the load API accepts one from any client). `count` repeats run one
  * after another while every other load waits, so it is bounded too.
  */
 export const MAX_WARMUP_SAMPLE_BYTES = 256 * 1024 * 1024;
