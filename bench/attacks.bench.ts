@@ -15,8 +15,9 @@
 import { runScenario } from './attack/harness.ts';
 import type { AttackScenario } from './attack/scenario.ts';
 import { grpcGzipBomb } from './attack/grpc-gzip-bomb.ts';
+import { idleGrpcConnections } from './attack/idle-grpc-connections.ts';
 
-const SCENARIOS: readonly AttackScenario[] = [grpcGzipBomb];
+const SCENARIOS: readonly AttackScenario[] = [grpcGzipBomb, idleGrpcConnections];
 
 const asked = process.argv.slice(2);
 const unknown = asked.filter((name) => !SCENARIOS.some((s) => s.name === name));

@@ -25,6 +25,7 @@ import { BackendCatalog } from './backend-catalog.ts';
 import { repositorySources } from './repository-sources.ts';
 import { RequestBudget } from './protocol/request-budget.ts';
 import { transportGauges } from './metrics/transport-gauges.ts';
+import { descriptorLimit, planConnections } from './protocol/connection-plan.ts';
 
 /** Builds the InferenceServer from the bound backends and the options. */
 export type InferenceServerFactory = (deps: { backends: Backend[]; options: ServeOptions; log: TritonLog }) => InferenceServerApi;
@@ -85,6 +86,12 @@ export function createContainer(init: CreateContainerOptions): Container {
     .inSingletonScope();
   // One budget of request bytes held at once, shared by both transports.
   const budget = new RequestBudget(options.maxBufferedRequestSize);
+  // Connection caps that fit below the descriptor limit together (TritiumServer logs a lowered one).
+  const connections = planConnections(
+    { http: options.allowHttp ? options.httpConnections.maxConnections : 0, grpc: options.allowGrpc ? options.grpcMaxConnections : 0 },
+    descriptorLimit(),
+  );
+  c.bind(TOKENS.ConnectionPlan).toConstantValue(connections);
   c.bind(TOKENS.HttpTransport)
     .toDynamicValue(
       (ctx) =>
@@ -93,7 +100,7 @@ export function createContainer(init: CreateContainerOptions): Container {
           port: options.httpPort,
           restricted: options.httpRestrictedApi,
           tls: options.httpSsl,
-          connections: options.httpConnections,
+          connections: { ...options.httpConnections, maxConnections: connections.http },
           budget,
         }),
     )
@@ -109,23 +116,25 @@ export function createContainer(init: CreateContainerOptions): Container {
           connection: options.grpcConnection,
           maxMessageBytes: options.grpcMaxInputSize,
           budget,
+          connections: { maxConnections: connections.grpc, firstRequestTimeoutMs: options.grpcFirstRequestTimeoutSecs * 1000 },
         }),
     )
     .inSingletonScope();
   c.bind(TOKENS.MetricsTransport)
-    .toDynamicValue(
-      (ctx) =>
-        new MetricsTransport(
-          ctx.get(TOKENS.InferenceServer),
-          {
-            address: options.metricsAddress,
-            port: options.metricsPort,
-            counterLatencies: options.metricsConfig.counterLatencies,
-            gauges: transportGauges(budget),
-          },
-          ctx.get(TOKENS.Log),
-        ),
-    )
+    .toDynamicValue((ctx) => {
+      const http = ctx.get<HttpTransport>(TOKENS.HttpTransport);
+      const grpc = ctx.get<GrpcTransport>(TOKENS.GrpcTransport);
+      return new MetricsTransport(
+        ctx.get(TOKENS.InferenceServer),
+        {
+          address: options.metricsAddress,
+          port: options.metricsPort,
+          counterLatencies: options.metricsConfig.counterLatencies,
+          gauges: transportGauges(budget, () => ({ http: http.openConnections, grpc: grpc.openConnections })),
+        },
+        ctx.get(TOKENS.Log),
+      );
+    })
     .inSingletonScope();
   c.bind(BackendCatalog).toSelf().inSingletonScope();
   c.bind(TOKENS.TritiumServer).to(TritiumServer).inSingletonScope();

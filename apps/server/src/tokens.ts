@@ -9,5 +9,7 @@ export const TOKENS = {
   HttpTransport: Symbol.for('tritium.HttpTransport'),
   GrpcTransport: Symbol.for('tritium.GrpcTransport'),
   MetricsTransport: Symbol.for('tritium.MetricsTransport'),
+  /** The connection caps fitted below the descriptor limit (protocol/connection-plan.ts). */
+  ConnectionPlan: Symbol.for('tritium.ConnectionPlan'),
   TritiumServer: Symbol.for('tritium.TritiumServer'),
 } as const;

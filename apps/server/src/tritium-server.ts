@@ -16,6 +16,7 @@ import { checkListeners, listenFailure, plannedListeners } from './listeners.ts'
 import { HealthThread } from './health/health-thread.ts';
 import { serverOptionsTable } from './server-options-table.ts';
 import { advertisedServerMetadata } from './protocol/extensions.ts';
+import type { ConnectionPlan } from './protocol/connection-plan.ts';
 
 export interface BoundPorts {
   http?: number;
@@ -44,6 +45,7 @@ export class TritiumServer {
     @inject(TOKENS.HttpTransport) private readonly http: HttpTransport,
     @inject(TOKENS.GrpcTransport) private readonly grpc: GrpcTransport,
     @inject(TOKENS.MetricsTransport) private readonly metrics: MetricsTransport,
+    @inject(TOKENS.ConnectionPlan) private readonly connectionPlan: ConnectionPlan,
   ) {
     this.health = options.healthPort !== undefined ? new HealthThread(api, options.healthAddress, options.healthPort) : undefined;
   }
@@ -58,6 +60,9 @@ export class TritiumServer {
     await checkListeners(listeners);
     await (this.api as InferenceServerApi & Startable).start?.();
     this.log.info(serverOptionsTable(this.options, advertisedServerMetadata(this.context)));
+    const lowered = this.connectionPlan.note;
+    if (lowered?.warn) this.log.warn(lowered.message);
+    else if (lowered) this.log.info(lowered.message);
     const health = this.health;
     const transports = { GRPC: this.grpc, HTTP: this.http, Metrics: this.metrics, Health: { start: () => health!.start() } };
     const names = { GRPC: 'GRPCInferenceService', HTTP: 'HTTPService', Metrics: 'Metrics Service', Health: 'Health Service' };

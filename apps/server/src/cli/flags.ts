@@ -9,6 +9,7 @@ import type { TlsOptions } from '../protocol/tls.ts';
 import type { GrpcConnectionOptions } from '../grpc/grpc-server.ts';
 import { headerForwardPattern } from '../protocol/header-forward.ts';
 import { defaultMaxBufferedRequestBytes } from '../protocol/request-budget.ts';
+import { DEFAULT_MAX_CONNECTIONS } from '../protocol/connection-plan.ts';
 import { parseTraceFlags, TraceConfigError, type TraceConfig, type TraceFlags } from '../tracing/trace-config.ts';
 import { DEFAULT_MODEL_LOG_BYTES_PER_SEC, type RateLimitResourceFlag } from '@tritium/core';
 import {
@@ -79,6 +80,10 @@ export interface ServeOptions {
   httpSsl: TlsOptions;
   /** `--http-headers-timeout-secs`, `--http-request-timeout-secs`, `--http-max-connections`. */
   httpConnections: HttpConnectionLimits;
+  /** `--grpc-max-connections` (beyond Triton): open gRPC connections at most (lowered to fit the descriptor limit, connection-plan.ts). */
+  grpcMaxConnections: number;
+  /** `--grpc-first-request-timeout-secs` (beyond Triton): a gRPC connection that starts no call this long after it opened is closed. */
+  grpcFirstRequestTimeoutSecs: number;
   /** The trace flags as given (`--trace-config`, deprecated `--trace-*`). */
   traceFlags: { config: string[]; file?: string; level: string[]; rate?: string; count?: string; logFrequency?: string };
   /** What they configure (`parseServeFlags` fills it; Triton's defaults otherwise). */
@@ -164,6 +169,8 @@ export function defaultServeOptions(): ServeOptions {
     grpcSsl: { useSsl: false, useMutualAuth: false },
     httpSsl: { useSsl: false, useMutualAuth: false },
     httpConnections: { ...DEFAULT_HTTP_CONNECTION_LIMITS },
+    grpcMaxConnections: DEFAULT_MAX_CONNECTIONS,
+    grpcFirstRequestTimeoutSecs: 10,
     traceFlags: { config: [], level: [] },
     metricsConfig: { counterLatencies: true, histogramLatencies: false, summaryLatencies: false, summaryQuantiles: [0.5, 0.9, 0.95, 0.99, 0.999], summaryMaxAgeSecs: 60 },
     trace: parseTraceFlags({ config: [] }, {}),
@@ -331,7 +338,7 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'http-max-json-size': (o, v) => (o.httpMaxJsonSize = int('http-max-json-size', v, 1)),
   'grpc-max-input-size': (o, v) => (o.grpcMaxInputSize = int('grpc-max-input-size', v, 1)),
   'max-buffered-request-size': (o, v) => (o.maxBufferedRequestSize = int('max-buffered-request-size', v, 1)),
-  // Its former name, from when it bounded HTTP bodies only.
+  // Another name for it, accepted as --help says.
   'http-max-buffered-body-size': (o, v) => (o.maxBufferedRequestSize = int('http-max-buffered-body-size', v, 1)),
   'max-tensor-elements': (o, v) => (o.maxTensorElements = int('max-tensor-elements', v, 1)),
   'http-max-header-count': (o, v) => (o.httpMaxHeaderCount = int('http-max-header-count', v, 1)),
@@ -339,6 +346,8 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'http-request-timeout-secs': (o, v) => (o.httpConnections = { ...o.httpConnections, requestTimeoutMs: int('http-request-timeout-secs', v, 1) * 1000 }),
   'http-max-connections': (o, v) => (o.httpConnections = { ...o.httpConnections, maxConnections: int('http-max-connections', v, 1) }),
   'model-log-rate': (o, v) => (o.modelLogRate = int('model-log-rate', v)),
+  'grpc-max-connections': (o, v) => (o.grpcMaxConnections = int('grpc-max-connections', v, 1)),
+  'grpc-first-request-timeout-secs': (o, v) => (o.grpcFirstRequestTimeoutSecs = int('grpc-first-request-timeout-secs', v, 1)),
   'log-verbose': (o, v) => (o.logVerbose = int('log-verbose', v)),
   'log-format': (o, v) => {
     if (v !== 'default' && v !== 'ISO8601') throw new FlagError(`invalid value for --log-format: '${v}' (expected default or ISO8601)`);
@@ -405,6 +414,8 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --max-buffered-request-size <bytes>       request bytes held at once, HTTP and gRPC together (a quarter of memory;
                                             503 / RESOURCE_EXHAUSTED past it; also --http-max-buffered-body-size)
   --http-headers-timeout-secs <n> (60)  --http-request-timeout-secs <n> (60)  --http-max-connections <n> (10000)
+  --grpc-max-connections <n> (10000)  --grpc-first-request-timeout-secs <n> (10: a connection with no call by then is closed)
+      both connection caps are lowered, in proportion, to fit below the descriptor limit (ulimit -n) less a quarter kept
   --allow-client-shm <bool> (false)  --allow-model-file-load <bool> (false)
   --model-log-rate <bytes/s> (65536)        per instance: a model's output (stdout, stderr, log calls) logged per second; lines past it dropped, counted
   --strict-sandbox <bool> (false)           a process-isolated model whose sandbox lacks a guarantee on this host fails to load (false: it loads, with a warning)

@@ -24,6 +24,7 @@ import { modelInferHandler, modelStreamInferHandler } from './infer-handlers.ts'
 import { UNARY_HANDLERS } from './unary-handlers.ts';
 import { StreamDrain } from './stream-drain.ts';
 import { inboundBytesInterceptor } from './inbound-bytes.ts';
+import { GrpcListener } from './grpc-listener.ts';
 import type { RequestBudget } from '../protocol/request-budget.ts';
 
 export interface GrpcTransportOptions {
@@ -39,6 +40,8 @@ export interface GrpcTransportOptions {
   readonly maxMessageBytes: number;
   /** `--max-buffered-request-size`: request bytes held at once, shared with HTTP. */
   readonly budget: RequestBudget;
+  /** `--grpc-max-connections` (as fitted below the descriptor limit) and `--grpc-first-request-timeout-secs`. */
+  readonly connections: { readonly maxConnections: number; readonly firstRequestTimeoutMs: number };
 }
 
 /** Triton's `--grpc-keepalive-time`, `--grpc-keepalive-timeout`, `--grpc-max-connection-age[-grace]` (ms; grpc-js defaults when unset). */
@@ -67,6 +70,7 @@ const MAX_SEND_MESSAGE = 2147483647;
 
 export class GrpcTransport {
   private server: Server | undefined;
+  private listener: GrpcListener | undefined;
   private boundPort = 0;
   /** Open ModelStreamInfer streams, ended with UNAVAILABLE by a stop (see stream-drain.ts). */
   private readonly streams = new StreamDrain();
@@ -78,6 +82,11 @@ export class GrpcTransport {
 
   get port(): number {
     return this.boundPort;
+  }
+
+  /** Connections open now (0 before start). */
+  get openConnections(): number {
+    return this.listener?.open ?? 0;
   }
 
   /**
@@ -134,12 +143,13 @@ export class GrpcTransport {
     // what matters reaches us as an exception or a call status.
     const toLog = (...args: unknown[]): void => this.ctx.log.verbose(1, `grpc-js: ${format(...args)}`);
     setLogger({ error: toLog, info: toLog, debug: toLog });
+    const listener = new GrpcListener({ address: this.options.address, port: this.options.port, ...this.options.connections });
     const server = new Server({
       'grpc.max_receive_message_length': this.options.maxMessageBytes,
       'grpc.max_send_message_length': MAX_SEND_MESSAGE,
       ...connectionOptions(this.options.connection),
-      // First, so that it is handed grpc-js's own call (see inbound-bytes.ts).
-      interceptors: [inboundBytesInterceptor(this.options.budget, this.options.maxMessageBytes)],
+      // inbound-bytes first, so that it is handed grpc-js's own call (see inbound-bytes.ts).
+      interceptors: [inboundBytesInterceptor(this.options.budget, this.options.maxMessageBytes), listener.interceptor()],
     });
     server.addService(inferenceServiceDefinition(), this.implementation());
     server.addService(healthServiceDefinition(), {
@@ -147,19 +157,21 @@ export class GrpcTransport {
         callback!(null, { status: this.ctx.api.isReady() ? 'SERVING' : 'NOT_SERVING' });
       }),
     });
-    const host = this.options.address.includes(':') ? `[${this.options.address}]` : this.options.address;
     const tls = this.options.tls && loadTlsMaterial('grpc', this.options.tls);
     // Triton's SslServerCredentials: the server's key pair; with mutual TLS the root certificate
     // verifies clients, and a client without a valid certificate fails the handshake.
     const credentials = tls
       ? ServerCredentials.createSsl(tls.mutual ? (tls.ca ?? null) : null, [{ cert_chain: tls.cert, private_key: tls.key }], tls.mutual)
       : ServerCredentials.createInsecure();
-    this.boundPort = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`${host}:${this.options.port}`, credentials, (err, port) =>
-        err ? reject(err) : resolve(port),
-      ),
-    );
+    // Our own TCP listener (grpc-listener.ts) hands each connection it accepts to grpc-js.
+    try {
+      this.boundPort = await listener.listen(server.createConnectionInjector(credentials));
+    } catch (e) {
+      server.forceShutdown();
+      throw e;
+    }
     this.server = server;
+    this.listener = listener;
     return this.boundPort;
   }
 
@@ -176,12 +188,15 @@ export class GrpcTransport {
   async stop(timeoutMs = 5000): Promise<void> {
     this.drain();
     const server = this.server;
-    if (!server) return;
+    const listener = this.listener;
+    if (!server || !listener) return;
     this.server = undefined;
+    listener.stopAccepting();
     await gracefulStop(
       (done) => server.tryShutdown(() => done()),
       () => server.forceShutdown(),
       timeoutMs,
     );
+    listener.destroyAll();
   }
 }

@@ -12,9 +12,11 @@ interface HealthWorkerData {
   readonly address: string;
   readonly port: number;
   readonly staleMs: number;
+  /** Open connections at most (connection-plan.ts). */
+  readonly maxConnections: number;
 }
 
-const { address, port, staleMs } = workerData as HealthWorkerData;
+const { address, port, staleMs, maxConnections } = workerData as HealthWorkerData;
 let live = false;
 let ready = false;
 let reportedAt = Date.now();
@@ -40,6 +42,7 @@ const server = http.createServer((req, res) => {
 server.headersTimeout = 10_000;
 server.requestTimeout = 10_000;
 server.maxHeadersCount = 100;
+server.maxConnections = maxConnections;
 server.on('error', (error: NodeJS.ErrnoException) => parentPort!.postMessage({ t: 'error', code: error.code, message: error.message }));
 server.listen(port, address, () => {
   const bound = server.address();

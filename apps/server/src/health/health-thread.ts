@@ -5,6 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { compiledModule, type InferenceServerApi } from '@tritium/core';
+import { SMALL_LISTENER_MAX_CONNECTIONS } from '../protocol/connection-plan.ts';
 
 const ENTRY = new URL('./health-thread-entry.ts', import.meta.url);
 const REPORT_EVERY_MS = 250;
@@ -26,7 +27,7 @@ export class HealthThread {
   /** Binds the listener (in its thread); resolves with the bound port. */
   async start(): Promise<number> {
     const worker = new Worker(compiledModule(ENTRY), {
-      workerData: { address: this.address, port: this.port, staleMs: HEALTH_STALE_MS },
+      workerData: { address: this.address, port: this.port, staleMs: HEALTH_STALE_MS, maxConnections: SMALL_LISTENER_MAX_CONNECTIONS },
       resourceLimits: { maxOldGenerationSizeMb: 64 },
     });
     this.worker = worker;

@@ -57,6 +57,8 @@ export class HttpTransport {
   private server: http.Server | undefined;
   private boundPort = 0;
   private json: JsonParser | undefined;
+  /** Connections open now. */
+  private open = 0;
   /** The server is stopping: every reply closes its connection (see drain()). */
   private draining = false;
   /** Resolves once the connections left idle since the drain began have been closed. */
@@ -70,6 +72,11 @@ export class HttpTransport {
 
   get port(): number {
     return this.boundPort;
+  }
+
+  /** Connections open now (0 before start). */
+  get openConnections(): number {
+    return this.open;
   }
 
   async start(): Promise<number> {
@@ -104,6 +111,10 @@ export class HttpTransport {
         )
       : http.createServer(serverOptions, handler);
     server.maxConnections = limits.maxConnections;
+    server.on('connection', (socket: Socket) => {
+      this.open++;
+      socket.once('close', () => this.open--);
+    });
     // Node drops headers past maxHeadersCount silently; keep its default (2000) as the hard bound and
     // answer 431 ourselves above the configured limit.
     server.keepAliveTimeout = 65_000;

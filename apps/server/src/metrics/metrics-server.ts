@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CustomFamilySnapshot, InferenceServerApi, Logger } from '@tritium/core';
 import { CpuSampler, renderMetrics } from './prometheus.ts';
+import { SMALL_LISTENER_MAX_CONNECTIONS } from '../protocol/connection-plan.ts';
 
 export class MetricsTransport {
   private server: http.Server | undefined;
@@ -46,6 +47,10 @@ export class MetricsTransport {
         res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable');
       }
     });
+    // A few scrapers use this port: a flood of it holds no more descriptors than this (connection-plan.ts).
+    server.maxConnections = SMALL_LISTENER_MAX_CONNECTIONS;
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 10_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.options.port, this.options.address, () => resolve());

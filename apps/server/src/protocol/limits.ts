@@ -1,4 +1,6 @@
 /** Limits the transports enforce before anything reaches the server (flags set them). */
+import { DEFAULT_MAX_CONNECTIONS } from './connection-plan.ts';
+
 export interface TransportLimits {
   /** Largest request body, compressed or decompressed (`--http-max-input-size`, 64 MB). */
   readonly maxInputBytes: number;
@@ -35,12 +37,12 @@ export interface HttpConnectionLimits {
    * a total bound also stops a body that trickles a byte a minute.
    */
   readonly requestTimeoutMs: number;
-  /** Open connections at most; more are closed at once (Envoy's edge listener example: 10000). */
+  /** Open connections at most; more are closed at once (Envoy's edge listener example: 10000), fitted below the descriptor limit (connection-plan.ts). */
   readonly maxConnections: number;
 }
 
 export const DEFAULT_HTTP_CONNECTION_LIMITS: HttpConnectionLimits = {
   headersTimeoutMs: 60_000,
   requestTimeoutMs: 60_000,
-  maxConnections: 10_000,
+  maxConnections: DEFAULT_MAX_CONNECTIONS,
 };

@@ -30,14 +30,18 @@ export class ServeExited extends Error {
   }
 }
 
-/** Starts `tritium serve <args>` with loopback addresses and port 0 unless `args` say otherwise. */
-export function startServeProcess(args: readonly string[], env: NodeJS.ProcessEnv = process.env): ServeProcess {
+/**
+ * Starts `tritium serve <args>` with loopback addresses and port 0 unless `args` say otherwise;
+ * `noFile` runs it under `ulimit -n <noFile>` (its pid is still the server's: the shell execs it).
+ */
+export function startServeProcess(args: readonly string[], env: NodeJS.ProcessEnv = process.env, noFile?: number): ServeProcess {
   const defaults = ['--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--metrics-address=127.0.0.1', '--http-port=0', '--grpc-port=0', '--metrics-port=0'];
   const given = new Set(args.map((a) => a.split('=')[0]));
-  const child = spawn(process.execPath, [TRITIUM_BIN, 'serve', ...defaults.filter((d) => !given.has(d.split('=')[0])), ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env,
-  });
+  const argv = [TRITIUM_BIN, 'serve', ...defaults.filter((d) => !given.has(d.split('=')[0])), ...args];
+  const child =
+    noFile === undefined
+      ? spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'], env })
+      : spawn('sh', ['-c', `ulimit -n ${noFile} && exec "$0" "$@"`, process.execPath, ...argv], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let text = '';
   child.stdout!.on('data', (c: Buffer) => (text += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (text += c.toString()));
