@@ -18,6 +18,8 @@ const snapshot: ModelMetricsSnapshot = {
   computeInferDurationUs: 3,
   computeOutputDurationUs: 4,
   loadDurationSecs: 0.25,
+  crashRetries: 7,
+  poisonRequests: 1,
   instances: [{ name: 'm_0_0', healthy: false, restarts: 3, executeOverruns: 2, logLinesDropped: 7 }],
 };
 
@@ -38,6 +40,9 @@ it('renders Triton metric families with labels', () => {
   expect(text).toMatch(/^# TYPE tritium_execute_overrun_total counter$/m);
   expect(text).toContain(`tritium_log_lines_dropped_total{${labels},instance="m_0_0"} 7\n`);
   expect(text).toMatch(/^# TYPE tritium_log_lines_dropped_total counter$/m);
+  expect(text).toContain(`tritium_inference_crash_retry_total{${labels}} 7\n`);
+  expect(text).toContain(`tritium_inference_poison_request_total{${labels}} 1\n`);
+  expect(text).toMatch(/^# TYPE tritium_inference_poison_request_total counter$/m);
   expect(text).toMatch(/^# TYPE nv_inference_pending_request_count gauge$/m);
   expect(text).toMatch(/^# TYPE nv_inference_compute_infer_duration_us counter$/m);
   expect(text).toMatch(/^nv_cpu_memory_total_bytes \d+$/m);

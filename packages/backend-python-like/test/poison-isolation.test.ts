@@ -3,7 +3,8 @@
  * the seed's `tokenizer` config (its own dynamic_batching block) and `sentiment_ensemble` config
  * (pipeline batching) from `model_repository/`, with stand-in models (see
  * fixtures/pipeline_poison/README.md). Concurrent requests with poisoned ones among them: exactly
- * the poisoned requests fail, each with the error of its own execution. Run with the seed's 4
+ * the poisoned requests fail, each with the error of its own execution (a crashed worker's included:
+ * its batch's requests are re-run alone). Run with the seed's 4
  * tokenizer instances and with 1 (a small host), where retried halves queue up together at the
  * tokenizer's own batcher.
  */
@@ -55,12 +56,14 @@ describe.each([4, 1])('poison isolation in the example pipeline (real workers, s
     { name: 'one poisoned request at the tokenizer (the step with its own batcher)', poisoned: { 3: "cannot tokenize 'POISON 3'" } },
     { name: 'one poisoned request at the classifier', poisoned: { 5: "cannot classify row 0 of request 'r5'" } },
     { name: 'two poisoned requests, one per step', poisoned: { 1: "cannot tokenize 'POISON 1'", 6: "cannot classify row 0 of request 'r6'" } },
+    { name: "one request that crashes the tokenizer's worker", poisoned: { 2: 'crashed: worker exited with code 9' } },
   ];
   for (const { name, poisoned } of cases) {
     it(`8 concurrent requests, ${name}: exactly the poisoned fail, each with its own error`, async () => {
       const texts = Array.from({ length: 8 }, (_, i) => {
         const own = poisoned[i];
         if (own?.startsWith('cannot tokenize')) return `POISON ${i}`;
+        if (own?.includes('crashed')) return `CRASH ${i}`;
         if (own) return `boom ${i}!`;
         return `sentence number ${i} is fine`;
       });

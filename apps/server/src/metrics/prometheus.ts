@@ -93,6 +93,8 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     restarts: family('tritium_instance_restarts_total', 'counter', 'Number of times a model instance (worker) was restarted after a crash'),
     overruns: family('tritium_execute_overrun_total', 'counter', 'Number of executes that ran past the instance warn threshold (tritium.execute_warn_ms)'),
     logDropped: family('tritium_log_lines_dropped_total', 'counter', 'Number of lines of a model instance\'s output dropped over --model-log-rate'),
+    crashRetries: family('tritium_inference_crash_retry_total', 'counter', 'Number of requests re-run alone because their instance crashed running their batch'),
+    poison: family('tritium_inference_poison_request_total', 'counter', 'Number of requests that crashed their instance running alone and failed alone as the cause'),
     firstResponse: family('nv_inference_first_response_histogram_ms', 'histogram', 'Duration from request to first response in milliseconds'),
     cacheHits: family('nv_cache_num_hits_per_model', 'counter', 'Number of cache hits per model'),
     cacheHitUs: family('nv_cache_hit_duration_per_model', 'counter', 'Total cache hit duration per model, in microseconds'),
@@ -119,6 +121,8 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     f.infer.lines.push(`nv_inference_compute_infer_duration_us${l} ${Math.round(s.computeInferDurationUs)}`);
     f.output.lines.push(`nv_inference_compute_output_duration_us${l} ${Math.round(s.computeOutputDurationUs)}`);
     f.load.lines.push(`nv_model_load_duration_secs${l} ${s.loadDurationSecs}`);
+    f.crashRetries.lines.push(`tritium_inference_crash_retry_total${l} ${s.crashRetries}`);
+    f.poison.lines.push(`tritium_inference_poison_request_total${l} ${s.poisonRequests}`);
     if (s.cache) {
       f.cacheHits.lines.push(`nv_cache_num_hits_per_model${l} ${s.cache.hits}`);
       f.cacheHitUs.lines.push(`nv_cache_hit_duration_per_model${l} ${Math.round(s.cache.hitDurationUs)}`);

@@ -96,6 +96,8 @@ describe('tritium deploy kubernetes', () => {
       computeInferDurationUs: 1,
       computeOutputDurationUs: 1,
       loadDurationSecs: 1,
+      crashRetries: 0,
+      poisonRequests: 0,
       instances: [],
     };
     const exported = renderMetrics([snapshot], new CpuSampler());

@@ -151,6 +151,12 @@ export interface ExecuteOutput {
 export interface ExecuteContext {
   /** The slots held while this execution runs: its requests' callers', then its own. */
   readonly callers: readonly CallFrame[];
+  /**
+   * The execution re-runs one request alone because its instance crashed running its batch (the
+   * batcher's crash retry): a crash now is pinned on that request, so an instance that counts its
+   * crashes (the worker host) does not take itself down for it.
+   */
+  readonly crashRetry?: boolean;
 }
 
 export interface ModelInstance {

@@ -5,7 +5,8 @@
  *   this batch instead of cutting it short; it stays at the head of the queue, so it heads the
  *   next batch (never starved);
  * - opt-in padding-aware batching (`tritium.pad.<INPUT>` parameters, see tensor/pad.ts);
- * - poison isolation: a batch whose execute fails as a whole is bisected (poison-isolation.ts);
+ * - poison isolation: a batch whose execute fails as a whole is bisected (poison-isolation.ts); the
+ *   requests of a batch whose instance crashed are re-run alone, once (crash-retry.ts);
  * - BLS cycles are refused at once (call-cycles.ts);
  * - adaptive batching (`tritium.batching: adaptive`): the queue delay is waited out only while it
  *   pays off (adaptive-delay.ts).
@@ -20,6 +21,8 @@ import { silentLogger } from '../logger.ts';
 import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { CallCycleGuard, executionCallers } from './call-cycles.ts';
 import { isolatePoison } from './poison-isolation.ts';
+import { crashedBatchMessage, mayRetryAfterCrash, poisonMessage } from './crash-retry.ts';
+import { isInstanceFailure } from '../backend/instance-failure.ts';
 import { padBatch, unpadResponse } from '../tensor/pad.ts';
 import { reportCompute } from '../trace/request-trace.ts';
 import type { BatcherOptions } from './batcher-options.ts';
@@ -65,10 +68,15 @@ type Outcome = InferResponse | InferError | null;
 interface Entry extends Candidate {
   readonly request: InferRequest;
   readonly timeoutAction: 'REJECT' | 'DELAY';
+  /** Its queue policy's timeout (µs from arrival; 0: none). Bounds a crash retry too. */
+  readonly timeoutUs: number;
   /** Resolves a unary call, or forwards to a stream sink. */
   readonly deliver: (outcome: Outcome) => void;
   readonly sink?: ResponseSink;
-  state: 'queued' | 'running' | 'done';
+  /** `retry`: waiting in `retries` to be re-run alone after a crash (crash-retry.ts). */
+  state: 'queued' | 'retry' | 'running' | 'done';
+  /** The crash this request is re-run after (its one retry is spent). */
+  crash: InferError | undefined;
   queueNs: number;
   timer?: { cancel(): void };
   /** Stops listening on the request's signal (see abort-listeners.ts). */
@@ -121,6 +129,8 @@ export class DynamicBatcher implements Scheduler {
   private readonly queue: RequestQueue<Entry>;
   private readonly formation: FormationRules;
   private readonly order: Entry[] = [];
+  /** Requests of crashed batches waiting to be re-run alone, served before the queue. */
+  private readonly retries: Entry[] = [];
   private orderHead = 0;
   private delayTimer: { cancel(): void; at: number } | undefined;
   private pumping = false;
@@ -274,11 +284,13 @@ export class DynamicBatcher implements Scheduler {
       arrivalUs: now,
       preformed: request.preformed === true,
       timeoutAction: policy.timeoutAction,
+      timeoutUs,
       deliver,
       sink,
       level,
       lane: undefined,
       state: 'queued',
+      crash: undefined,
       queueNs: 0,
       settled: false,
       delivered: false,
@@ -298,6 +310,12 @@ export class DynamicBatcher implements Scheduler {
 
   private expire(entry: Entry): void {
     entry.timer = undefined;
+    if (entry.state === 'retry') {
+      // Its timeout passed while it waited to be re-run: it keeps the crash that failed its batch.
+      this.retries.splice(this.retries.indexOf(entry), 1);
+      this.finish(entry, entry.crash!, 'BACKEND');
+      return;
+    }
     if (entry.state !== 'queued') return;
     if (entry.timeoutAction === 'DELAY') {
       this.queue.delay(entry);
@@ -312,6 +330,7 @@ export class DynamicBatcher implements Scheduler {
     if (entry.state === 'done') return;
     const wasQueued = entry.state === 'queued';
     if (wasQueued) this.queue.remove(entry);
+    else if (entry.state === 'retry') this.retries.splice(this.retries.indexOf(entry), 1);
     const running = entry.batch;
     // The server aborts with its own error when the request's deadline passed (an expired request:
     // UNAVAILABLE, counted REJECTED as Triton counts queue timeouts); anything else is a cancellation.
@@ -354,6 +373,12 @@ export class DynamicBatcher implements Scheduler {
       do {
         this.repump = false;
         for (;;) {
+          if (this.retries.length > 0) {
+            const slot = this.idleSlot();
+            if (!slot) break;
+            this.dispatch(slot, [this.retries.shift()!], this.clock.nowUs());
+            continue;
+          }
           if (this.queue.size === 0) break;
           const slot = this.idleSlot();
           if (!slot) break;
@@ -424,11 +449,14 @@ export class DynamicBatcher implements Scheduler {
     const running: Running = { entries, controller: !only && entries.some((e) => e.request.signal) ? new AbortController() : undefined };
     const signal = only ?? running.controller?.signal ?? NEVER_ABORTED;
     for (const e of entries) {
+      // A request re-run after a crash left the queue already (its queue time stays the first one).
+      const fromQueue = e.state === 'queued';
       this.queue.remove(e);
       e.state = 'running';
       e.batch = running;
       e.timer?.cancel();
       e.timer = undefined;
+      if (!fromQueue) continue;
       e.queueNs = (now - e.arrivalUs) * 1000;
       for (let i = weightOf(e.request); i > 0; i--) this.stats.requestDequeued(e.queueNs);
     }
@@ -458,10 +486,12 @@ export class DynamicBatcher implements Scheduler {
       .finally(done);
   }
 
-  /** Who an execution of `entries` on `slot` runs for (BLS calls it makes carry these callers). */
+  /** Who an execution of `entries` on `slot` runs for (BLS calls it makes carry these callers), and whether it is a crash retry. */
   private contextOf(slot: Slot, entries: readonly Entry[]): ExecuteContext {
-    if (!entries.some((e) => e.request.callers && e.request.callers.length > 0)) return slot.context;
-    return { callers: executionCallers(entries.map((e) => e.request), slot.context.callers) };
+    const crashRetry = entries.length === 1 && entries[0]!.crash !== undefined;
+    if (!crashRetry && !entries.some((e) => e.request.callers && e.request.callers.length > 0)) return slot.context;
+    const callers = executionCallers(entries.map((e) => e.request), slot.context.callers);
+    return crashRetry ? { callers, crashRetry } : { callers };
   }
 
   private padded(entries: readonly Entry[]): InferRequest[] {
@@ -475,7 +505,7 @@ export class DynamicBatcher implements Scheduler {
     return this.attempt(slot, entries, signal, dispatchedUs).then((error) => {
       if (!error) return undefined;
       return isolatePoison(entries, error, {
-        pending: (e) => e.state !== 'done',
+        pending: (e) => e.state === 'running',
         run: (part) => this.attempt(slot, part, signal),
         fail: (part, err) => this.failBatch(part, err, 'BACKEND'),
         abandoned: () => signal.aborted,
@@ -489,7 +519,8 @@ export class DynamicBatcher implements Scheduler {
    * Plain promise chaining, no async function: this is every execution's path.
    */
   private attempt(slot: Slot, entries: readonly Entry[], signal: AbortSignal, startedUs?: number): Promise<InferError | undefined> {
-    const live = entries.every((e) => e.state !== 'done') ? entries : entries.filter((e) => e.state !== 'done');
+    // Not those answered meanwhile, nor those a crash sent to be re-run alone.
+    const live = entries.every((e) => e.state === 'running') ? entries : entries.filter((e) => e.state === 'running');
     if (live.length === 0) return Promise.resolve(undefined);
     let requests: InferRequest[];
     try {
@@ -519,9 +550,47 @@ export class DynamicBatcher implements Scheduler {
       },
       (err: unknown) => {
         this.traceExecution(live, startUs, this.recordExecution(batchSize, startUs));
-        return InferError.from(err);
+        const error = InferError.from(err);
+        if (!isInstanceFailure(error)) return error;
+        this.crashed(live, error);
+        return undefined;
       },
     );
+  }
+
+  /**
+   * The instance failed running `ran` (crash-retry.ts): alone, the request is the cause and fails;
+   * of a batch, each request that may be re-run waits in `retries` (served first) and the others
+   * fail with the crash's error.
+   */
+  private crashed(ran: readonly Entry[], error: InferError): void {
+    const o = this.opts;
+    if (ran.length === 1) {
+      const e = ran[0]!;
+      if (e.state === 'done') return;
+      this.stats.poisonIsolated?.();
+      this.log.warn(poisonMessage(o.modelName, o.version, e.request, e.crash !== undefined, error));
+      this.finish(e, error, 'BACKEND');
+      return;
+    }
+    const now = this.clock.nowUs();
+    let retried = 0;
+    for (const e of ran) {
+      if (e.state === 'done') continue;
+      if (!mayRetryAfterCrash(e, now)) {
+        this.finish(e, error, 'BACKEND');
+        continue;
+      }
+      retried++;
+      e.state = 'retry';
+      e.crash = error;
+      e.batch = undefined;
+      if (e.timeoutUs > 0) e.timer = this.clock.setTimer(e.arrivalUs + e.timeoutUs - now, () => this.expire(e));
+      this.retries.push(e);
+      this.stats.crashRetried?.();
+    }
+    this.log.warn(crashedBatchMessage(o.modelName, o.version, ran.length, retried, error));
+    if (retried > 0) this.pump();
   }
 
   /** Answers each entry of a completed execution with its own result. */
@@ -590,7 +659,9 @@ export class DynamicBatcher implements Scheduler {
     } catch (err) {
       timings = this.recordExecution(batchSize, startUs);
       this.traceExecution(entries, startUs, timings);
-      this.failBatch(entries, InferError.from(err), 'BACKEND');
+      const error = InferError.from(err);
+      if (isInstanceFailure(error)) this.crashed(entries, error);
+      else this.failBatch(entries, error, 'BACKEND');
     }
     for (const { entry } of awaitingTimings) entry.request.computeSink?.add(timings);
     for (const { entry, totalNs } of awaitingTimings) this.succeeded(entry, totalNs, timings);
@@ -645,7 +716,7 @@ export class DynamicBatcher implements Scheduler {
    */
   private finish(entry: Entry, outcome: Outcome, reason?: FailureReason, timings?: Required<ExecuteTimings> | 'later'): number | undefined {
     if (entry.state === 'done') return undefined;
-    const dequeued = entry.state === 'running';
+    const dequeued = entry.state !== 'queued';
     entry.state = 'done';
     entry.timer?.cancel();
     entry.timer = undefined;

@@ -24,5 +24,7 @@ export function guardedStats(stats: StatsRecorder, log: Logger, model: string): 
     requestFailed: guard('requestFailed', stats.requestFailed),
     ...(stats.response ? { response: guard('response', stats.response) } : {}),
     ...(stats.firstResponse ? { firstResponse: guard('firstResponse', stats.firstResponse) } : {}),
+    ...(stats.crashRetried ? { crashRetried: guard('crashRetried', stats.crashRetried) } : {}),
+    ...(stats.poisonIsolated ? { poisonIsolated: guard('poisonIsolated', stats.poisonIsolated) } : {}),
   };
 }

@@ -6,8 +6,10 @@
  * first half passes, the second holds the cause (failures are taken as deterministic) and is split
  * without being run whole. A batch of n requests with k poisoned costs at most 2·k·⌈log2 n⌉ extra
  * executions. Errors that say nothing about the data (UNAVAILABLE, NOT_FOUND, UNSUPPORTED,
- * ALREADY_EXISTS, CANCELLED) fail the whole batch at once, and so do instance failures (a crashed or
- * timed-out worker, see instance-failure.ts): running the halves would crash or hang it again.
+ * ALREADY_EXISTS, CANCELLED) fail the whole batch at once. Instance failures (a crashed or timed-out
+ * worker, see instance-failure.ts) are not bisected: a crash and a restart per half would cost far
+ * more than an execution; the batcher re-runs such a batch's requests alone instead (crash-retry.ts),
+ * and one that reaches this function fails the batch at once.
  */
 import { isInstanceFailure } from '../backend/instance-failure.ts';
 import type { InferError } from '../errors.ts';

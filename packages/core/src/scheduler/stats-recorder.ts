@@ -43,6 +43,10 @@ export interface StatsRecorder {
   response?(index: number, outcome: ResponseOutcome, durations: { inferNs: number; outputNs: number }): void;
   /** The first response of a request was sent, `sinceArrivalNs` after it arrived (Triton's first-response histogram). Optional. */
   firstResponse?(sinceArrivalNs: number): void;
+  /** A request is re-run alone because its instance crashed running its batch (crash-retry.ts). Optional. */
+  crashRetried?(): void;
+  /** A request crashed its instance running alone: it fails alone as the crash's cause (crash-retry.ts). Optional. */
+  poisonIsolated?(): void;
 }
 
 export const nullStatsRecorder: StatsRecorder = {

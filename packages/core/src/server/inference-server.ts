@@ -623,6 +623,8 @@ export class InferenceServer implements InferenceServerApi {
           computeInferDurationUs: us(s.inference_stats.compute_infer),
           computeOutputDurationUs: us(s.inference_stats.compute_output),
           loadDurationSecs: live.stats.loadDurationSecs,
+          crashRetries: live.stats.crashRetries,
+          poisonRequests: live.stats.poisonRequests,
           latency: live.stats.latency(),
           ...(this.caching?.enabledFor(live)
             ? {

@@ -67,6 +67,10 @@ export class ModelStats implements StatsRecorder {
   private readonly failures: Record<FailureReason, number> = { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 0 };
   /** Seconds the last load of this version took (nv_model_load_duration_secs). */
   loadDurationSecs = 0;
+  /** Requests re-run alone after their batch crashed its instance (tritium_inference_crash_retry_total). */
+  crashRetries = 0;
+  /** Requests that crashed their instance running alone (tritium_inference_poison_request_total). */
+  poisonRequests = 0;
 
   private readonly summaries: Record<LatencySummaryName, SlidingSummary> | undefined;
   private readonly firstResponses: Histogram | undefined;
@@ -88,6 +92,14 @@ export class ModelStats implements StatsRecorder {
   /** Triton's first-response histogram: whole milliseconds from arrival to the first response. */
   firstResponse(sinceArrivalNs: number): void {
     this.firstResponses?.observe(Math.floor(sinceArrivalNs / 1e6));
+  }
+
+  crashRetried(): void {
+    this.crashRetries++;
+  }
+
+  poisonIsolated(): void {
+    this.poisonRequests++;
   }
 
   /** The summaries and histogram enabled by `--metrics-config`, as they stand. */

@@ -101,6 +101,10 @@ export interface ModelMetricsSnapshot {
   readonly computeInferDurationUs: number;
   readonly computeOutputDurationUs: number;
   readonly loadDurationSecs: number;
+  /** Requests re-run alone after their batch crashed its instance (poison isolation). */
+  readonly crashRetries: number;
+  /** Requests that crashed their instance running alone and failed alone as its cause. */
+  readonly poisonRequests: number;
   /** `--metrics-config` summaries / first-response histogram, when enabled. */
   readonly latency?: LatencySnapshot;
   /** Response cache counters (Triton's nv_cache_*_per_model), for versions that answer from the cache. */

@@ -10,7 +10,9 @@ import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 export interface WorkerRestartPolicy {
   /**
    * Crashes in a row tolerated (default 5); one more and the instance is down: executes fail
-   * UNAVAILABLE at once with the last cause and `onUnavailable` is called, while restarts go on.
+   * UNAVAILABLE at once with the last cause and `onUnavailable` is called, while restarts go on. A
+   * completed execute ends the row; a crash pinned on a request re-run alone (ExecuteContext.crashRetry)
+   * is counted but never takes the instance down.
    */
   readonly maxRestarts?: number;
   /** An instance that runs this long without crashing starts a new row of crashes, ms (default 60 000). */

@@ -5,8 +5,10 @@
  * `executeTimeoutMs`, only the requests in flight on it fail (INTERNAL, `model 'm' instance 'i'
  * crashed: <cause>`); the worker is replaced after an exponential backoff, re-running
  * `createInstance(init)`. Executes that arrive meanwhile wait for the restart (bounded by
- * `restart.waitMs`). More than `restart.maxRestarts` crashes in a row (a run of `restart.windowMs`
- * without a crash ends the row) and the instance is down: `onUnavailable(reason)` is called (again
+ * `restart.waitMs`). More than `restart.maxRestarts` crashes in a row (a completed execute, or a run
+ * of `restart.windowMs` without a crash, ends the row; a crash while the batcher re-runs one request
+ * alone after a crash, `ExecuteContext.crashRetry`, is counted but never takes the instance down: it
+ * is pinned on that request) and the instance is down: `onUnavailable(reason)` is called (again
  * with each new cause), every execute fails UNAVAILABLE at once with the last cause, and it keeps
  * restarting, the backoff doubling up to `restart.maxBackoffMs` (60 s), forever unless
  * `restart.keepTrying` is false; the first restart that works calls `onAvailable()`.
@@ -53,6 +55,8 @@ interface PendingExecute {
   readonly children: CallScope;
   /** Who this execute runs for (ExecuteContext.callers): its BLS calls carry them. */
   readonly callers: readonly CallFrame[] | undefined;
+  /** ExecuteContext.crashRetry: a crash during it is pinned on its one request. */
+  readonly crashRetry: boolean;
   /** Decoupled: indices of the sinks not completed yet. */
   open?: Set<number>;
   /** Traces of the requests this execute carries: BLS calls made meanwhile are their children. */
@@ -280,6 +284,8 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         // Read (and check) before any state changes: a malformed result then fails this execute too.
         const output = readResultMessage(msg, p.batch, p.sinks !== undefined, this.label);
         gen.pending.delete(msg.id);
+        // The worker completed an execute: it is not in a crash loop.
+        this.streak = 0;
         p.cleanup();
         if (p.sinks && !msg.error && p.open && p.open.size > 0) {
           gen.streams.set(msg.id, { sinks: p.sinks, open: p.open, children: p.children, callers: p.callers, release: p.release, ...(p.traces ? { traces: p.traces } : {}) });
@@ -451,7 +457,9 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     gen.dead = true;
     void gen.channel.kill();
     const error = instanceFailure(new InferError('INTERNAL', `${this.label} crashed: ${cause}`));
+    let pinned = gen.pending.size > 0;
     for (const p of gen.pending.values()) {
+      pinned &&= p.crashRetry;
       p.cleanup();
       p.release();
       p.reject(error);
@@ -466,7 +474,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     if (gen.readyAt !== undefined && now - gen.readyAt >= this.policy.windowMs) this.streak = 0;
     this.streak++;
     const backoff = Math.min(this.policy.initialBackoffMs * 2 ** (this.streak - 1), this.policy.maxBackoffMs);
-    if (this.streak > this.policy.maxRestarts) {
+    if (this.streak > this.policy.maxRestarts && !pinned) {
       const times = this.streak === 1 ? 'once' : `${this.streak} times in a row`;
       this.goDown(`${this.label} crashed ${times}; last cause: ${cause}`, backoff);
       return;
@@ -639,6 +647,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         sinks,
         children,
         callers: context?.callers,
+        crashRetry: context?.crashRetry === true,
         ...(sinks ? { open: new Set(sinks.map((_, i) => i)) } : {}),
         ...(traces ? { traces } : {}),
         cleanup: () => {

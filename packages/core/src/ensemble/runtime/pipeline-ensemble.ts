@@ -7,7 +7,8 @@
  *
  * A batch that fails as a whole is retried by the batcher's bisection (poison isolation, see
  * DynamicBatcher): halves run one after the other until each failure is pinned on the requests
- * that fail alone; a step's own batcher isolates what it merged the same way.
+ * that fail alone; a step's own batcher isolates what it merged the same way. A batch whose step
+ * crashed its instance has its requests re-run alone through the pipeline, once (crash-retry.ts).
  *
  * Requests merge only when their parameters, priority and timeout agree (merge-key.ts), so the
  * merged request carries each one's own.

@@ -17,7 +17,9 @@
  * back to the free slots); a later request of it, like any request of an unknown or ended sequence
  * without START, fails with Triton's message. Cancelling a queued request cancels its sequence.
  * A failed execution fails its requests, never re-run (re-running a stateful request would apply it
- * twice): no poison bisection here.
+ * twice): no poison bisection here, and no re-run after a crash either (the dynamic batcher's
+ * crash-retry.ts): the crash also lost the state the model held for every sequence of that instance,
+ * so a re-run would compute from state that is gone. The crashed batch's requests fail with the crash.
  */
 import { InferError } from '../../errors.ts';
 import type { ModelConfig } from '../../config/model-config.ts';
