@@ -26,6 +26,7 @@ import { repositorySources } from './repository-sources.ts';
 import { RequestBudget } from './protocol/request-budget.ts';
 import { transportGauges } from './metrics/transport-gauges.ts';
 import { descriptorLimit, planConnections } from './protocol/connection-plan.ts';
+import { registerServerPaths } from './protocol/server-paths.ts';
 
 /** Builds the InferenceServer from the bound backends and the options. */
 export type InferenceServerFactory = (deps: { backends: Backend[]; options: ServeOptions; log: TritonLog }) => InferenceServerApi;
@@ -84,6 +85,8 @@ export function createContainer(init: CreateContainerOptions): Container {
       }),
     )
     .inSingletonScope();
+  // Errors name files inside these relative to them (server-paths.ts); object stores have no local path.
+  registerServerPaths([...options.modelRepositories.filter((r) => !/^[a-z0-9]+:\/\//.test(r)), ...(options.repositoryCacheDir ? [options.repositoryCacheDir] : [])]);
   // One budget of request bytes held at once, shared by both transports.
   const budget = new RequestBudget(options.maxBufferedRequestSize);
   // Connection caps that fit below the descriptor limit together (TritiumServer logs a lowered one).

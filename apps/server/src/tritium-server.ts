@@ -47,7 +47,10 @@ export class TritiumServer {
     @inject(TOKENS.MetricsTransport) private readonly metrics: MetricsTransport,
     @inject(TOKENS.ConnectionPlan) private readonly connectionPlan: ConnectionPlan,
   ) {
-    this.health = options.healthPort !== undefined ? new HealthThread(api, options.healthAddress, options.healthPort) : undefined;
+    this.health =
+      options.healthPort !== undefined
+        ? new HealthThread(api, options.healthAddress, options.healthPort, { restriction: options.httpRestrictedApi.health, tls: options.httpSsl })
+        : undefined;
   }
 
   /**

@@ -8,7 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseServeFlags } from '../src/cli/flags.ts';
+import https from 'node:https';
 import { startServeProcess } from './support/serve-process.ts';
+import { makeTestPki } from './support/certificates.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'tritium-health-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -68,6 +70,37 @@ describe('--health-port', () => {
       expect((await fetch(`http://127.0.0.1:${http}/v2/health/ready`)).status).toBe(400);
     } finally {
       await serve.stop();
+    }
+  });
+
+  it("keeps the HTTP port's policy: HTTPS with its certificate and the restricted health header; no client certificate is asked for, even with mutual TLS", async () => {
+    const pki = makeTestPki();
+    const { serve, health } = await serveWithHealth(
+      repository('policy', GOOD),
+      '--http-use-ssl-mutual=true',
+      `--http-server-cert=${pki.files.serverCert}`,
+      `--http-server-key=${pki.files.serverKey}`,
+      `--http-root-cert=${pki.files.caCert}`,
+      '--http-restricted-api=health:probe-token=s3cret',
+    );
+    /** A GET over HTTPS as kubelet makes it: no client certificate, the server's not verified. */
+    const get = (headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = https.get({ host: '127.0.0.1', port: health, path: '/v2/health/ready', rejectUnauthorized: false, headers }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+      });
+    try {
+      await expect(fetch(`http://127.0.0.1:${health}/v2/health/ready`)).rejects.toThrow();
+      expect(await get()).toEqual({ status: 403, body: JSON.stringify({ error: "This API is restricted, expecting header 'probe-token'" }) });
+      expect(await get({ 'probe-token': 'wrong' })).toMatchObject({ status: 403 });
+      expect(await get({ 'probe-token': 's3cret' })).toEqual({ status: 200, body: '' });
+    } finally {
+      await serve.stop();
+      pki.remove();
     }
   });
 

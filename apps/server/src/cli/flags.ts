@@ -408,7 +408,9 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --http-port/--grpc-port/--metrics-port <n> (8000/8001/8002; 0 = any free port)
   --allow-http/--allow-grpc/--allow-metrics <bool> (true)
   --http-address/--grpc-address/--metrics-address <addr> (0.0.0.0)
-  --health-port <n>  --health-address <addr>  /v2/health/live and /ready on their own thread (off; answered while the main thread is swamped)
+  --health-port <n>  --health-address <addr>  /v2/health/live and /ready on their own thread (off; answered while the main thread is swamped);
+      HTTPS with --http-use-ssl and the restricted 'health' header apply there too, but no client certificate is asked for
+      (kubelet's probes cannot present one)
   --http-max-input-size <bytes> (64 MB)  --http-max-json-size <bytes> (16 MB)  --max-tensor-elements <n>  --http-max-header-count <n>
   --grpc-max-input-size <bytes> (64 MB)    one gRPC request message, on the wire or inflated (RESOURCE_EXHAUSTED past it)
   --max-buffered-request-size <bytes>       request bytes held at once, HTTP and gRPC together (a quarter of memory;

@@ -48,6 +48,15 @@ export function tritiumContainer(o: DeployOptions, name: string): IContainer {
   // With --health-port the probes go to the health listener, which its own thread answers even
   // while the main thread is swamped (bench/overload.bench.ts: seconds on the HTTP port, ms there).
   const probePort = o.serve.healthPort !== undefined ? 'health' : 'http';
+  // Both ports keep HTTP's policy: HTTPS with --http-use-ssl (kubelet does not verify the
+  // certificate), the restricted header when `health` is restricted.
+  const health = o.serve.httpRestrictedApi.health;
+  const probe = (path: string) => ({
+    path,
+    port: probePort,
+    ...(o.serve.httpSsl.useSsl ? { scheme: 'HTTPS' as const } : {}),
+    ...(health ? { httpHeaders: [{ name: health.header, value: health.value }] } : {}),
+  });
   return {
     name,
     image: o.image,
@@ -61,10 +70,10 @@ export function tritiumContainer(o: DeployOptions, name: string): IContainer {
     ...(o.envFromSecret ? { envFrom: [{ secretRef: { name: o.envFromSecret } }] } : {}),
     // Loading models can take minutes: the startup probe allows 10 min before liveness counts
     // (Triton's own charts probe /v2/health/ready at startup too).
-    startupProbe: { httpGet: { path: '/v2/health/ready', port: probePort }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 120 },
-    readinessProbe: { httpGet: { path: '/v2/health/ready', port: probePort }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 },
+    startupProbe: { httpGet: probe('/v2/health/ready'), periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 120 },
+    readinessProbe: { httpGet: probe('/v2/health/ready'), periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 },
     // Restart only after a minute without an answer: a busy server is slow, not dead.
-    livenessProbe: { httpGet: { path: '/v2/health/live', port: probePort }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
+    livenessProbe: { httpGet: probe('/v2/health/live'), periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
     lifecycle: { preStop: { exec: { command: ['sleep', String(o.preStopSleepSecs)] } } },
     // No CPU limit: CFS throttling turns a busy batcher into latency spikes; memory is bounded.
     resources: { requests: { cpu: o.cpuRequest, memory: o.memory }, limits: { memory: o.memory } },

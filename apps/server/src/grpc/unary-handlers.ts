@@ -7,6 +7,7 @@ import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
 import { LOG_FILE_UPDATE_MESSAGE, updateLogSettings } from '../protocol/settings.ts';
 import { advertisedServerMetadata } from '../protocol/extensions.ts';
 import { unrecognizedLoadParameter } from '../protocol/status.ts';
+import { redactIndexReasons } from '../protocol/server-paths.ts';
 
 /** bigint → decimal string, recursively: protobufjs takes 64-bit values as strings. */
 export function protoSafe(value: unknown): unknown {
@@ -39,7 +40,7 @@ export const UNARY_HANDLERS: Record<string, Unary> = {
     model_stats: protoSafe(ctx.api.statistics(req.name || undefined, req.version)),
   }),
   RepositoryIndex: async (req, ctx) => ({
-    models: await ctx.api.repositoryIndex({ readyOnly: req.ready, repository: req.repository_name || undefined }),
+    models: redactIndexReasons(await ctx.api.repositoryIndex({ readyOnly: req.ready, repository: req.repository_name || undefined })),
   }),
   RepositoryModelLoad: async (req, ctx) => {
     let configJson: string | undefined;

@@ -4,9 +4,13 @@
  * thread is swamped (a flood of rejected requests delayed probes on the main listeners by seconds).
  * The main thread reports liveness and readiness every 250 ms; a report older than STALE_MS means
  * the main thread has stopped turning, and the server is then reported neither live nor ready.
+ * It keeps the HTTP port's policy (health-thread.ts): HTTPS with its certificate, and the restricted
+ * `health` header; no client certificate is asked for.
  */
 import http from 'node:http';
+import https from 'node:https';
 import { parentPort, workerData } from 'node:worker_threads';
+import { failedRestriction, httpRestrictedMessage, type Restriction } from '../protocol/restricted.ts';
 
 interface HealthWorkerData {
   readonly address: string;
@@ -14,9 +18,13 @@ interface HealthWorkerData {
   readonly staleMs: number;
   /** Open connections at most (connection-plan.ts). */
   readonly maxConnections: number;
+  /** `--http-restricted-api`'s `health` restriction, when there is one. */
+  readonly restriction?: Restriction;
+  /** `--http-use-ssl`'s certificate and key (PEM), when HTTP is HTTPS. */
+  readonly tls?: { readonly cert: Uint8Array; readonly key: Uint8Array };
 }
 
-const { address, port, staleMs, maxConnections } = workerData as HealthWorkerData;
+const { address, port, staleMs, maxConnections, restriction, tls } = workerData as HealthWorkerData;
 let live = false;
 let ready = false;
 let reportedAt = Date.now();
@@ -28,17 +36,30 @@ parentPort!.on('message', (m: { t: 'state'; live: boolean; ready: boolean }) => 
   reportedAt = Date.now();
 });
 
-const server = http.createServer((req, res) => {
+const answer = (req: http.IncomingMessage, res: http.ServerResponse): void => {
   const path = (req.url ?? '').split('?')[0];
   const fresh = Date.now() - reportedAt < staleMs;
+  const health = path === '/v2/health/live' || path === '/v2/health/ready';
+  // Before the method check, as on the HTTP port; the same 403 and message.
+  const failed = health && restriction && failedRestriction({ health: restriction }, 'health', (name) => {
+    const v = req.headers[name];
+    return typeof v === 'string' ? v : undefined;
+  });
+  if (failed) {
+    req.resume();
+    const body = JSON.stringify({ error: httpRestrictedMessage(failed) });
+    res.writeHead(403, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    return;
+  }
   let status: number;
-  if (path !== '/v2/health/live' && path !== '/v2/health/ready') status = 404;
+  if (!health) status = 404;
   else if (req.method !== 'GET' && req.method !== 'HEAD') status = 405;
   // Triton's answers: 200 or 400, empty body.
   else status = (path === '/v2/health/live' ? live : live && ready) && fresh ? 200 : 400;
   req.resume();
   res.writeHead(status, { 'content-length': 0 }).end();
-});
+};
+const server = tls ? https.createServer({ cert: Buffer.from(tls.cert), key: Buffer.from(tls.key) }, answer) : http.createServer(answer);
 server.headersTimeout = 10_000;
 server.requestTimeout = 10_000;
 server.maxHeadersCount = 100;

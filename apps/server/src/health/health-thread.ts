@@ -2,10 +2,26 @@
  * `--health-port` (beyond Triton): Triton's health endpoints on a listener of their own, served by a
  * worker thread (health-thread-entry.ts) so probes are answered even while the main thread is
  * saturated. The main thread only reports its liveness and readiness to it, four times a second.
+ *
+ * It keeps the HTTP port's policy: with `--http-use-ssl` it is HTTPS with the same certificate, and a
+ * `--http-restricted-api` restriction of `health` requires the same header (403, Triton's message).
+ * One exception: with `--http-use-ssl-mutual` it asks for no client certificate, since kubelet's
+ * probes cannot present one (Kubernetes probes an HTTPS port without verifying it, and sends the
+ * restricted header as `httpHeaders`); it answers nothing but live and ready.
  */
 import { Worker } from 'node:worker_threads';
 import { compiledModule, type InferenceServerApi } from '@tritium/core';
 import { SMALL_LISTENER_MAX_CONNECTIONS } from '../protocol/connection-plan.ts';
+import type { Restriction } from '../protocol/restricted.ts';
+import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';
+
+/** The HTTP port's policy the health port keeps. */
+export interface HealthPolicy {
+  /** `--http-restricted-api`'s `health` restriction. */
+  readonly restriction?: Restriction;
+  /** `--http-use-ssl` and its PEM files (read at start). */
+  readonly tls?: TlsOptions;
+}
 
 const ENTRY = new URL('./health-thread-entry.ts', import.meta.url);
 const REPORT_EVERY_MS = 250;
@@ -22,12 +38,21 @@ export class HealthThread {
     private readonly api: Pick<InferenceServerApi, 'isLive' | 'isReady'>,
     private readonly address: string,
     private readonly port: number,
+    private readonly policy: HealthPolicy = {},
   ) {}
 
   /** Binds the listener (in its thread); resolves with the bound port. */
   async start(): Promise<number> {
+    const tls = this.policy.tls && loadTlsMaterial('http', this.policy.tls);
     const worker = new Worker(compiledModule(ENTRY), {
-      workerData: { address: this.address, port: this.port, staleMs: HEALTH_STALE_MS, maxConnections: SMALL_LISTENER_MAX_CONNECTIONS },
+      workerData: {
+        address: this.address,
+        port: this.port,
+        staleMs: HEALTH_STALE_MS,
+        maxConnections: SMALL_LISTENER_MAX_CONNECTIONS,
+        restriction: this.policy.restriction,
+        tls: tls && { cert: tls.cert, key: tls.key },
+      },
       resourceLimits: { maxOldGenerationSizeMb: 64 },
     });
     this.worker = worker;

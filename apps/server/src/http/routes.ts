@@ -8,6 +8,7 @@ import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
 import { logSettingsOf, updateLogSettings } from '../protocol/settings.ts';
 import { advertisedServerMetadata } from '../protocol/extensions.ts';
 import { invalidArg, unrecognizedLoadParameter } from '../protocol/status.ts';
+import { redactIndexReasons } from '../protocol/server-paths.ts';
 import { checkTraceModel } from '../tracing/trace-model.ts';
 import { httpTraceReport, parseHttpTraceUpdate } from '../tracing/trace-settings.ts';
 import type { RestrictedCategory } from '../protocol/restricted.ts';
@@ -119,7 +120,7 @@ export const ROUTES: readonly Route[] = [
     handle: async (input) => {
       const body = await jsonBody(input);
       if (body['ready'] !== undefined && typeof body['ready'] !== 'boolean') throw invalidArg("'ready' must be a boolean");
-      return ok(await input.ctx.api.repositoryIndex({ readyOnly: body['ready'] === true, repository: input.params['repo'] }));
+      return ok(redactIndexReasons(await input.ctx.api.repositoryIndex({ readyOnly: body['ready'] === true, repository: input.params['repo'] })));
     },
   },
   {

@@ -4,6 +4,7 @@
  */
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { InferError, type ErrorCode } from '@tritium/core';
+import { redactServerPaths } from './server-paths.ts';
 
 const HTTP_STATUS: Record<ErrorCode, number> = {
   INTERNAL: 500,
@@ -73,15 +74,20 @@ export interface MappedError {
 }
 
 /**
- * Maps anything thrown to a status pair and message (capped, see capErrorMessage); unknown
- * throwables are INTERNAL. Both transports send every error through here.
+ * Maps anything thrown to a status pair and message (server paths redacted, see server-paths.ts;
+ * capped, see capErrorMessage); unknown throwables are INTERNAL. Both transports send every error
+ * through here.
  */
 export function mapError(error: unknown): MappedError {
   if (error instanceof TransportError) {
-    return { httpStatus: error.httpStatus, grpcStatus: error.grpcStatus, message: capErrorMessage(error.message) };
+    return { httpStatus: error.httpStatus, grpcStatus: error.grpcStatus, message: capErrorMessage(redactServerPaths(error.message)) };
   }
   const e = InferError.from(error);
-  return { httpStatus: HTTP_STATUS[e.code] ?? 400, grpcStatus: GRPC_STATUS[e.code] ?? GrpcStatus.UNKNOWN, message: capErrorMessage(e.message) };
+  return {
+    httpStatus: HTTP_STATUS[e.code] ?? 400,
+    grpcStatus: GRPC_STATUS[e.code] ?? GrpcStatus.UNKNOWN,
+    message: capErrorMessage(redactServerPaths(e.message)),
+  };
 }
 
 export function invalidArg(message: string): InferError {

@@ -61,6 +61,18 @@ describe('tritium deploy kubernetes', () => {
     expect(c.image).toBe('tritium:1.2.3');
   });
 
+  it("probes as the health listener requires: HTTPS with --http-use-ssl, the header of a restricted 'health'", () => {
+    const d = find<IDeployment>(
+      render(['kubernetes', '--', '--http-use-ssl-mutual=true', '--http-server-cert=/c.pem', '--http-server-key=/k.pem', '--http-root-cert=/ca.pem', '--http-restricted-api=health:probe-token=s3cret']),
+      'Deployment',
+    );
+    const c = d.spec!.template.spec!.containers[0]!;
+    const expected = { port: 'health', scheme: 'HTTPS', httpHeaders: [{ name: 'probe-token', value: 's3cret' }] };
+    expect(c.livenessProbe!.httpGet).toEqual({ path: '/v2/health/live', ...expected });
+    expect(c.readinessProbe!.httpGet).toEqual({ path: '/v2/health/ready', ...expected });
+    expect(c.startupProbe!.httpGet).toEqual({ path: '/v2/health/ready', ...expected });
+  });
+
   it('KServe runtimes keep probing the http port (no health listener by default there)', () => {
     const c = find<{ spec: { containers: { livenessProbe: { httpGet: unknown } }[] } }>(
       render(['kserve', '--storage-uri', 's3://b/r']),

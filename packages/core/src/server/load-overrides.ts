@@ -49,10 +49,8 @@ function overridePaths(dir: string, keys: readonly string[]): Map<string, string
     try {
       target = joinInside(dir, rel, 'file parameter');
     } catch {
-      throw new InferError(
-        'INVALID_ARG',
-        `Invalid file parameter '${key}' with normalized path '${path.resolve(dir, rel)}' must stay within model directory.`,
-      );
+      // Triton's words; the path relative to the model's folder (the server's temporary folder is not shown).
+      throw new InferError('INVALID_ARG', `Invalid file parameter '${key}' with normalized path '${path.normalize(rel)}' must stay within model directory.`);
     }
     const normalized = path.relative(dir, target);
     const bad = (why: string): never => {
