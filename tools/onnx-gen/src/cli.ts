@@ -1,17 +1,18 @@
 /**
  * `node tools/onnx-gen/dist/cli.js <kind> <out.onnx> [--key=value ...]`
  *
- * Kinds: add-sub, no-batch, identity, sequence, scalar, bert. Options are the builder's option
+ * Kinds: add-sub, no-batch, identity, sequence, scalar, bert, loop. Options are the builder's option
  * names (`--dtype=FP32 --vocab-size=30522 --hidden=128 --layers=2 --heads=2 --seed=7`), kebab- or
  * camel-case; numbers are parsed as numbers.
  */
 import { buildAddSubModel, buildNoBatchModel, buildIdentityModel, buildSequenceModel, buildScalarModel } from './op-models.ts';
 import { buildBertModel, type BertOptions } from './bert.ts';
+import { buildLoopModel } from './loop-model.ts';
 import { pathToFileURL } from 'node:url';
 import { writeModel } from './write.ts';
 import type { ElementType } from './dtypes.ts';
 
-const USAGE = 'usage: cli.ts <add-sub|no-batch|identity|sequence|scalar|bert> <out.onnx> [--option=value ...]';
+const USAGE = 'usage: cli.ts <add-sub|no-batch|identity|sequence|scalar|bert|loop> <out.onnx> [--option=value ...]';
 
 /** Parses `--some-key=value` into `{ someKey: value }` (numeric strings become numbers). */
 export function parseOptions(args: readonly string[]): Record<string, string | number> {
@@ -36,6 +37,7 @@ export const CLI_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   identity: ['dtype'],
   sequence: [],
   scalar: ['dtype'],
+  loop: ['iterations'],
   bert: [
     'vocabSize', 'hidden', 'layers', 'heads', 'intermediate', 'maxPosition', 'numLabels', 'typeVocabSize', 'seed', 'initStd', 'pooling',
     'inputIds', 'attentionMask', 'logits',
@@ -66,6 +68,8 @@ export function buildByKind(kind: string, options: Record<string, string | numbe
       return buildSequenceModel();
     case 'scalar':
       return buildScalarModel(dtype ? { dtype } : {});
+    case 'loop':
+      return buildLoopModel(options['iterations'] !== undefined ? { iterations: BigInt(options['iterations']) } : {});
     case 'bert': {
       const { inputIds, attentionMask, logits, ...rest } = options;
       const names = {

@@ -15,7 +15,9 @@ export type AttributeValue =
   | { readonly float: number }
   | { readonly ints: readonly number[] }
   | { readonly floats: readonly number[] }
-  | { readonly string: string };
+  | { readonly string: string }
+  /** A subgraph (the body of a Loop, the branches of an If), built with its own GraphBuilder. */
+  | { readonly graph: GraphBuilder; readonly name: string };
 
 export type InitializerValues =
   | Float32Array
@@ -116,6 +118,7 @@ export class GraphBuilder {
       if ('float' in v) return { name: key, type: T.FLOAT, f: v.float };
       if ('ints' in v) return { name: key, type: T.INTS, ints: [...v.ints] };
       if ('floats' in v) return { name: key, type: T.FLOATS, floats: [...v.floats] };
+      if ('graph' in v) return { name: key, type: T.GRAPH, g: v.graph.toGraph(v.name) };
       return { name: key, type: T.STRING, s: new TextEncoder().encode(v.string) };
     });
     this.nodes.push({
@@ -133,6 +136,11 @@ export class GraphBuilder {
     return this.node(opType, inputs, 1, attributes)[0]!;
   }
 
+  /** The GraphProto (a model's main graph, or a subgraph attribute of a node). */
+  toGraph(name: string): OnnxTypes.IGraphProto {
+    return { name, node: this.nodes, input: this.inputs, output: this.outputs, initializer: this.initializers };
+  }
+
   /** The ModelProto. */
   toModel(options: ModelOptions = {}): OnnxTypes.ModelProto {
     return onnx.ModelProto.create({
@@ -140,13 +148,7 @@ export class GraphBuilder {
       producerName: options.producerName ?? 'tritium-onnx-gen',
       producerVersion: '1',
       opsetImport: [{ domain: '', version: options.opset ?? 17 }],
-      graph: {
-        name: options.graphName ?? 'graph',
-        node: this.nodes,
-        input: this.inputs,
-        output: this.outputs,
-        initializer: this.initializers,
-      },
+      graph: this.toGraph(options.graphName ?? 'graph'),
     });
   }
 

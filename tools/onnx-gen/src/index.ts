@@ -11,6 +11,8 @@ export { buildAddSubModel, buildNoBatchModel, buildIdentityModel, buildMultiIden
 export type { AddSubOptions, IdentityOptions, SequenceOptions, ScalarOptions } from './op-models.ts';
 export { buildSequenceControlModel, buildAccumulatorStateModel } from './sequence-models.ts';
 export type { SequenceControlModelOptions } from './sequence-models.ts';
+export { buildLoopModel } from './loop-model.ts';
+export type { LoopModelOptions } from './loop-model.ts';
 export { buildBertModel } from './bert.ts';
 export type { BertOptions, BertNames, BertOverrides } from './bert.ts';
 export { writeModel } from './write.ts';
