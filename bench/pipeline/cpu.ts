@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); 0 elsewhere. */
 export function cpuSeconds(pid: number): number {
@@ -10,4 +10,33 @@ export function cpuSeconds(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * CPU seconds used so far by `root` (all its threads) and every live process below it (a
+ * process-isolated model's sandbox and node), from /proc (Linux); 0 elsewhere. A child's time counts
+ * only while it lives: compare two readings taken while the same children run.
+ */
+export function treeCpuSeconds(root: number = process.pid): number {
+  const parentOf = new Map<number, number>();
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      } catch {
+        // gone meanwhile
+      }
+    }
+  } catch {
+    return 0;
+  }
+  let total = 0;
+  for (const pid of parentOf.keys()) {
+    let p: number | undefined = pid;
+    while (p !== undefined && p !== root && p > 1) p = parentOf.get(p);
+    if (p === root) total += cpuSeconds(pid);
+  }
+  return total;
 }

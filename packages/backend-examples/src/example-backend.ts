@@ -48,6 +48,8 @@ export function exampleBackend<Init>(spec: ExampleBackendSpec<Init>, options: Ex
     parallelInstanceLoading: true,
     async loadModel(load: LoadSpec): Promise<BackendModel> {
       const plan = spec.plan(load);
+      // A model the server's ceilings bound (uploaded) gets their execute timeout when the backend sets none.
+      const executeTimeoutMs = options.executeTimeoutMs ?? load.limits?.executeTimeoutMs;
       await plan.beforeInstances?.();
       let created = 0;
       const live = new Set<ModelInstance>();
@@ -65,7 +67,7 @@ export function exampleBackend<Init>(spec: ExampleBackendSpec<Init>, options: Ex
             log: load.log,
             ...(instance.onUnavailable ? { onUnavailable: instance.onUnavailable } : {}),
             ...(instance.onAvailable ? { onAvailable: instance.onAvailable } : {}),
-            ...(options.executeTimeoutMs ? { executeTimeoutMs: options.executeTimeoutMs } : {}),
+            ...(executeTimeoutMs ? { executeTimeoutMs } : {}),
             ...(options.restart ? { restart: options.restart } : {}),
           });
           live.add(worker);

@@ -2,15 +2,22 @@
  * The ONNX Runtime backend: `onnxBackend()` → a core Backend named `onnxruntime` serving
  * `onnxruntime_onnx`. Auto-complete and config/model validation run on the main thread from the
  * model's protobuf; each instance's session lives in its own worker (core's worker host), because
- * onnxruntime-node's `run()` blocks the thread it runs on.
+ * onnxruntime-node's `run()` blocks the thread it runs on: a worker thread by default (the fastest),
+ * or a sandboxed child process (`tritium.isolation: process`, and always for a model uploaded
+ * through the load API). A run stuck in native code cannot be stopped inside a thread (onnxruntime-node
+ * 1.30 has no run-terminate hook: its RunOptions carry only a log level and a tag), so only a child
+ * process can be killed when an execute overruns or an unload gives up waiting.
  */
+import { resolve as resolvePath, dirname } from 'node:path';
 import {
   BACKEND_API_VERSION,
   InferError,
   configTensorPlan,
   instanceHooks,
+  isolationParameters,
   sequenceTensors,
   spawnWorkerInstance,
+  workerBounds,
   type AutoCompleteSpec,
   type Backend,
   type BackendModel,
@@ -20,7 +27,9 @@ import {
   type ModelInstance,
   type ModelInput,
   type ModelOutput,
+  type IsolationParameters,
   type SequenceTensorSpec,
+  type WorkerInstanceOptions,
 } from '@tritium/core';
 import { autoCompleteConfig, autoCompleteSkipped, DEFAULT_MAX_BATCH_SIZE, skippedMessage } from './autocomplete.ts';
 import { DEFAULT_MODEL_FILENAME, readModelIo, resolveModelPath } from './model-io.ts';
@@ -37,6 +46,8 @@ export interface OnnxBackendOptions {
   readonly executeTimeoutMs?: number;
   /** Override of the cores the default intra-op thread count divides (default: os.availableParallelism()). */
   readonly cores?: number;
+  /** Isolation when a config does not set `tritium.isolation` (default `thread`: the fastest; uploads always run as `process`). */
+  readonly defaultIsolation?: 'thread' | 'process';
 }
 
 const ENTRY = new URL('./instance-entry.ts', import.meta.url);
@@ -64,10 +75,29 @@ function sequencePlan(t: SequenceTensorSpec): TensorPlan {
   return { name: t.name, datatype: t.datatype, dims: [...t.dims] };
 }
 
+/**
+ * Where an instance runs: a thread, or a child process that may load onnxruntime-node's addon and
+ * read the model's folder (the model file and any external data beside it) and nothing else of the
+ * server's files, under the sandbox's memory bound.
+ */
+function isolationOptions(p: IsolationParameters, modelDir: string, modelPath: string): Partial<WorkerInstanceOptions<unknown>> {
+  if (p.isolation !== 'process') return { isolation: 'thread' };
+  return {
+    isolation: 'process',
+    execArgv: ['--allow-addons'],
+    processPermissions: { allowRead: [...new Set([resolvePath(modelDir), dirname(resolvePath(modelPath))])] },
+    // onnxruntime-node 1.30 starts a telemetry client that writes under $HOME and uploads over HTTPS;
+    // the sandbox allows neither, and ORT then warns on every start.
+    env: { ORT_DISABLE_TELEMETRY: '1' },
+    sandbox: { ...(p.memoryMb ? { memoryLimitMb: p.memoryMb } : {}) },
+  };
+}
+
 class OnnxModel implements BackendModel {
   constructor(
     private readonly spec: LoadSpec,
     private readonly modelPath: string,
+    private readonly params: IsolationParameters,
     private readonly options: OnnxBackendOptions,
   ) {}
 
@@ -94,15 +124,23 @@ class OnnxModel implements BackendModel {
       session: { ...shared.session, executionProviders: providers.executionProviders },
       run: shared.run,
     };
-    log.verbose(1, `model '${config.name}' instance '${instance.name}': onnxruntime on ${providers.description}, ${init.session.intraOpNumThreads} intra-op thread(s)`);
+    const p = this.params;
+    log.verbose(
+      1,
+      `model '${config.name}' instance '${instance.name}': onnxruntime on ${providers.description}, ${init.session.intraOpNumThreads} intra-op thread(s), ${p.isolation} isolation`,
+    );
+    // The backend's own timeout (an embedder's option) and the config's: the shorter wins.
+    const timeouts = [this.options.executeTimeoutMs, p.executeTimeoutMs].filter((t): t is number => t !== undefined && t > 0);
     return spawnWorkerInstance({
       entry: ENTRY,
       init,
       model: config.name,
       instanceName: instance.name,
       log,
+      ...workerBounds(p),
+      ...(timeouts.length > 0 ? { executeTimeoutMs: Math.min(...timeouts) } : {}),
+      ...isolationOptions(p, this.spec.modelDir, this.modelPath),
       ...instanceHooks(instance),
-      ...(this.options.executeTimeoutMs ? { executeTimeoutMs: this.options.executeTimeoutMs } : {}),
     });
   }
 
@@ -134,6 +172,17 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
     },
 
     async loadModel(spec: LoadSpec): Promise<BackendModel> {
+      const params = isolationParameters(spec.config, {
+        ...(options.defaultIsolation ? { isolation: options.defaultIsolation } : {}),
+        forceProcess: spec.uploadedFiles === true,
+        ...(spec.limits ? { limits: spec.limits } : {}),
+      });
+      if (params.isolationForced) {
+        spec.log.warn(
+          `model '${spec.config.name}': its files were uploaded through the load API, so its sessions run with process isolation ` +
+            `(its config asked for 'thread')`,
+        );
+      }
       const path = await resolveModelPath(spec.config, spec.versionDir);
       const io = await readModelIo(path, spec.config.name);
       validateModelIo(spec.config, io);
@@ -143,7 +192,7 @@ export function onnxBackend(options: OnnxBackendOptions = {}): Backend {
           `model '${spec.config.name}': batch_output (${spec.config.batch_output[0]!.kind}) is not supported by Tritium's onnxruntime backend`,
         );
       }
-      return new OnnxModel(spec, path, options);
+      return new OnnxModel(spec, path, params, options);
     },
   };
 }

@@ -35,6 +35,7 @@ export function pythonLikeBackend(options: PythonLikeBackendOptions = {}): Backe
       const params = sandboxParameters(spec.config, {
         ...(options.defaultIsolation ? { isolation: options.defaultIsolation } : {}),
         forceProcess: spec.uploadedFiles === true,
+        ...(spec.limits ? { limits: spec.limits } : {}),
       });
       if (params.isolationForced) {
         spec.log.warn(

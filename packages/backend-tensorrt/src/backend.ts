@@ -87,6 +87,8 @@ class TrtModel implements BackendModel {
       outputs: config.output.map((o) => plan(o, config.name)),
     };
     const isolation = this.options.isolation ?? 'process';
+    // A model the server's ceilings bound (uploaded) gets their execute timeout when the backend sets none.
+    const executeTimeoutMs = this.options.executeTimeoutMs ?? this.spec.limits?.executeTimeoutMs;
     log.verbose(1, `model '${config.name}' instance '${instance.name}': TensorRT on device ${init.device}, profile ${profile}, ${isolation} isolation`);
     return spawnWorkerInstance({
       entry: ENTRY,
@@ -99,7 +101,7 @@ class TrtModel implements BackendModel {
         ? { execArgv: ['--allow-addons'], processPermissions: { allowRead: [dirname(this.enginePath), dirname(this.shimPath)] } }
         : {}),
       ...instanceHooks(instance),
-      ...(this.options.executeTimeoutMs ? { executeTimeoutMs: this.options.executeTimeoutMs } : {}),
+      ...(executeTimeoutMs ? { executeTimeoutMs } : {}),
       ...(this.options.restart ? { restart: this.options.restart } : {}),
     });
   }

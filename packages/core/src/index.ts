@@ -58,6 +58,19 @@ export { runEnsemble, ensemblePrefix } from './ensemble/runtime/ensemble-run.ts'
 export { spawnWorkerInstance } from './worker/worker-host.ts';
 export { DEFAULT_MODEL_LOG_BYTES_PER_SEC } from './worker/model-output.ts';
 export { restrictToSandbox, sandboxFileAccess } from './worker/sandbox-files.ts';
+export { terminateWorkerThreads } from './worker/live-threads.ts';
+export {
+  ISOLATION_KEYS,
+  DEFAULT_MEMORY_MB,
+  isolationParameters,
+  workerBounds,
+  positiveIntParameter,
+  durationParameter,
+  boolParameter,
+} from './worker/isolation-parameters.ts';
+export type { Isolation, IsolationParameters, IsolationDefaults } from './worker/isolation-parameters.ts';
+export { DEFAULT_MODEL_LIMITS, checkModelLimits, limitsApply } from './server/model-limits.ts';
+export type { ModelLimits } from './server/model-limits.ts';
 export { compiledModule } from './worker/compiled-module.ts';
 export { processAlive, sweepStaleTemp } from './stale-temp.ts';
 export { PROCESS_SANDBOX_GUARANTEES, SANDBOX_UID, probeSandboxHost } from './worker/process-sandbox.ts';

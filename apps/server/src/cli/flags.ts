@@ -20,10 +20,11 @@ import {
   responseCacheBytesOf,
 } from './cache-and-rate-flags.ts';
 import { checkFlagWithoutEffect, TRITON_FLAGS_WITHOUT_EFFECT } from './triton-flags-without-effect.ts';
+import { checkModelLimitOptions, defaultModelLimitOptions, MODEL_LIMIT_USAGE, modelLimitFlags, type ModelLimitOptions } from './model-limit-flags.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
-export interface ServeOptions {
+export interface ServeOptions extends ModelLimitOptions {
   modelRepositories: string[];
   modelControlMode: ModelControlMode;
   loadModels: string[];
@@ -182,6 +183,7 @@ export function defaultServeOptions(): ServeOptions {
     serverId: 'triton',
     grpcConnection: {},
     flagsWithoutEffect: [],
+    ...defaultModelLimitOptions(),
   };
 }
 
@@ -379,6 +381,9 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'grpc-keepalive-timeout': (o, v) => (o.grpcConnection.keepaliveTimeoutMs = int('grpc-keepalive-timeout', v)),
   'grpc-max-connection-age': (o, v) => (o.grpcConnection.maxConnectionAgeMs = int('grpc-max-connection-age', v)),
   'grpc-max-connection-age-grace': (o, v) => (o.grpcConnection.maxConnectionAgeGraceMs = int('grpc-max-connection-age-grace', v)),
+  ...modelLimitFlags(int, (message) => {
+    throw new FlagError(message);
+  }),
   // Deprecated in Triton, still accepted (--trace-config wins).
   'trace-file': (o, v) => (o.traceFlags.file = v),
   'trace-level': (o, v) => void o.traceFlags.level.push(v),
@@ -437,7 +442,7 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --grpc-keepalive-time/--grpc-keepalive-timeout/--grpc-max-connection-age/--grpc-max-connection-age-grace <ms>
   --id <name>                                 the server's name in server metadata (triton)
   --model-load-retry-count <n>                a failed model load is tried again n times (0)
-  --http-header-forward-pattern/--grpc-header-forward-pattern <regex>   matching headers become request parameters
+${MODEL_LIMIT_USAGE}  --http-header-forward-pattern/--grpc-header-forward-pattern <regex>   matching headers become request parameters
   Triton's other flags (--http-thread-count, --pinned-memory-pool-byte-size, --backend-directory, ...) are
   accepted and checked, and a warning names each one given: they change nothing here.
 `;
@@ -518,6 +523,9 @@ export function parseServeFlags(argv: readonly string[]): ServeOptions {
   }
   checkTls('grpc', o.grpcSsl);
   checkTls('http', o.httpSsl);
+  checkModelLimitOptions(o, (message) => {
+    throw new FlagError(message);
+  });
   o.trace = traceConfigOf(o.traceFlags);
   const cacheBytes = flagged(() => responseCacheBytesOf(o.cacheConfig, o.responseCacheByteSize));
   if (cacheBytes !== undefined) o.responseCacheBytes = cacheBytes;

@@ -4,11 +4,13 @@
  * never an uncaught stack), then serve until SIGTERM/SIGINT, stopping gracefully within
  * `--exit-timeout-secs` (a second signal exits at once). Exit code 0 when the stop finished in time,
  * 1 when the exit timeout expired (what still ran was torn down), a second signal came, or the
- * start failed.
+ * start failed; the process always ends (exit-process.ts), by SIGKILL when a worker thread stuck in
+ * native code would keep it alive.
  */
 import type { TritiumServer } from '../tritium-server.ts';
 import { ListenError } from '../listeners.ts';
 import type { ServeOptions } from './flags.ts';
+import { exitProcess } from './exit-process.ts';
 
 /** Resolves with the process exit code once the server has stopped (or failed to start). */
 export async function runServer(server: TritiumServer, options: Pick<ServeOptions, 'exitTimeoutSecs'> & Partial<Pick<ServeOptions, 'flagsWithoutEffect'>>): Promise<number> {
@@ -29,6 +31,7 @@ export async function runServer(server: TritiumServer, options: Pick<ServeOption
       if (signalled) {
         log.warn(`received ${signal} again, exiting now`);
         resolve(1);
+        void exitProcess(1, log);
         return;
       }
       signalled = true;
@@ -36,6 +39,7 @@ export async function runServer(server: TritiumServer, options: Pick<ServeOption
       const hardStop = setTimeout(() => {
         log.error(`Exit timeout (${options.exitTimeoutSecs} s) expired, exiting immediately`);
         resolve(1);
+        void exitProcess(1, log);
       }, options.exitTimeoutSecs * 1000 + 2000);
       hardStop.unref();
       server.stop().then(
@@ -62,6 +66,6 @@ export async function runServer(server: TritiumServer, options: Pick<ServeOption
     process.on('SIGINT', onSignal);
   });
   // Anything a backend left running (a stuck worker) must not keep the process alive after stop.
-  setTimeout(() => process.exit(code), 1000).unref();
+  setTimeout(() => void exitProcess(code, log), 1000).unref();
   return code;
 }

@@ -54,7 +54,6 @@ export const TRITON_FLAGS_WITHOUT_EFFECT: Readonly<Record<string, FlagWithoutEff
   'min-supported-compute-capability': { kind: 'float', why: GPU },
   'model-load-gpu-limit': { kind: 'int:float', why: GPU },
   'buffer-manager-thread-count': { kind: 'int', why: 'tensors are not copied through a buffer manager' },
-  'model-load-thread-count': { kind: 'int', why: 'models load concurrently on the event loop, their instances in their own workers' },
   'backend-directory': { kind: 'string', why: 'backends are packages bound into the server, not shared libraries' },
   'repoagent-directory': { kind: 'string', why: 'repository agents are not supported' },
   'cache-directory': { kind: 'string', why: 'only the built-in local cache exists (--cache-config local,size=<bytes>)' },

@@ -7,6 +7,7 @@ import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferInput } from '@tritium/client';
+import { DEFAULT_MODEL_LIMITS } from '@tritium/core';
 import { startTestServer, type TestServer } from '../support/start-server.ts';
 
 let s: TestServer;
@@ -244,7 +245,10 @@ describe('load API: file override names', () => {
 describe('load API: instances across models', () => {
   let own: TestServer;
   beforeAll(async () => {
-    own = await startTestServer({ modelControlMode: 'explicit', allowModelFileLoad: true }, undefined, []);
+    // The ceilings for uploaded models (4 instances each, 16 in all by default) raised out of the way:
+    // the server-wide bound of every model together is what is tested here.
+    const modelLimits = { ...DEFAULT_MODEL_LIMITS, instances: 1024, processes: 4096 };
+    own = await startTestServer({ modelControlMode: 'explicit', allowModelFileLoad: true, modelLimits }, undefined, []);
   });
   afterAll(async () => {
     await own?.close();

@@ -11,6 +11,7 @@ import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../ty
 import type { Logger } from '../logger.ts';
 import type { MetricOp } from '../metrics/custom-metrics.ts';
 import type { WorkerPolicy } from '../worker/types.ts';
+import type { ModelLimits } from '../server/model-limits.ts';
 
 export const BACKEND_API_VERSION = 1;
 
@@ -53,6 +54,12 @@ export interface LoadSpec {
    * python-like backend always runs such a model with process isolation).
    */
   readonly uploadedFiles?: boolean;
+  /**
+   * The server's ceilings, when they bound this model (uploaded, or every model with
+   * `--model-limits=all`). Core has already refused a config over them; a backend caps its own
+   * defaults by them (core's `isolationParameters` does: the memory default, the execute timeout).
+   */
+  readonly limits?: ModelLimits;
   /**
    * Where the model's custom metrics go (python-like's MetricFamily): each operation a worker sends,
    * validated and aggregated on the main thread; the value for a `value` operation. Throws

@@ -51,6 +51,9 @@ import { ResponseCache } from '../cache/response-cache.ts';
 import { ResponseCaching } from './response-caching.ts';
 import { RateLimiter, type RateLimitResourceFlag } from '../scheduler/rate-limiter.ts';
 import type { WorkerPolicy } from '../worker/types.ts';
+import { FORCED_DISPOSE_GRACE_MS } from './held-versions.ts';
+import { StartGate } from './start-gate.ts';
+import type { ModelLimits } from './model-limits.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 
@@ -115,10 +118,19 @@ export interface InferenceServerOptions {
    * every rate_limiter block is ignored).
    */
   readonly rateLimit?: { readonly resources?: readonly RateLimitResourceFlag[] };
+  /**
+   * How long an unloading version (an unload, a reload's old version) may drain its requests before
+   * what still runs is stopped (a process-isolated worker is killed). Default 30 000 ms.
+   */
+  readonly unloadTimeoutMs?: number;
+  /**
+   * Ceilings on what a config sent through the load API (its files uploaded, or a config override)
+   * may ask for, or every model's with `scope: 'all'` (see model-limits.ts). Default: none.
+   */
+  readonly modelLimits?: ModelLimits;
+  /** Most model instances starting at once in the server (Triton's --model-load-thread-count; default 4). */
+  readonly instanceStarts?: number;
 }
-
-/** How long a stop waits for versions torn down past the exit timeout (the worker host kills a worker 2 s after asking it to exit). */
-const FORCED_DISPOSE_GRACE_MS = 3_000;
 
 const POLL_MODE_ERROR = 'explicit model load / unload is not allowed if polling is enabled';
 
@@ -182,6 +194,7 @@ export class InferenceServer implements InferenceServerApi {
       metrics: this.custom,
       onHealth: (loaded, down) => this.onVersionHealth(loaded, down),
       signal: this.loads.signal,
+      instanceStarts: new StartGate(options.instanceStarts),
       ...(options.rateLimit ? { rateLimiter: new RateLimiter(options.rateLimit.resources) } : {}),
     };
     this.lifecycle = new ModelLifecycle({
@@ -193,6 +206,8 @@ export class InferenceServer implements InferenceServerApi {
       allowModelFileOverride: options.allowModelFileOverride === true,
       isStopping: () => this.stopping,
       polling: this.mode === 'poll',
+      ...(options.unloadTimeoutMs !== undefined ? { unloadTimeoutMs: options.unloadTimeoutMs } : {}),
+      ...(options.modelLimits ? { limits: options.modelLimits } : {}),
       ...(options.latencyMetrics ? { latencyMetrics: options.latencyMetrics } : {}),
       ...(options.onModelFailure ? { onFailure: options.onModelFailure } : {}),
     });
@@ -289,15 +304,11 @@ export class InferenceServer implements InferenceServerApi {
       this.log.warn(`model control (a load, unload or poll) still running after ${timeoutMs} ms; the stop goes on without it`);
     }
     if (this.inflight > 0 && !(await settlesWithin(new Promise<void>((resolve) => (this.onIdle = resolve)), left()))) expired = true;
-    const live: LoadedVersion[] = [];
     for (const record of this.lifecycle.models.values()) {
-      for (const slot of record.slots.values()) {
-        if (slot.live) {
-          live.push(slot.live);
-          slot.state = 'UNLOADING';
-        }
-      }
+      for (const slot of record.slots.values()) if (slot.live) slot.state = 'UNLOADING';
     }
+    // Serving versions and those still draining from an earlier unload or reload.
+    const live: LoadedVersion[] = this.lifecycle.held.all();
     const pending = new Set(live);
     const drained = Promise.all(live.map((v) => v.unload().finally(() => pending.delete(v))));
     await settlesWithin(drained, left());
@@ -719,17 +730,20 @@ export class InferenceServer implements InferenceServerApi {
       return Promise.reject(err);
     }
     if (this.mode !== 'explicit') return Promise.reject(new InferError('UNAVAILABLE', POLL_MODE_ERROR));
+    // Model control only starts the unloads; the call then waits for their drain outside it, so a
+    // version that does not drain (bounded by the unload timeout) holds no other model's load.
     return this.serialized(async () => {
       assertSafeModelName(name);
       const record = this.lifecycle.models.get(name);
-      if (!record) return;
+      if (!record) return { drained: Promise.resolve() };
       record.explicit = false;
       const toUnload = [record];
       if (options.unloadDependents) toUnload.push(...this.lifecycle.orphanedComposing(record));
-      await Promise.all(toUnload.map((r) => this.lifecycle.unloadRecord(r)));
+      const drained = toUnload.map((r) => this.lifecycle.unloadRecord(r));
       // Ensembles that used what was unloaded stop serving too (Triton unloads them).
-      await this.lifecycle.unloadBrokenEnsembles();
-    });
+      drained.push(this.lifecycle.unloadBrokenEnsembles().drained);
+      return { drained: Promise.all(drained).then(() => undefined) };
+    }).then(({ drained }) => drained);
   }
 
   // ---------------------------------------------------------------- model control internals

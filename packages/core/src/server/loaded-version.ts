@@ -10,6 +10,9 @@ import type { ModelStats } from './model-stats.ts';
 
 export class LoadedVersion {
   private unloading: Promise<void> | undefined;
+  private markDisposed!: () => void;
+  /** Resolves once its instances and model are disposed (by `unload` or `forceDispose`). */
+  readonly disposed = new Promise<void>((resolve) => (this.markDisposed = resolve));
 
   constructor(
     readonly name: string,
@@ -40,7 +43,7 @@ export class LoadedVersion {
 
   /** Instances and model are disposed exactly once, whichever of unload/forceDispose gets there first. */
   private disposeOnce(): Promise<void> {
-    this.disposing ??= disposeAll(this.scheduled ?? this.instances.map((i) => i.instance), this.backendModel);
+    this.disposing ??= disposeAll(this.scheduled ?? this.instances.map((i) => i.instance), this.backendModel).finally(() => this.markDisposed());
     return this.disposing;
   }
 

@@ -2,7 +2,9 @@
  * The server's model lifecycle: which models and versions exist, their states, and the work of
  * reading, loading, reloading and unloading them (composing models before their ensembles; a
  * changed version loads beside the serving one and is swapped in only when READY). Callers
- * serialize operations; inference only reads `models`.
+ * serialize operations; inference only reads `models`. An unload changes states at once and drains
+ * in the background (held-versions.ts): no operation waits on another model's drain.
+ * (Over 400 lines: the lifecycle's steps share the records and the instance accounting.)
  */
 import { readFile, rm } from 'node:fs/promises';
 import { InferError } from '../errors.ts';
@@ -22,6 +24,9 @@ import { prepareLoadOverride, type LoadOverride } from './load-overrides.ts';
 import { inertFieldWarnings, type ServerFeatures } from '../config/inert-fields.ts';
 import type { LatencyMetricsOptions } from '../metrics/latency-metrics.ts';
 import { instancesPerVersion, MAX_INSTANCES_PER_SERVER } from '../config/validate-instances.ts';
+import { HeldVersions, DEFAULT_UNLOAD_TIMEOUT_MS } from './held-versions.ts';
+import { checkModelLimits, checkProcessCeiling, limitsApply, type ModelLimits } from './model-limits.ts';
+import type { LoadedVersion } from './loaded-version.ts';
 
 export interface ModelLifecycleDeps {
   /** Whether the server has a response cache and rate limiting (config fields that need them warn otherwise). */
@@ -45,36 +50,47 @@ export interface ModelLifecycleDeps {
   readonly onFailure?: (model: string, error: InferError, version?: number) => void;
   /** `--metrics-config` summaries and first-response histogram. */
   readonly latencyMetrics?: LatencyMetricsOptions;
+  /** How long an unloading version may drain its requests before what still runs is stopped (default 30 s). */
+  readonly unloadTimeoutMs?: number;
+  /** Ceilings on what a client-sent config (load API) may ask for; none: unbounded. */
+  readonly limits?: ModelLimits;
 }
 
 export class ModelLifecycle {
   readonly models = new Map<string, ModelRecord>();
   private readonly stats = new Map<string, ModelStats>();
-  /** Instances of versions being loaded now (not yet in a slot), counted against MAX_INSTANCES_PER_SERVER. */
+  /** Every loaded version not yet disposed (serving or draining), for the instance bounds and the stop. */
+  readonly held: HeldVersions;
+  /** Instances of versions being loaded now (not yet held), counted against MAX_INSTANCES_PER_SERVER. */
   private loadingInstances = 0;
+  /** Of those, instances of models the ceilings bound (counted against `limits.processes`). */
+  private loadingBounded = 0;
 
-  constructor(private readonly deps: ModelLifecycleDeps) {}
-
-  /** Instances of every loaded version (serving, down or unloading) plus those being loaded. */
-  private instancesInServer(): number {
-    let n = this.loadingInstances;
-    for (const record of this.models.values()) for (const slot of record.slots.values()) n += slot.live?.instances.length ?? 0;
-    return n;
+  constructor(private readonly deps: ModelLifecycleDeps) {
+    this.held = new HeldVersions(deps.log, deps.unloadTimeoutMs ?? DEFAULT_UNLOAD_TIMEOUT_MS);
   }
 
   /**
-   * Takes `count` instances from the server-wide bound for a version about to load, or throws
+   * Takes `count` instances from the server-wide bounds for a version about to load, or throws
    * naming the bound. Synchronous, so loads running side by side cannot both pass the check.
+   * Instances of versions still draining count until they are gone.
    */
-  private reserveInstances(model: string, count: number): void {
-    const loaded = this.instancesInServer();
+  private reserveInstances(model: string, count: number, bounded: boolean): void {
+    const loaded = this.loadingInstances + this.held.instances();
     if (loaded + count > MAX_INSTANCES_PER_SERVER) {
       throw new InferError(
         'INVALID_ARG',
         `model ${model} would start ${count} instances beside the ${loaded} loaded in the server; at most ${MAX_INSTANCES_PER_SERVER} are allowed in all models together`,
       );
     }
+    if (bounded && this.deps.limits) checkProcessCeiling(model, count, this.loadingBounded + this.held.instances(true), this.deps.limits);
     this.loadingInstances += count;
+    if (bounded) this.loadingBounded += count;
+  }
+
+  private releaseReservation(count: number, bounded: boolean): void {
+    this.loadingInstances -= count;
+    if (bounded) this.loadingBounded -= count;
   }
 
   statsFor(name: string, version: number, config: ModelConfig): ModelStats {
@@ -115,46 +131,78 @@ export class ModelLifecycle {
     return out;
   }
 
-  async unloadRecord(record: ModelRecord): Promise<void> {
-    await this.unloadSlots(record);
-    await removeUploads(record, () => true);
+  /**
+   * Unloads every version of `record` and, once they are gone, the upload folders they used. The
+   * states change now (UNLOADING, no new requests); the promise resolves once they drained (bounded
+   * by the unload timeout). Model control does not wait for it.
+   */
+  unloadRecord(record: ModelRecord): Promise<void> {
+    const dirs = new Set(record.overrideDirs);
+    return this.unloadSlots(record).then(() =>
+      // A load that came meanwhile may use a new upload folder, or (a reload) one of these.
+      removeUploads(record, (dir) => dirs.has(dir) && ![...record.slots.values()].some((slot) => slot.live && slot.dir === dir)),
+    );
   }
 
-  /** Unloads every loaded version of `record` (state UNAVAILABLE, reason `unloaded`). */
-  private async unloadSlots(record: ModelRecord): Promise<void> {
+  /**
+   * Unloads every loaded version of `record`: UNLOADING now, then UNAVAILABLE (`unloaded`) once
+   * drained; a version a load replaced meanwhile is left as that load set it. An ensemble unloaded
+   * because a model it uses is gone (`dependency`) reads UNAVAILABLE with that reason at once, so
+   * the ensembles above it name it, while it drains.
+   */
+  private unloadSlots(record: ModelRecord, dependency?: string): Promise<void> {
     const jobs: Promise<void>[] = [];
     for (const slot of record.slots.values()) {
       if (slot.live) {
         const live = slot.live;
+        slot.down = false;
+        const drained = this.held.retire(live).then(() => this.deps.log.info(`successfully unloaded '${live.name}' version ${live.version}`));
+        if (dependency !== undefined) {
+          slot.live = undefined;
+          slot.state = 'UNAVAILABLE';
+          slot.reason = dependency;
+          slot.dependencyUnloaded = true;
+          jobs.push(drained);
+          continue;
+        }
         slot.state = 'UNLOADING';
         slot.reason = '';
-        slot.down = false;
+        slot.dependencyUnloaded = false;
         jobs.push(
-          live.unload().finally(() => {
-            if (slot.live === live) slot.live = undefined;
+          drained.then(() => {
+            if (slot.live !== live) return;
+            slot.live = undefined;
             slot.state = 'UNAVAILABLE';
             slot.reason = 'unloaded';
-            this.deps.log.info(`successfully unloaded '${live.name}' version ${live.version}`);
           }),
         );
-      } else if (slot.state !== 'UNAVAILABLE' || slot.dependencyUnloaded) {
+        continue;
+      }
+      if (slot.state !== 'UNAVAILABLE' || slot.dependencyUnloaded) {
         slot.state = 'UNAVAILABLE';
         slot.reason = 'unloaded';
       }
       // Unloaded on purpose now: it no longer waits for its composing models to come back.
       slot.dependencyUnloaded = false;
+      // An ensemble unloaded for a missing model waits for it in every unloaded version.
+      if (dependency !== undefined && slot.state === 'UNAVAILABLE' && slot.reason === 'unloaded') {
+        slot.reason = dependency;
+        slot.dependencyUnloaded = true;
+      }
     }
-    await Promise.all(jobs);
+    return Promise.all(jobs).then(() => undefined);
   }
 
   /**
    * Triton's dependency re-check after models lost their versions: an ensemble serving now whose
    * composing model has no loaded version (or lacks a pinned one) is unloaded, with the reason
    * naming that model (`ensemble 'E' depends on 'M' which has no loaded version.`). Repeats so
-   * ensembles of ensembles follow. Returns the reasons, one line per unloaded ensemble.
+   * ensembles of ensembles follow. Returns the reasons, one line per unloaded ensemble, and the
+   * drain of those ensembles (which model control does not wait for).
    */
-  async unloadBrokenEnsembles(): Promise<string[]> {
+  unloadBrokenEnsembles(): { lines: string[]; drained: Promise<void> } {
     const lines: string[] = [];
+    const drains: Promise<void>[] = [];
     for (let changed = true; changed; ) {
       changed = false;
       for (const record of this.models.values()) {
@@ -162,18 +210,13 @@ export class ModelLifecycle {
         if (config?.platform !== 'ensemble' || record.readyVersions().length === 0) continue;
         const problem = this.composingProblem(config);
         if (problem === undefined) continue;
-        await this.unloadSlots(record);
-        for (const slot of record.slots.values()) {
-          if (slot.state !== 'UNAVAILABLE' || slot.reason !== 'unloaded') continue;
-          slot.reason = problem;
-          slot.dependencyUnloaded = true;
-        }
+        drains.push(this.unloadSlots(record, problem));
         this.deps.log.error(problem);
         lines.push(problem);
         changed = true;
       }
     }
-    return lines;
+    return { lines, drained: Promise.all(drains).then(() => undefined) };
   }
 
   /**
@@ -219,19 +262,19 @@ export class ModelLifecycle {
       failures.push(`failed to poll model '${name}': not unique across all model repositories`);
       this.deps.onFailure?.(name, new InferError('INVALID_ARG', 'not unique across all model repositories'));
       const record = this.models.get(name);
-      if (record) await this.unloadRecord(record);
+      if (record) void this.unloadRecord(record);
     }
     if (!startup) {
       // Models whose folder disappeared are unloaded.
       for (const record of this.models.values()) {
         if (!scan.models.has(record.name) && !scan.duplicates.has(record.name) && record.servingVersions().length > 0) {
-          await this.unloadRecord(record);
+          void this.unloadRecord(record);
         }
       }
     }
     // Ensembles using a model that just lost its versions stop serving first; those whose folder is
     // still there are then re-checked below and report which model they miss.
-    await this.unloadBrokenEnsembles();
+    this.unloadBrokenEnsembles();
     const sources = [...scan.models.values()];
     for (const s of sources) this.recordFor(s.name).explicit = true;
     const failures2 = await this.applySources(sources, new Map());
@@ -245,7 +288,7 @@ export class ModelLifecycle {
    * load reports on the models it was asked for (Triton's LoadUnloadModels).
    */
   async settleEnsembles(): Promise<void> {
-    await this.unloadBrokenEnsembles();
+    this.unloadBrokenEnsembles();
     for (const line of await this.reloadRestoredEnsembles()) this.deps.log.error(line);
   }
 
@@ -363,7 +406,7 @@ export class ModelLifecycle {
           // loaded, and every request to either recursed until the stack overflowed.
           const cycle = composingModels(model.config).length > 0 ? findCircularDependency(name, configOf) : undefined;
           if (!cycle) await Promise.all(deps.map((d) => apply(d)));
-          failures.push(...(await this.applyModel(model, cycle)));
+          failures.push(...(await this.applyModel(model, cycle, overrides.has(name))));
         })();
         done.set(name, p);
       }
@@ -376,8 +419,9 @@ export class ModelLifecycle {
   /**
    * Brings one model's loaded versions in line with `model`: loads new versions, reloads changed
    * ones beside the serving one (swapped in only when READY), unloads versions the policy dropped.
+   * `clientSent`: its config or files came through the load API (the ceilings bound it).
    */
-  private async applyModel(model: ResolvedModel, preError: InferError | undefined): Promise<string[]> {
+  private async applyModel(model: ResolvedModel, preError: InferError | undefined, clientSent = false): Promise<string[]> {
     const record = this.recordFor(model.source.name);
     const previous = record.resolved;
     record.resolved = model;
@@ -390,6 +434,14 @@ export class ModelLifecycle {
     if (!configError && model.config.platform === 'ensemble') {
       try {
         config = this.completeEnsemble(model.config);
+      } catch (err) {
+        configError = InferError.from(err);
+      }
+    }
+    const limits = this.deps.limits && limitsApply(this.deps.limits, clientSent || model.source.uploaded === true) ? this.deps.limits : undefined;
+    if (!configError && limits) {
+      try {
+        checkModelLimits(config, model.versions.length, limits);
       } catch (err) {
         configError = InferError.from(err);
       }
@@ -430,21 +482,23 @@ export class ModelLifecycle {
         const started = performance.now();
         const stats = this.statsFor(model.source.name, rv.version, config);
         const count = instancesPerVersion(config);
+        const bounded = limits !== undefined;
         try {
-          this.reserveInstances(model.source.name, count);
+          this.reserveInstances(model.source.name, count, bounded);
         } catch (err) {
           return fail(InferError.from(err));
         }
         try {
-          let loaded;
+          let loaded: LoadedVersion;
           try {
-            loaded = await loadVersion(model, rv, config, stats, this.deps.loadDeps);
+            loaded = await loadVersion(model, rv, config, stats, this.deps.loadDeps, limits ? { limits } : {});
+            // From here the version's instances are counted while it is held (or not at all).
+            this.held.add(loaded, bounded);
           } finally {
-            // From here the version's instances are counted through its slot (or not at all).
-            this.loadingInstances -= count;
+            this.releaseReservation(count, bounded);
           }
           if (this.deps.isStopping()) {
-            await loaded.unload();
+            void this.held.retire(loaded);
             return;
           }
           stats.loadDurationSecs = (performance.now() - started) / 1000;
@@ -455,8 +509,9 @@ export class ModelLifecycle {
           slot.dependencyUnloaded = false;
           slot.down = false;
           this.deps.log.info(`successfully loaded '${model.source.name}' version ${rv.version}`);
-          // The old version drains its in-flight requests after the swap; nothing new reaches it.
-          if (serving) await serving.unload();
+          // The old version drains its in-flight requests after the swap (in the background: a stuck
+          // one must not hold model control); nothing new reaches it.
+          if (serving) void this.held.retire(serving);
         } catch (err) {
           fail(InferError.from(err));
         }
@@ -465,20 +520,18 @@ export class ModelLifecycle {
     // Versions the policy no longer selects (or whose folder is gone) are unloaded once the
     // versions that replace them are serving; if none of them loaded, the old ones keep serving.
     if (model.versions.some((rv) => record.slots.get(rv.version)?.state === 'READY')) {
-      await Promise.all(
-        [...record.slots.entries()]
-          .filter(([v, slot]) => !wanted.has(v) && slot.live)
-          .map(async ([, slot]) => {
-            const live = slot.live!;
-            slot.state = 'UNLOADING';
-            slot.down = false;
-            await live.unload();
-            slot.live = undefined;
-            slot.state = 'UNAVAILABLE';
-            slot.reason = 'unloaded';
-            this.deps.log.info(`successfully unloaded '${live.name}' version ${live.version}`);
-          }),
-      );
+      for (const [, slot] of [...record.slots.entries()].filter(([v, slot]) => !wanted.has(v) && slot.live)) {
+        const live = slot.live!;
+        slot.state = 'UNLOADING';
+        slot.down = false;
+        void this.held.retire(live).then(() => {
+          this.deps.log.info(`successfully unloaded '${live.name}' version ${live.version}`);
+          if (slot.live !== live) return;
+          slot.live = undefined;
+          slot.state = 'UNAVAILABLE';
+          slot.reason = 'unloaded';
+        });
+      }
     }
     return failures;
   }

@@ -20,6 +20,8 @@ import type { RateLimiter } from '../scheduler/rate-limiter.ts';
 import { rateLimitedInstance } from '../scheduler/rate-limited-instance.ts';
 import { unlessAbandoned } from './abandoned-load.ts';
 import type { WorkerPolicy } from '../worker/types.ts';
+import type { StartGate } from './start-gate.ts';
+import type { ModelLimits } from './model-limits.ts';
 
 export interface VersionLoadDeps {
   readonly infer: (request: InferRequest) => Promise<InferResponse>;
@@ -51,6 +53,13 @@ export interface VersionLoadDeps {
    * created is disposed, whatever its backend creates later too), see abandoned-load.ts.
    */
   readonly signal?: AbortSignal;
+  /** The server's bound on instances starting at once (--model-load-thread-count); none: unbounded. */
+  readonly instanceStarts?: StartGate;
+}
+
+/** What one model's load carries besides its config: the ceilings that bound it, if any. */
+export interface VersionLoadOptions {
+  readonly limits?: ModelLimits;
 }
 
 /**
@@ -109,7 +118,14 @@ export function instanceSpecs(config: ModelConfig): InstanceSpec[] {
   return specs;
 }
 
-async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: ModelConfig, stats: ModelStats, deps: VersionLoadDeps): Promise<LoadedVersion> {
+async function loadOnce(
+  model: ResolvedModel,
+  rv: ResolvedVersion,
+  config: ModelConfig,
+  stats: ModelStats,
+  deps: VersionLoadDeps,
+  options: VersionLoadOptions,
+): Promise<LoadedVersion> {
   const schedulerDeps = {
     modelName: config.name,
     version: rv.version,
@@ -146,6 +162,7 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
         backendConfig: deps.backendConfig?.[backend.name],
         ...(deps.workerPolicy ? { workerPolicy: deps.workerPolicy } : {}),
         ...(model.source.uploaded ? { uploadedFiles: true } : {}),
+        ...(options.limits ? { limits: options.limits } : {}),
         ...(deps.metrics ? { metrics: deps.metrics } : {}),
         ...(signal ? { signal } : {}),
       }),
@@ -154,8 +171,11 @@ async function loadOnce(model: ResolvedModel, rv: ResolvedVersion, config: Model
     );
     const loaded = backendModel;
     const health = versionHealth(instanceSpecs(config).length, deps);
+    const create = (spec: InstanceSpec): Promise<ModelInstance> =>
+      loaded.createInstance({ ...spec, ...health.callbacks(spec.name), ...(signal ? { signal } : {}) });
+    const gate = deps.instanceStarts;
     const start = (spec: InstanceSpec): Promise<ModelInstance> =>
-      unlessAbandoned(loaded.createInstance({ ...spec, ...health.callbacks(spec.name), ...(signal ? { signal } : {}) }), signal, (late) => late.dispose());
+      unlessAbandoned(gate ? gate.run(config.name, () => create(spec), signal) : create(spec), signal, (late) => late.dispose());
     if (backend.parallelInstanceLoading) {
       // All instances start at once (4 tokenizer workers import their packages side by side); if
       // one fails, the others that started are disposed with the model below.
@@ -234,11 +254,12 @@ export async function loadVersion(
   config: ModelConfig,
   stats: ModelStats,
   deps: VersionLoadDeps,
+  options: VersionLoadOptions = {},
 ): Promise<LoadedVersion> {
   let lastError: InferError | undefined;
   for (let attempt = 0; attempt <= deps.retries; attempt++) {
     try {
-      return await loadOnce(model, rv, config, stats, deps);
+      return await loadOnce(model, rv, config, stats, deps, options);
     } catch (err) {
       lastError = InferError.from(err);
       if (deps.signal?.aborted) break;

@@ -11,6 +11,7 @@ import { BRAND, isProtocolMessage, type FromWorker, type ToWorkerBody } from './
 import type { WorkerResourceLimits } from './types.ts';
 import { sandboxCommand, sandboxExitSignal, spawnIdentity, type SandboxSpec } from './process-sandbox.ts';
 import { CHILD_CHANNEL_FD, encodeFrame, FrameReader, MAX_FRAME_BYTES } from './frames.ts';
+import { trackThread } from './live-threads.ts';
 
 export interface ChannelHandlers {
   message(msg: FromWorker): void;
@@ -61,6 +62,7 @@ export function spawnThread(
     env: opts.env ? { ...opts.env } : { ...process.env },
     execArgv: [...(opts.execArgv ?? [])],
   });
+  trackThread(worker);
   let gone = false;
   let killed = false;
   const die = (cause: string): void => {

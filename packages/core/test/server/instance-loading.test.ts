@@ -1,7 +1,8 @@
 /**
  * Instance start-up order (Triton's parallel_instance_loading backend attribute): a backend that
- * declares `parallelInstanceLoading` gets all of a model's instances created at once; others get
- * them one after another. A failing instance fails the load and the started ones are disposed.
+ * declares `parallelInstanceLoading` gets a model's instances created at once, up to the server's
+ * bound on concurrent starts (--model-load-thread-count, 4), models taking turns; others get them
+ * one after another. A failing instance fails the load and the started ones are disposed.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { BACKEND_API_VERSION, type Backend, type ModelInstance } from '../../src/backend/spi.ts';
@@ -11,7 +12,7 @@ import { makeRepo, removeRepo } from './repo-fixture.ts';
 
 /** A backend whose instances take a while to start and record how many start at once. */
 function slowStartBackend(parallel: boolean, failInstance?: string) {
-  const stats = { running: 0, maxRunning: 0, disposed: [] as string[] };
+  const stats = { running: 0, maxRunning: 0, disposed: [] as string[], started: [] as string[] };
   const backend: Backend = {
     name: 'slowstart',
     apiVersion: BACKEND_API_VERSION,
@@ -19,6 +20,7 @@ function slowStartBackend(parallel: boolean, failInstance?: string) {
     async loadModel() {
       return {
         async createInstance(spec): Promise<ModelInstance> {
+          stats.started.push(spec.name);
           stats.running++;
           stats.maxRunning = Math.max(stats.maxRunning, stats.running);
           await new Promise((r) => setTimeout(r, 30));
@@ -47,9 +49,14 @@ afterEach(async () => {
   for (const c of cleanup.splice(0)) await c();
 });
 
-async function start(backend: Backend, checkOnly = false): Promise<{ server: InferenceServer; error?: InferError }> {
-  const repo = await makeRepo({ m: { config: CONFIG } });
-  const server = new InferenceServer({ repositories: [repo], backends: [backend], checkOnly });
+async function start(
+  backend: Backend,
+  checkOnly = false,
+  models: Record<string, { config: string }> = { m: { config: CONFIG } },
+  instanceStarts?: number,
+): Promise<{ server: InferenceServer; error?: InferError }> {
+  const repo = await makeRepo(models);
+  const server = new InferenceServer({ repositories: [repo], backends: [backend], checkOnly, ...(instanceStarts ? { instanceStarts } : {}) });
   cleanup.push(async () => {
     await server.stop();
     await removeRepo(repo);
@@ -67,6 +74,18 @@ describe('instance loading', () => {
     const { server } = await start(backend);
     expect(server.modelReady('m')).toBe(true);
     expect(stats.maxRunning).toBe(4);
+  });
+
+  it('starts at most --model-load-thread-count instances at once in the server, models taking turns', async () => {
+    const { backend, stats } = slowStartBackend(true);
+    const big = CONFIG.replace('count: 4', 'count: 12');
+    const small = CONFIG.replace('name: "m"', 'name: "small"').replace('count: 4', 'count: 1');
+    const { server } = await start(backend, false, { m: { config: big }, small: { config: small } }, 3);
+    expect(server.modelReady('m') && server.modelReady('small')).toBe(true);
+    expect(stats.maxRunning).toBe(3);
+    // The small model's one instance did not wait behind all twelve of the big one's.
+    expect(stats.started.indexOf('small_0_0')).toBeLessThan(stats.started.indexOf('m_0_11'));
+    expect(stats.started).toHaveLength(13);
   });
 
   it('starts them one after another otherwise', async () => {
