@@ -77,6 +77,7 @@ export function createContainer(init: CreateContainerOptions): Container {
           maxTensorElements: options.maxTensorElements,
           maxHeaderCount: options.httpMaxHeaderCount,
         },
+        streams: { maxQueuedBytes: options.streamMaxQueuedSize, stallTimeoutMs: options.streamStallTimeoutSecs * 1000 },
         shm: new SharedMemoryRegistry(options.allowClientShm),
         tracing: new TraceManager(options.trace, ctx.get(TOKENS.Log)),
         allowModelFileLoad: options.allowModelFileLoad,

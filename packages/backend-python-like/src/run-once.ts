@@ -110,7 +110,7 @@ export async function runModelOnce(o: RunOnceOptions): Promise<RunOnceResult> {
     const signal = new AbortController().signal;
     if (config.model_transaction_policy?.decoupled && instance.executeDecoupled) {
       let failure: InferError | undefined;
-      await executeDecoupledToEnd(instance, [request], [{ response: (r) => responses.push(r), complete: (e) => (failure = e) }], signal);
+      await executeDecoupledToEnd(instance, [request], [{ response: (r) => void responses.push(r), complete: (e) => (failure = e) }], signal);
       if (failure) throw failure;
     } else {
       const [result] = (await instance.execute([request], signal)).results;

@@ -63,7 +63,7 @@ describe('decoupled models: the response sender', () => {
     return {
       got,
       sink: {
-        response: (r: InferResponse) => got.responses.push(r),
+        response: (r: InferResponse) => void got.responses.push(r),
         complete: (e?: InferError) => {
           got.done = e ?? true;
         },

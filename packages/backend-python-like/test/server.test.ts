@@ -49,7 +49,7 @@ describe('through InferenceServer', () => {
   it('streams a decoupled model’s responses', async () => {
     const got: InferResponse[] = [];
     const done = await new Promise<InferError | undefined>((resolve) =>
-      server.inferStream({ id: 'r', model: 'repeat', inputs: [int32('IN', [7, 8], [2])] }, { response: (r) => got.push(r), complete: resolve }),
+      server.inferStream({ id: 'r', model: 'repeat', inputs: [int32('IN', [7, 8], [2])] }, { response: (r) => void got.push(r), complete: resolve }),
     );
     expect(done).toBeUndefined();
     expect(got.map((r) => asInt32(r.outputs[0]))).toEqual([[7], [8]]);
@@ -62,7 +62,7 @@ describe('through InferenceServer', () => {
         const got: number[] = [];
         server.inferStream(
           { id, model: 'gate', inputs: [int32('IN', [value], [1])] },
-          { response: (r) => got.push(...asInt32(r.outputs[0])), complete: (e) => (e ? reject(e) : (order.push(id), resolve(got))) },
+          { response: (r) => void got.push(...asInt32(r.outputs[0])), complete: (e) => (e ? reject(e) : (order.push(id), resolve(got))) },
         );
       });
     const held = stream('held', 1);

@@ -72,6 +72,7 @@ export type { Isolation, IsolationParameters, IsolationDefaults } from './worker
 export { DEFAULT_MODEL_LIMITS, checkModelLimits, limitsApply } from './server/model-limits.ts';
 export type { ModelLimits } from './server/model-limits.ts';
 export { compiledModule } from './worker/compiled-module.ts';
+export { SEND_CANCELLED_MESSAGE, SINK_WINDOW_BYTES } from './worker/sink-flow.ts';
 export { processAlive, sweepStaleTemp } from './stale-temp.ts';
 export { PROCESS_SANDBOX_GUARANTEES, SANDBOX_UID, probeSandboxHost } from './worker/process-sandbox.ts';
 export type { SandboxGuarantee, SandboxGuaranteeId, SandboxHost } from './worker/process-sandbox.ts';

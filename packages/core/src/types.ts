@@ -121,8 +121,14 @@ export interface InferResponse {
  * Receives the responses of a decoupled model: zero or more `response` calls, then exactly one
  * `complete` (with an error if the request failed). Also used for non-decoupled models over
  * streaming transports (one response, then complete).
+ *
+ * Back-pressure: `response` returns a promise when whoever reads the responses holds as much as it
+ * takes queued (a streaming client reading slower than the model sends); it resolves once there is
+ * room again and never rejects. A producer that can wait (a worker's response sender) sends its next
+ * response after it; one that cannot ignores it. A sink that passes responses on returns what the
+ * next one returned.
  */
 export interface ResponseSink {
-  response(response: InferResponse): void;
+  response(response: InferResponse): void | Promise<void>;
   complete(error?: import('./errors.ts').InferError): void;
 }

@@ -3,6 +3,7 @@
  * `--flag=value` and `--flag value` work; booleans also accept a bare `--flag` (= true).
  */
 
+import { DEFAULT_STREAM_LIMITS } from '../protocol/stream-queue.ts';
 import { DEFAULT_HTTP_CONNECTION_LIMITS, DEFAULT_LIMITS, type HttpConnectionLimits } from '../protocol/limits.ts';
 import { addRestriction, type Restrictions } from '../protocol/restricted.ts';
 import type { TlsOptions } from '../protocol/tls.ts';
@@ -55,6 +56,10 @@ export interface ServeOptions extends ModelLimitOptions {
   grpcMaxInputSize: number;
   /** `--max-buffered-request-size` (beyond Triton): request bytes held at once, all requests of both transports together. */
   maxBufferedRequestSize: number;
+  /** `--stream-max-queued-size` (beyond Triton): response bytes queued for one streaming client that has not read them. */
+  streamMaxQueuedSize: number;
+  /** `--stream-stall-timeout-secs` (beyond Triton): how long a stream may stay at that bound before it ends. */
+  streamStallTimeoutSecs: number;
   maxTensorElements: number;
   httpMaxHeaderCount: number;
   allowClientShm: boolean;
@@ -153,6 +158,8 @@ export function defaultServeOptions(): ServeOptions {
     httpMaxJsonSize: DEFAULT_LIMITS.maxJsonBytes,
     grpcMaxInputSize: DEFAULT_LIMITS.maxInputBytes,
     maxBufferedRequestSize: defaultMaxBufferedRequestBytes(),
+    streamMaxQueuedSize: DEFAULT_STREAM_LIMITS.maxQueuedBytes,
+    streamStallTimeoutSecs: DEFAULT_STREAM_LIMITS.stallTimeoutMs / 1000,
     maxTensorElements: DEFAULT_LIMITS.maxTensorElements,
     httpMaxHeaderCount: DEFAULT_LIMITS.maxHeaderCount,
     allowClientShm: false,
@@ -340,6 +347,8 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'http-max-json-size': (o, v) => (o.httpMaxJsonSize = int('http-max-json-size', v, 1)),
   'grpc-max-input-size': (o, v) => (o.grpcMaxInputSize = int('grpc-max-input-size', v, 1)),
   'max-buffered-request-size': (o, v) => (o.maxBufferedRequestSize = int('max-buffered-request-size', v, 1)),
+  'stream-max-queued-size': (o, v) => (o.streamMaxQueuedSize = int('stream-max-queued-size', v, 1)),
+  'stream-stall-timeout-secs': (o, v) => (o.streamStallTimeoutSecs = int('stream-stall-timeout-secs', v, 1)),
   // Another name for it, accepted as --help says.
   'http-max-buffered-body-size': (o, v) => (o.maxBufferedRequestSize = int('http-max-buffered-body-size', v, 1)),
   'max-tensor-elements': (o, v) => (o.maxTensorElements = int('max-tensor-elements', v, 1)),
@@ -420,6 +429,9 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --grpc-max-input-size <bytes> (64 MB)    one gRPC request message, on the wire or inflated (RESOURCE_EXHAUSTED past it)
   --max-buffered-request-size <bytes>       request bytes held at once, HTTP and gRPC together (a quarter of memory;
                                             503 / RESOURCE_EXHAUSTED past it; also --http-max-buffered-body-size)
+  --stream-max-queued-size <bytes> (4 MiB)  response bytes queued for one streaming client (ModelStreamInfer,
+                                            generate_stream) that has not read them; past it the model's sends wait
+  --stream-stall-timeout-secs <n> (60)      a stream held at that bound this long ends (RESOURCE_EXHAUSTED / error event)
   --http-headers-timeout-secs <n> (60)  --http-request-timeout-secs <n> (60)  --http-max-connections <n> (10000)
   --grpc-max-connections <n> (10000)  --grpc-first-request-timeout-secs <n> (10: a connection with no call by then is closed)
       both connection caps are lowered, in proportion, to fit below the descriptor limit (ulimit -n) less a quarter kept

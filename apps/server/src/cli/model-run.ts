@@ -61,7 +61,7 @@ export async function runModel(a: RunArgs): Promise<ModelRunResult> {
     const responses: InferResponse[] = [];
     if (server.isDecoupled(name, versionText)) {
       await new Promise<void>((resolve, reject) =>
-        server.inferStream(request, { response: (r) => responses.push(r), complete: (e) => (e ? reject(e) : resolve()) }),
+        server.inferStream(request, { response: (r) => void responses.push(r), complete: (e) => (e ? reject(e) : resolve()) }),
       );
     } else {
       responses.push(await server.infer(request));

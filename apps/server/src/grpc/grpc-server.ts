@@ -20,7 +20,8 @@ import { failedRestriction, grpcRestrictedMessage, GRPC_METHOD_CATEGORY, type Re
 import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';
 import { gracefulStop } from '../protocol/graceful-stop.ts';
 import { DecodeFailure, healthServiceDefinition, inferenceServiceDefinition } from './service-definition.ts';
-import { modelInferHandler, modelStreamInferHandler } from './infer-handlers.ts';
+import { modelInferHandler } from './infer-handlers.ts';
+import { modelStreamInferHandler } from './model-stream.ts';
 import { UNARY_HANDLERS } from './unary-handlers.ts';
 import { StreamDrain } from './stream-drain.ts';
 import { inboundBytesInterceptor } from './inbound-bytes.ts';

@@ -9,12 +9,10 @@ import {
   checkWireFormat,
   decodeInferRequest,
   encodeInferResponse,
-  encodeStreamResponse,
   plainCodec,
   tritonProtoRoot,
   TO_OBJECT_OPTIONS,
   type WireInferResponse,
-  type WireStreamResponse,
 } from '@tritium/client/proto';
 import { capErrorMessage } from '../protocol/status.ts';
 
@@ -54,9 +52,8 @@ export function inferenceServiceDefinition(): ServiceDefinition {
         responseStream: stream,
         requestSerialize: () => Buffer.alloc(0),
         requestDeserialize: safe(decodeInferRequest, 'ModelInferRequest'),
-        responseSerialize: stream
-          ? (m: WireStreamResponse) => encodeStreamResponse(m)
-          : (m: WireInferResponse) => encodeInferResponse(m),
+        // ModelStreamInfer's handler encodes its responses itself (it counts the bytes it queues).
+        responseSerialize: stream ? (m: Buffer) => m : (m: WireInferResponse) => encodeInferResponse(m),
         responseDeserialize: () => ({}),
         originalName: method.name,
       };

@@ -10,7 +10,8 @@ import { elementCount, InferError, parseModelVersion, type InferRequest, type In
 import type { TransportContext } from '../protocol/context.ts';
 import type { TransportLimits } from '../protocol/limits.ts';
 import { liftParameters, type LiftedParams } from '../protocol/params.ts';
-import { checkShape, exactJson, jsonDataToBytes, needsExactIntegers, tensorToJsonData, tensorToJsonScalar } from '../protocol/tensors.ts';
+import { checkShape, exactJsonParts, jsonDataToBytes, needsExactIntegers, tensorToJsonData, tensorToJsonScalar } from '../protocol/tensors.ts';
+import { StreamQueue } from '../protocol/stream-queue.ts';
 import { parseJsonExactIntegers } from './json-decode.ts';
 import { invalidArg } from '../protocol/status.ts';
 
@@ -88,8 +89,8 @@ export function generateJson(r: InferResponse): Record<string, unknown> {
   return out;
 }
 
-/** Runs the request through the streaming API and collects or streams its responses. */
-export function runGenerate(ctx: TransportContext, request: InferRequest, onResponse: (r: InferResponse) => void): Promise<void> {
+/** Runs the request through the streaming API and collects or streams its responses (`onResponse` may push back, see ResponseSink). */
+export function runGenerate(ctx: TransportContext, request: InferRequest, onResponse: (r: InferResponse) => void | Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {
     ctx.api.inferStream(request, {
       response: onResponse,
@@ -100,26 +101,55 @@ export function runGenerate(ctx: TransportContext, request: InferRequest, onResp
 
 export async function generateOnce(ctx: TransportContext, request: InferRequest): Promise<Record<string, unknown>> {
   const responses: InferResponse[] = [];
-  await runGenerate(ctx, request, (r) => responses.push(r));
+  await runGenerate(ctx, request, (r) => void responses.push(r));
   if (responses.length !== 1) {
     throw new InferError('UNSUPPORTED', `generate expects exactly one response from model '${request.model}', got ${responses.length}; use generate_stream`);
   }
   return generateJson(responses[0]!);
 }
 
-/** SSE: `data: <json>\n\n` per response; an error becomes `data: {"error": ...}` and ends the stream. */
+const EVENT_START = Buffer.from('data: ');
+const EVENT_END = Buffer.from('\n\n');
+
+/**
+ * SSE: `data: <json>\n\n` per response; an error becomes `data: {"error": ...}` and ends the stream.
+ * A client that reads slower than the model sends is pushed back (protocol/stream-queue.ts): past
+ * `--stream-max-queued-size` bytes unread the model's sends wait; held there for
+ * `--stream-stall-timeout-secs`, the stream ends with an error event and its connection is closed
+ * (which cancels the request).
+ */
 export async function generateStream(ctx: TransportContext, request: InferRequest, res: ServerResponse, errorJson: (e: unknown) => string): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  const queue = new StreamQueue(ctx.streams, (error) => {
+    res.write(`data: ${errorJson(error)}\n\n`);
+    res.destroy();
+  });
+  res.once('close', () => queue.close());
+  /** Writes one event from its parts; returns the queue's wait while the client is behind. */
+  const event = (parts: readonly Buffer[]): Promise<void> | undefined => {
+    let bytes = EVENT_START.length + EVENT_END.length;
+    res.write(EVENT_START);
+    for (const part of parts) {
+      bytes += part.length;
+      res.write(part);
+    }
+    res.write(EVENT_END, () => queue.sent(bytes));
+    return queue.wrote(bytes);
+  };
   try {
     await runGenerate(ctx, request, (r) => {
+      if (res.destroyed) return;
+      let parts: Buffer[];
       try {
-        res.write(`data: ${exactJson(generateJson(r))}\n\n`);
+        parts = exactJsonParts(generateJson(r));
       } catch (e) {
-        res.write(`data: ${errorJson(e)}\n\n`);
+        parts = [Buffer.from(errorJson(e))];
       }
+      return event(parts);
     });
   } catch (e) {
-    res.write(`data: ${errorJson(e)}\n\n`);
+    if (!res.destroyed) res.write(`data: ${errorJson(e)}\n\n`);
   }
+  queue.close();
   res.end();
 }

@@ -16,9 +16,15 @@ export const TRITONSERVER_REQUEST_RELEASE_RESCHEDULE = 2;
  * `request.getResponseSender()`: in a decoupled model, send zero or more responses, then
  * `send(undefined, TRITONSERVER_RESPONSE_COMPLETE_FINAL)` (or a last response with that flag).
  * Sending after the final flag throws.
+ *
+ * `send` returns a promise: it resolves once the response is on its way to the client, at once
+ * unless the client reads slower than the model sends (then it waits until the client has room, so
+ * `await sender.send(r)` in a loop streams at the client's pace and holds nothing extra); it rejects
+ * with a TritonError (CANCELLED) once the request was cancelled, e.g. the client left, so an awaiting
+ * loop stops. A model that does not await keeps its unsent responses in its own memory.
  */
 export interface InferenceResponseSender {
-  send(response?: InferenceResponse | null, flags?: number): void;
+  send(response?: InferenceResponse | null, flags?: number): Promise<void>;
   isCancelled(): boolean;
 }
 

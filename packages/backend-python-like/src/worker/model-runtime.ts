@@ -7,6 +7,7 @@
  */
 import {
   InferError,
+  SEND_CANCELLED_MESSAGE,
   type ExecuteResult,
   type InferRequest,
   type InferResponse,
@@ -102,6 +103,27 @@ export async function createModelInstance(
     };
   };
 
+  /** Why a send fails once its request has ended: cancelled (the client left), or closed by an error. */
+  const endedError = (cancelled: boolean): InferError =>
+    cancelled
+      ? new InferError('CANCELLED', SEND_CANCELLED_MESSAGE)
+      : new InferError('INTERNAL', 'Unable to send response: the request has already ended.');
+
+  /**
+   * What `send()` returns: resolves once the response is on its way to the client (at once, unless
+   * the client reads slower than the model sends); rejects with a TritonError when the request ended
+   * first. Marked handled, so a model that does not await its sends never sees an unhandled rejection.
+   */
+  const authorPromise = (sent: Promise<void> | void): Promise<void> => {
+    if (!sent) return Promise.resolve();
+    const p = sent.then(undefined, (e: unknown) => {
+      const error = InferError.from(e);
+      throw new api.TritonError(error.message, error.code);
+    });
+    p.catch(() => undefined);
+    return p;
+  };
+
   const noSender = (): never => {
     throw new api.TritonError(
       `model '${init.modelName}' is not decoupled: the response sender needs model_transaction_policy { decoupled: true }; return responses from execute instead`,
@@ -145,7 +167,7 @@ export async function createModelInstance(
     const collected = batch.map(() => ({ responses: [] as InferResponse[], error: undefined as InferError | undefined }));
     await executeDecoupled(
       batch,
-      collected.map((c) => ({ response: (r: InferResponse) => c.responses.push(r), complete: (e?: InferError) => (c.error = e) })),
+      collected.map((c) => ({ response: (r: InferResponse) => void c.responses.push(r), complete: (e?: InferError) => void (c.error = e) })),
       xctx,
       true,
     );
@@ -182,19 +204,24 @@ export async function createModelInstance(
       if (--open === 0) allDone();
     };
     const senders = batch.map((wire, i) => ({
-      send(response?: AuthorResponse | null, flags = 0): void {
+      send(response?: AuthorResponse | null, flags = 0): Promise<void> {
         if (finalSent[i]) {
           throw new api.TritonError('Unable to send response. Response sender has been closed.', api.TritonError.INTERNAL);
         }
-        if (response !== undefined && response !== null && !closed[i]) {
-          const result = answerOne(plain(response, 0), wire, requestedOf(wire), { config, version: init.version }, true);
-          if (InferError.is(result)) close(i, result);
-          else sinks[i]!.response(result);
+        let sent: Promise<void> | void = undefined;
+        if (response !== undefined && response !== null) {
+          if (closed[i]) sent = Promise.reject(endedError(xctx.signal.aborted));
+          else {
+            const result = answerOne(plain(response, 0), wire, requestedOf(wire), { config, version: init.version }, true);
+            if (InferError.is(result)) close(i, result);
+            else sent = sinks[i]!.response(result);
+          }
         }
         if (flags & api.TRITONSERVER_RESPONSE_COMPLETE_FINAL) {
           finalSent[i] = true;
           close(i);
         }
+        return authorPromise(sent);
       },
       isCancelled: () => xctx.signal.aborted,
     }));

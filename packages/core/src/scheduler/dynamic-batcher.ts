@@ -641,7 +641,7 @@ export class DynamicBatcher implements Scheduler {
         if (e.responses === 0) this.stats.firstResponse?.((now - e.arrivalUs) * 1000);
         this.stats.response?.(e.responses++, 'success', { inferNs: (now - (e.responseStartUs ?? now)) * 1000, outputNs: 0 });
         e.responseStartUs = now;
-        e.sink?.response(r);
+        return e.sink?.response(r);
       },
       complete: (error) => {
         if (error) this.finish(e, InferError.from(error), 'BACKEND');

@@ -518,7 +518,7 @@ export class InferenceServer implements InferenceServerApi {
       sink = {
         response: (response) => {
           only = response;
-          inner.response(response);
+          return inner.response(response);
         },
         complete: (error) => {
           if (!error && only) caching.store(loaded, probe.miss, only);

@@ -112,9 +112,7 @@ export function streamInTime(request: InferRequest, sink: ResponseSink, clock: C
   g.onAbort((error) => complete(error));
   if (done) return;
   enqueue(g.request, {
-    response: (r) => {
-      if (!done) sink.response(r);
-    },
+    response: (r) => (done ? undefined : sink.response(r)),
     complete: (error) => complete(error),
   });
 }

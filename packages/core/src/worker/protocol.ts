@@ -1,5 +1,5 @@
 /**
- * The whole host ⇄ worker protocol: a branded discriminated union, five kinds to the worker and seven
+ * The whole host ⇄ worker protocol: a branded discriminated union, seven kinds to the worker and eight
  * back. Plain data only (structured clone / Node's advanced IPC serialization); tensor bytes travel
  * as transferred ArrayBuffers where the channel supports transfer. InferErrors cross as `{code, message}`.
  */
@@ -48,6 +48,11 @@ export type ToWorker = { readonly brand: typeof BRAND } & (
       /** Stream calls: true for a streamed response, false/undefined when the stream completed. */
       readonly more?: boolean;
     }
+  /**
+   * Decoupled: the reader of request `index` of execute `id` took `bytes` more of its responses, so
+   * the worker may send that many more (see sink-flow.ts).
+   */
+  | { readonly t: 'sink-ack'; readonly id: number; readonly index: number; readonly bytes: number }
   | { readonly t: 'dispose' }
   | { readonly t: 'metric-reply'; readonly call: number; readonly value?: number; readonly error?: WireError }
 );

@@ -39,6 +39,7 @@ import type { WorkerInstance, WorkerInstanceOptions } from './types.ts';
 import { dedupeReadPaths, readPathsFor } from './process-paths.ts';
 import { checkWireError, checkWireLog, malformedResponse, MalformedMessage, readBlsRequest, readResponse, readResultMessage } from './wire-check.ts';
 import { compiledModule } from './compiled-module.ts';
+import { HostSinkFlow, responseBytes, SINK_WINDOW_BYTES } from './sink-flow.ts';
 import { describeUnenforced, prepareSandbox, type SandboxSpec } from './process-sandbox.ts';
 import { ModelOutput } from './model-output.ts';
 
@@ -59,6 +60,8 @@ interface PendingExecute {
   readonly crashRetry: boolean;
   /** Decoupled: indices of the sinks not completed yet. */
   open?: Set<number>;
+  /** Decoupled: the flow control of each request's responses (sink-flow.ts). */
+  flow?: HostSinkFlow;
   /** Traces of the requests this execute carries: BLS calls made meanwhile are their children. */
   traces?: readonly RequestTrace[];
   /** The execute call is over (result or crash): its timers stop. */
@@ -76,6 +79,7 @@ interface OpenStream {
   readonly sinks: readonly ResponseSink[];
   /** Indices of the sinks not completed yet. */
   readonly open: Set<number>;
+  readonly flow?: HostSinkFlow;
   /** Its execute's BLS children and callers live on with it (see PendingExecute). */
   readonly children: CallScope;
   readonly callers: readonly CallFrame[] | undefined;
@@ -288,7 +292,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         this.streak = 0;
         p.cleanup();
         if (p.sinks && !msg.error && p.open && p.open.size > 0) {
-          gen.streams.set(msg.id, { sinks: p.sinks, open: p.open, children: p.children, callers: p.callers, release: p.release, ...(p.traces ? { traces: p.traces } : {}) });
+          gen.streams.set(msg.id, { sinks: p.sinks, open: p.open, flow: p.flow, children: p.children, callers: p.callers, release: p.release, ...(p.traces ? { traces: p.traces } : {}) });
         } else p.release();
         this.idle(gen);
         if (output instanceof InferError) p.reject(output);
@@ -309,7 +313,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
           if (!(error instanceof MalformedMessage)) throw error;
           failed = malformedResponse(this.label, error);
         }
-        if (response) sink.response(response);
+        if (response) this.deliver(gen, msg.id, msg.index, sink, response, owner.flow);
         if (msg.done || failed) {
           owner.open.delete(msg.index);
           if (owner.open.size === 0 && gen.streams.delete(msg.id)) {
@@ -414,6 +418,24 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       (r) => (stream ? (reply(r, undefined, true), reply(undefined, undefined, false)) : reply(r)),
       (e) => reply(undefined, e ?? new InferError('INTERNAL', 'BLS call failed')),
     );
+  }
+
+  /**
+   * Hands a streamed response to its sink and acknowledges it to the worker once its reader took it
+   * (sink-flow.ts): a worker that sent past its window is refused as a malformed message (a crash).
+   */
+  private deliver(gen: Generation, id: number, index: number, sink: ResponseSink, response: InferResponse, flow: HostSinkFlow | undefined): void {
+    const bytes = responseBytes(response);
+    if (flow && !flow.received(index, bytes)) {
+      throw new MalformedMessage(`it sent a response for request ${index} past its window of ${SINK_WINDOW_BYTES} bytes not yet taken by the client`);
+    }
+    const ack = (): void => {
+      const n = flow?.took(index, bytes) ?? 0;
+      if (n > 0 && !gen.dead) gen.channel.send({ t: 'sink-ack', id, index, bytes: n });
+    };
+    const wait = sink.response(response);
+    if (wait) void wait.then(ack);
+    else ack();
   }
 
   private metricErrors = 0;
@@ -648,7 +670,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         children,
         callers: context?.callers,
         crashRetry: context?.crashRetry === true,
-        ...(sinks ? { open: new Set(sinks.map((_, i) => i)) } : {}),
+        ...(sinks ? { open: new Set(sinks.map((_, i) => i)), flow: new HostSinkFlow(sinks.length) } : {}),
         ...(traces ? { traces } : {}),
         cleanup: () => {
           if (timer) clearTimeout(timer);

@@ -9,6 +9,7 @@ import { CallScope } from './call-scope.ts';
 import { parentPort } from 'node:worker_threads';
 import { Socket } from 'node:net';
 import { CHILD_CHANNEL_FD, encodeFrame, FrameReader, MAX_FRAME_BYTES } from './frames.ts';
+import { SEND_CANCELLED_MESSAGE, WorkerSinkFlow } from './sink-flow.ts';
 import { InferError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
@@ -154,6 +155,7 @@ function sinkCompleted(id: number): void {
     return;
   }
   openSinks.delete(id);
+  flows.delete(id);
   if (returnedOpen.delete(id)) running.delete(id);
 }
 
@@ -206,19 +208,35 @@ function sendResults(id: number, output: ((ExecuteOutput & { readonly whole?: un
   send({ t: 'result', id, results: prepared, timings, ...wholeFlag }, transfer);
 }
 
-function sinkFor(id: number, index: number): ResponseSink {
+/** Decoupled executes: the flow control of each request's stream (sink-flow.ts), by execute id. */
+const flows = new Map<number, WorkerSinkFlow[]>();
+/** Why a response held for the window fails once its execute is cancelled. */
+const STREAM_CANCELLED = new InferError('CANCELLED', SEND_CANCELLED_MESSAGE);
+
+/**
+ * The sink of request `index` of decoupled execute `id`. Its `response` returns a promise while the
+ * response waits for the stream's window (the client reads slower than the model sends): the model's
+ * sender waits on it. A completion waits for the responses held before it, so none is overtaken.
+ */
+function sinkFor(id: number, index: number, own: WorkerSinkFlow[]): ResponseSink {
   let done = false;
+  const flow = new WorkerSinkFlow((response) => {
+    const transfer: ArrayBuffer[] = [];
+    send({ t: 'sink', id, index, response: prepareResponse(response, channel.canTransfer ? transfer : undefined, true) }, transfer);
+  });
+  own[index] = flow;
   return {
     response(response) {
       if (done) return;
-      const transfer: ArrayBuffer[] = [];
-      send({ t: 'sink', id, index, response: prepareResponse(response, channel.canTransfer ? transfer : undefined, true) }, transfer);
+      return flow.response(response);
     },
     complete(error) {
       if (done) return;
       done = true;
-      send({ t: 'sink', id, index, done: true, error: error ? toWireError(error) : undefined });
-      sinkCompleted(id);
+      flow.whenSent(() => {
+        send({ t: 'sink', id, index, done: true, error: error ? toWireError(error) : undefined });
+        sinkCompleted(id);
+      });
     },
   };
 }
@@ -240,7 +258,10 @@ async function runExecute(msg: Extract<ToWorker, { t: 'execute' }>): Promise<voi
     if (decoupled) {
       if (!instance.executeDecoupled) throw new InferError('UNSUPPORTED', 'instance does not implement executeDecoupled');
       const executeDecoupled = instance.executeDecoupled.bind(instance);
-      const timings = await currentExecute.run(id, () => executeDecoupled(batch, batch.map((_, i) => sinkFor(id, i)), xctx));
+      const own: WorkerSinkFlow[] = [];
+      if (batch.length > 0) flows.set(id, own);
+      const sinks = batch.map((_, i) => sinkFor(id, i, own));
+      const timings = await currentExecute.run(id, () => executeDecoupled(batch, sinks, xctx));
       send({ t: 'result', id, results: [], timings: plainTimings(timings) });
     } else {
       const model = instance;
@@ -251,7 +272,10 @@ async function runExecute(msg: Extract<ToWorker, { t: 'execute' }>): Promise<voi
     send({ t: 'result', id, error: toWireError(error) });
   } finally {
     // A failed call fails every request of its batch on the host: nothing of it is left to cancel.
-    if (failed) openSinks.delete(id);
+    if (failed) {
+      openSinks.delete(id);
+      flows.delete(id);
+    }
     if (openSinks.has(id)) returnedOpen.add(id);
     else running.delete(id);
   }
@@ -305,7 +329,12 @@ channel.onMessage((raw) => {
       void runExecute(msg);
       break;
     case 'abort':
+      // Responses held for the window go first: a completion the cancellation triggers is not kept waiting for them.
+      for (const flow of flows.get(msg.id) ?? []) flow?.drop(STREAM_CANCELLED);
       running.get(msg.id)?.abort();
+      break;
+    case 'sink-ack':
+      flows.get(msg.id)?.[msg.index]?.acked(msg.bytes);
       break;
     case 'bls-reply':
       onBlsReply(msg);

@@ -67,7 +67,7 @@ describe('a request whose execute never returns', () => {
   it('streams end with the timeout error too, and nothing after it', async () => {
     const got: InferResponse[] = [];
     const done = await new Promise<InferError | undefined>((resolve) =>
-      server.inferStream(request('never', { timeoutUs: 200_000 }), { response: (r) => got.push(r), complete: resolve }),
+      server.inferStream(request('never', { timeoutUs: 200_000 }), { response: (r) => void got.push(r), complete: resolve }),
     );
     expect([done?.code, done?.message]).toEqual(['UNAVAILABLE', 'Request timeout expired']);
     expect(got).toEqual([]);

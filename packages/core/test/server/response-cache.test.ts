@@ -113,7 +113,7 @@ describe('response cache', () => {
     const responses: unknown[] = [];
     const hits = stats(server, 'cached').inference_stats.cache_hit.count;
     const done = new Promise<unknown>((resolve) =>
-      server.inferStream(request('cached', [1, 2, 3, 4]), { response: (r) => responses.push(r), complete: (e) => resolve(e) }),
+      server.inferStream(request('cached', [1, 2, 3, 4]), { response: (r) => void responses.push(r), complete: (e) => resolve(e) }),
     );
     expect(await done).toBeUndefined();
     expect(responses).toHaveLength(1);

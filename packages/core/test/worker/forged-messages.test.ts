@@ -107,7 +107,7 @@ it("a streamed response whose shape disagrees with its bytes ends that request's
   try {
     const got: string[][] = [[], []];
     const sinks: ResponseSink[] = got.map((g) => ({
-      response: (r) => g.push(String(new Int32Array(r.outputs[0]!.data.slice().buffer)[0])),
+      response: (r) => void g.push(String(new Int32Array(r.outputs[0]!.data.slice().buffer)[0])),
       complete: (e) => g.push(e ? `error:${e.code}:${e.message}` : 'done'),
     }));
     await inst.executeDecoupled!(

@@ -314,7 +314,7 @@ describe('worker host: BLS and decoupled', () => {
     try {
       const got: string[][] = [[], []];
       const sinks: ResponseSink[] = got.map((g) => ({
-        response: (r) => g.push(String(ints(r.outputs[0])[0])),
+        response: (r) => void g.push(String(ints(r.outputs[0])[0])),
         complete: (e) => g.push(e ? `error:${e.code}` : 'done'),
       }));
       await inst.executeDecoupled!(

@@ -55,6 +55,9 @@ export function runEnsembleStream(ctx: EnsembleContext, inferStream: InferStream
   let sent = 0;
   let firstError: InferError | undefined;
   let completed = false;
+  // The ensemble's reader is full (a slow client): pending until it has room again. A decoupled step
+  // is handed it for every response, so its sender waits however its responses reach the client.
+  let pressure: Promise<void> | undefined;
 
   const tryEmit = (scope: Scope): void => {
     if (scope.emitted || firstError) return;
@@ -67,7 +70,13 @@ export function runEnsembleStream(ctx: EnsembleContext, inferStream: InferStream
     values.forEach((t, i) => {
       if (t) outputs.push(adaptTensor(t, wanted[i]!, dimsOf(config, wanted[i]!, 'output'), config.max_batch_size > 0));
     });
-    sink.response({ id: request.id, model: config.name, version: ctx.version, outputs });
+    const wait = sink.response({ id: request.id, model: config.name, version: ctx.version, outputs });
+    if (wait) {
+      const settled: Promise<void> = wait.then(() => {
+        if (pressure === settled) pressure = undefined;
+      });
+      pressure = settled;
+    }
   };
 
   const finishIfDone = (): void => {
@@ -112,6 +121,7 @@ export function runEnsembleStream(ctx: EnsembleContext, inferStream: InferStream
             capture(child, index, r);
             tryEmit(child);
             schedule(child);
+            return pressure;
           },
           complete: (error) => {
             if (error) firstError ??= InferError.from(error);

@@ -718,7 +718,7 @@ export class SequenceBatcher implements Scheduler {
               const now = this.clock.nowUs();
               this.stats.response?.(e.responses++, 'success', { inferNs: (now - (e.responseStartUs ?? now)) * 1000, outputNs: 0 });
               e.responseStartUs = now;
-              e.sink?.response(r);
+              return e.sink?.response(r);
             },
             complete: (error) => {
               if (error) this.finish(e, InferError.from(error), 'BACKEND');
