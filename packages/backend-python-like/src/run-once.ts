@@ -4,6 +4,7 @@ import {
   InferError,
   decodeBytesElements,
   executeDecoupledToEnd,
+  logLines,
   normalizeModelConfig,
   parseModelConfigText,
   typedView,
@@ -87,10 +88,11 @@ export async function runModelOnce(o: RunOnceOptions): Promise<RunOnceResult> {
   });
   const config = normalizeModelConfig(parseModelConfigText(text, { file: configFile }), { modelName: path.basename(modelDir) });
   const version = o.version ?? (await highestVersion(modelDir));
+  const stderr = (prefix: string, m: string): void => void process.stderr.write(logLines(m).map((l) => `${prefix}${l}\n`).join(''));
   const log: Logger = o.log ?? {
-    error: (m) => process.stderr.write(`E ${m}\n`),
-    warn: (m) => process.stderr.write(`W ${m}\n`),
-    info: (m) => process.stderr.write(`I ${m}\n`),
+    error: (m) => stderr('E ', m),
+    warn: (m) => stderr('W ', m),
+    info: (m) => stderr('I ', m),
     verbose: () => {},
   };
   const inputs = Object.entries(o.inputs).map(([name, value]) => tensorFromJson(config, name, value));

@@ -4,6 +4,28 @@ export interface Logger {
   warn(message: string): void;
   info(message: string): void;
   verbose(level: number, message: string): void;
+  /**
+   * What a model wrote (a log call, or a line of a process-isolated child's stdout or stderr), with
+   * who wrote it. Optional: without it the line goes to `info`/`warn`/`error`/`verbose` (stdout and
+   * stderr lines prefixed with `ModelLogLine.label`). A host implements it to route the model's own
+   * output (a terminal, a test's capture) apart from the server's messages.
+   */
+  model?(line: ModelLogLine): void;
+}
+
+/** One line a model wrote (see `Logger.model`); `text` holds no line break. */
+export interface ModelLogLine {
+  readonly model: string;
+  readonly version?: number;
+  readonly instance: string;
+  /** `log`: the model's log call (`Logger.logInfo`, `ctx.log`); `stdout`/`stderr`: a line it printed. */
+  readonly source: 'log' | 'stdout' | 'stderr';
+  readonly level: 'error' | 'warn' | 'info' | 'verbose';
+  /** Verbosity of a `verbose` log call. */
+  readonly verbosity?: number;
+  readonly text: string;
+  /** `model 'm' version 1 instance 'm_0'`: how the server's log names the writer. */
+  readonly label: string;
 }
 
 /** A logger that drops everything (library default). */
@@ -13,3 +35,22 @@ export const silentLogger: Logger = {
   info() {},
   verbose() {},
 };
+
+/** Control characters other than tab and line feed, DEL, C1 controls, and Unicode's line and paragraph separators. */
+const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]/g;
+
+function escapeChar(c: string): string {
+  if (c === '\r') return '\\r';
+  const code = c.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * A message as the lines a log writes, each to get its own prefix: split at line feeds, every
+ * other control character escaped (`\r`, `\x1b`, ...). Text that came from a model (an error it
+ * threw, a crash cause, what it printed) therefore cannot start a line that looks like the
+ * server's, nor move a terminal's cursor. Every log sink of the server writes through it.
+ */
+export function logLines(message: string): string[] {
+  return message.replace(UNSAFE, escapeChar).split('\n');
+}

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { InferenceServer, configSourcePosition, modelConfigToJson, parseModelConfigText, type InferError, type Logger, type ModelConfig } from '@tritium/core';
 import { defaultBackends } from './serve-command.ts';
 import { FlagError, parseSomeServeFlags, type ServeOptions } from './flags.ts';
+import { writeLines } from './cli-log.ts';
 import { ModelPathError, resolveModelPath, type ModelTarget } from './model-paths.ts';
 
 export interface ConfigCommandIo {
@@ -83,7 +84,7 @@ function located(failure: Failure, repository: string, configName: string | unde
 
 /** The server's warnings (fallbacks, fields with no effect) reach the user; its info lines do not. */
 function cliLog(io: ConfigCommandIo): Logger {
-  return { error() {}, info() {}, verbose() {}, warn: (m) => io.stderr.write(`warning: ${m}\n`) };
+  return { error() {}, info() {}, verbose() {}, warn: (m) => writeLines((t) => io.stderr.write(t), 'warning: ', m) };
 }
 
 /** Checks one repository's targets with the server's own load path; returns configs and problems. */

@@ -8,6 +8,7 @@ import { tensorFromJson, tensorToJson, type JsonOutput } from '@tritium/backend-
 import { defaultBackends } from './serve-command.ts';
 import type { ServeOptions } from './flags.ts';
 import { isModelFolder } from './model-paths.ts';
+import { writeLines, writeModelLine } from './cli-log.ts';
 
 export interface RunArgs {
   readonly folder: string;
@@ -25,10 +26,16 @@ export interface ModelRunResult {
   readonly responses: { readonly outputs: JsonOutput[]; readonly parameters?: Readonly<Record<string, unknown>> }[];
 }
 
-/** The server's log on stderr: warnings and errors, info lines with --verbose. */
+/** The server's log on stderr: warnings and errors, info lines with --verbose; the model's own lines always. */
 function stderrLog(verbose: boolean): Logger {
-  const line = (level: string, m: string): void => void process.stderr.write(`${level} ${m}\n`);
-  return { error: (m) => line('E', m), warn: (m) => line('W', m), info: (m) => verbose && line('I', m), verbose: () => {} };
+  const write = (text: string): boolean => process.stderr.write(text);
+  return {
+    error: (m) => writeLines(write, 'E ', m),
+    warn: (m) => writeLines(write, 'W ', m),
+    info: (m) => verbose && writeLines(write, 'I ', m),
+    verbose: () => {},
+    model: (line) => (line.level !== 'verbose' || verbose) && writeModelLine(write, line),
+  };
 }
 
 /** Loads the model from its repository, runs one request through the server, unloads. */

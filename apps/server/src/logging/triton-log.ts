@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Logger } from '@tritium/core';
+import { logLines, type Logger, type ModelLogLine } from '@tritium/core';
 
 /** This module's file name (`triton-log.js` compiled, `triton-log.ts` in tests): its frames are skipped. */
 const SELF = basename(fileURLToPath(import.meta.url));
@@ -55,10 +55,22 @@ export class TritonLog implements Logger {
     if (options.file) this.fd = fs.openSync(options.file, 'a');
   }
 
+  /** Each line of the message gets its own prefix; control characters are escaped (see logLines). */
   private write(level: 'I' | 'W' | 'E' | 'V', message: string): void {
-    const line = formatLogLine(level, message, callerSite(), this.options.format);
-    if (this.fd !== undefined) fs.writeSync(this.fd, line);
-    else this.stream.write(line);
+    const where = callerSite();
+    const now = new Date();
+    const text = logLines(message)
+      .map((line) => formatLogLine(level, line, where, this.options.format, now))
+      .join('');
+    if (this.fd !== undefined) fs.writeSync(this.fd, text);
+    else this.stream.write(text);
+  }
+
+  /** A model's log call reads as the server's line at its level; what it printed names the writer. */
+  model(line: ModelLogLine): void {
+    const text = line.source === 'log' ? line.text : `${line.label} ${line.source}: ${line.text}`;
+    if (line.level === 'verbose') this.verbose(line.verbosity ?? 1, text);
+    else this[line.level](text);
   }
 
   error(message: string): void {

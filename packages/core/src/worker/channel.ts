@@ -54,6 +54,11 @@ export function spawnThread(
     resourceLimits?: WorkerResourceLimits;
     env?: Readonly<Record<string, string | undefined>>;
     execArgv?: readonly string[];
+    /**
+     * Reads the thread's stdout and stderr (see model-output.ts), so what a model prints reaches the
+     * log attributed, as a child's does. Without it they go to the process's own.
+     */
+    output?: { attach(stdout: Readable, stderr: Readable): void };
   },
   handlers: ChannelHandlers,
 ): Channel {
@@ -61,8 +66,11 @@ export function spawnThread(
     resourceLimits: opts.resourceLimits ? { ...opts.resourceLimits } : undefined,
     env: opts.env ? { ...opts.env } : { ...process.env },
     execArgv: [...(opts.execArgv ?? [])],
+    stdout: opts.output !== undefined,
+    stderr: opts.output !== undefined,
   });
   trackThread(worker);
+  if (opts.output) opts.output.attach(worker.stdout, worker.stderr);
   let gone = false;
   let killed = false;
   const die = (cause: string): void => {

@@ -16,7 +16,7 @@
  *   writes once the pipe's buffer is full, and costs the server nothing more.
  */
 import type { Readable } from 'node:stream';
-import type { Logger } from '../logger.ts';
+import type { Logger, ModelLogLine } from '../logger.ts';
 import type { LogLevel } from './protocol.ts';
 import { MAX_WORKER_LOG_CHARS } from './wire-check.ts';
 
@@ -39,6 +39,13 @@ interface PartialLine {
   total: number;
 }
 
+/** Who writes through a ModelOutput (the instance of a model version). */
+export interface ModelOutputWriter {
+  readonly model: string;
+  readonly version?: number;
+  readonly instance: string;
+}
+
 export class ModelOutput {
   /** Lines dropped over the rate, since the instance started (a counter for metrics). */
   droppedLines = 0;
@@ -48,23 +55,31 @@ export class ModelOutput {
   private pendingDrops = { lines: 0, bytes: 0 };
   private reportTimer: NodeJS.Timeout | undefined;
   private readonly readBound: number;
+  /** Who wrote it, e.g. `model 'm' version 1 instance 'm_0_0'`. */
+  private readonly label: string;
 
   constructor(
-    /** Who wrote it, e.g. `model 'm' version 1 instance 'm_0_0'`. */
-    private readonly label: string,
+    private readonly writer: ModelOutputWriter,
     private readonly log: Logger,
     private readonly bytesPerSec: number = DEFAULT_MODEL_LOG_BYTES_PER_SEC,
   ) {
     this.readBound = Math.max(MIN_READ_BYTES_PER_SEC, bytesPerSec * READ_FACTOR);
+    this.label = `model '${writer.model}'${writer.version !== undefined ? ` version ${writer.version}` : ''} instance '${writer.instance}'`;
   }
 
   /** A log call of the model's code: each of its lines is logged at `level`, within the rate. */
   message(level: LogLevel, message: string, verbosity = 1): void {
     for (const line of message.split('\n')) {
       if (!this.admit(Buffer.byteLength(line))) continue;
-      if (level === 'verbose') this.log.verbose(verbosity, line);
+      if (this.log.model) this.log.model(this.line('log', level, line, verbosity));
+      else if (level === 'verbose') this.log.verbose(verbosity, line);
       else this.log[level](line);
     }
+  }
+
+  private line(source: ModelLogLine['source'], level: LogLevel, text: string, verbosity?: number): ModelLogLine {
+    const { model, version, instance } = this.writer;
+    return { model, ...(version !== undefined ? { version } : {}), instance, source, level, ...(verbosity !== undefined ? { verbosity } : {}), text, label: this.label };
   }
 
   /**
@@ -77,7 +92,7 @@ export class ModelOutput {
     this.follow(stderr, 'stderr', 'warn', muted);
   }
 
-  private follow(stream: Readable, name: string, level: 'info' | 'warn', muted: () => boolean): void {
+  private follow(stream: Readable, name: 'stdout' | 'stderr', level: 'info' | 'warn', muted: () => boolean): void {
     const line: PartialLine = { chunks: [], kept: 0, total: 0 };
     const emit = (): void => {
       const bytes = line.chunks.length === 1 ? line.chunks[0]! : Buffer.concat(line.chunks, line.kept);
@@ -90,7 +105,8 @@ export class ModelOutput {
       let text = bytes.toString('utf8');
       if (text.endsWith('\r')) text = text.slice(0, -1);
       if (cut) text += ` ... [line cut: ${total} bytes]`;
-      this.log[level](`${this.label} ${name}: ${text}`);
+      if (this.log.model) this.log.model(this.line(name, level, text));
+      else this.log[level](`${this.label} ${name}: ${text}`);
     };
     const append = (piece: Buffer): void => {
       line.total += piece.length;

@@ -147,8 +147,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
   constructor(private readonly o: WorkerInstanceOptions<Init>) {
     this.log = o.log ?? silentLogger;
     this.label = `model '${o.model}' instance '${o.instanceName}'`;
-    const outputLabel = `model '${o.model}'${o.version !== undefined ? ` version ${o.version}` : ''} instance '${o.instanceName}'`;
-    this.output = new ModelOutput(outputLabel, this.log, o.policy?.logBytesPerSec);
+    this.output = new ModelOutput({ model: o.model, ...(o.version !== undefined ? { version: o.version } : {}), instance: o.instanceName }, this.log, o.policy?.logBytesPerSec);
     const r = { ...DEFAULTS, ...o.restart };
     // Long enough for the backoffs before the instance is down, plus a start.
     this.policy = { ...r, waitMs: o.restart?.waitMs ?? Math.min(r.initialBackoffMs * 2 ** r.maxRestarts, r.maxBackoffMs) + 30_000 };
@@ -208,7 +207,10 @@ class WorkerHostInstance<Init> implements WorkerInstance {
               },
               handlers,
             )
-          : spawnThread({ script: modules.runtime, resourceLimits: this.o.resourceLimits, env: this.o.env, execArgv: this.o.execArgv }, handlers);
+          : spawnThread(
+              { script: modules.runtime, resourceLimits: this.o.resourceLimits, env: this.o.env, execArgv: this.o.execArgv, output: this.output },
+              handlers,
+            );
       this.gen = gen;
       gen.channel.send({
         t: 'init',

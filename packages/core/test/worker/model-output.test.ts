@@ -11,6 +11,7 @@ import type { WorkerInstance, WorkerInstanceOptions } from '../../src/worker/typ
 import { TEST_ENTRIES, captureLog, type CapturedLog, type TestModelInit } from '../../src/testing/index.ts';
 import type { InferResponse } from '../../src/types.ts';
 import { MIN_LINE_COST } from '../../src/worker/model-output.ts';
+import type { ModelLogLine } from '../../src/logger.ts';
 
 const never = new AbortController().signal;
 const spawned: WorkerInstance[] = [];
@@ -91,6 +92,39 @@ describe('a process-isolated model’s output', () => {
       new RegExp(`^W model 'p' version 3 instance 'p_0_2': \\d+ line\\(s\\) of its output \\(\\d+ bytes\\) dropped: over the bound of ${rate} bytes per second \\(--model-log-rate\\)$`),
     );
   });
+});
+
+describe('a thread-isolated model’s output', () => {
+  it('reaches the log the same way, attributed, instead of the server’s own stdout', async () => {
+    const log = captureLog();
+    const inst = await start(log, { isolation: 'thread' });
+    expect(await answer(inst, 'output:lines')).toBe('written');
+    await until('both lines', () => log.lines.filter((l) => l.includes('a line on')).length === 2);
+    expect(log.lines).toContain("I model 'p' version 3 instance 'p_0_3' stdout: a line on stdout");
+    expect(log.lines).toContain("W model 'p' version 3 instance 'p_0_3' stderr: a line on stderr");
+  });
+});
+
+describe('a logger that takes model lines (Logger.model)', () => {
+  for (const isolation of ['thread', 'process'] as const) {
+    it(`(${isolation}) receives each line with its writer and source, apart from the server's messages`, async () => {
+      const log = captureLog();
+      const lines: ModelLogLine[] = [];
+      const inst = await start({ ...log, model: (line) => lines.push(line) }, { isolation });
+      await answer(inst, 'output:lines');
+      await answer(inst, 'log:1:a log call');
+      await until('three lines', () => lines.length === 3);
+      const writer = { model: 'p', version: 3, instance: `p_0_${spawned.length - 1}` };
+      expect(lines).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ ...writer, source: 'stdout', level: 'info', text: 'a line on stdout' }),
+          expect.objectContaining({ ...writer, source: 'stderr', level: 'warn', text: 'a line on stderr' }),
+          expect.objectContaining({ ...writer, source: 'log', level: 'info', text: 'a log call' }),
+        ]),
+      );
+      expect(log.lines.filter((l) => l.includes('a line on') || l.includes('a log call'))).toEqual([]);
+    });
+  }
 });
 
 describe('a model’s log calls', () => {
