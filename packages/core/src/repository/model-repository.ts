@@ -16,6 +16,7 @@ import { findBackend, isEnsembleConfig } from './backend-resolution.ts';
 import { runRepositoryAgents } from './repository-agents.ts';
 import { defaultConfigCodec, type ConfigCodec } from './config-codec.ts';
 import { folderStamp, textStamp } from './fingerprint.ts';
+import { RoutineLog } from './routine-log.ts';
 import { assertSafeModelName } from './model-name.ts';
 import { assertRealPathInside } from './safe-path.ts';
 import { parseVersionDirName, selectVersions } from './version-policy.ts';
@@ -150,12 +151,15 @@ export class ModelRepository {
   private readonly locations: readonly RepositoryLocation[];
   private readonly codec: ConfigCodec;
   private readonly log: Logger;
+  /** What reading a model logs along the way, once per model (polls read every model again). */
+  private readonly routine: RoutineLog;
   private readonly cacheDir: string | undefined;
   private readonly ownsCacheDir: boolean;
 
   constructor(private readonly options: RepositoryOptions) {
     this.codec = options.codec ?? defaultConfigCodec;
     this.log = options.log ?? silentLogger;
+    this.routine = new RoutineLog(this.log);
     const sources = options.repositories.map((r) => (typeof r === 'string' ? localRepositorySource(r) : r));
     const remote = sources.some((s) => s.localRoot === undefined);
     this.ownsCacheDir = remote && options.cacheDir === undefined;
@@ -313,7 +317,7 @@ export class ModelRepository {
           config,
           modelDir: dir,
           versionDir: versionDirs.size > 0 ? versionDirs.get(latest) : undefined,
-          log: this.log,
+          log: this.routine.for(source.name),
           backendConfig: this.options.backendConfig?.[backend.name],
           ...(this.options.workerPolicy ? { workerPolicy: this.options.workerPolicy } : {}),
           ...(source.uploaded || overrides.dir ? { uploadedFiles: true } : {}),

@@ -152,6 +152,8 @@ export class InferenceServer implements InferenceServerApi {
   private inflight = 0;
   private onIdle: (() => void) | undefined;
   private pollTimer: ReturnType<typeof setInterval> | undefined;
+  /** The failure lines of the last poll (see pollNow). */
+  private loggedPollFailures = new Set<string>();
   private readonly loadDeps: VersionLoadDeps;
   /** Custom metrics every model publishes (python-like MetricFamily), rendered beside Triton's. */
   private readonly custom = new CustomMetrics();
@@ -247,6 +249,7 @@ export class InferenceServer implements InferenceServerApi {
       return this.lifecycle.syncWithRepository(true);
     });
     for (const line of failures) this.log.error(line);
+    if (this.mode === 'poll') this.loggedPollFailures = new Set(failures);
     this.log.info(this.modelTable());
     if (failures.length > 0 && (this.options.exitOnError ?? true)) {
       await this.stop();
@@ -271,7 +274,9 @@ export class InferenceServer implements InferenceServerApi {
     return this.serialized(async () => {
       if (this.stopping) return [];
       const failures = await this.lifecycle.syncWithRepository(false);
-      for (const line of failures) this.log.error(line);
+      // A failure the previous poll logged already is not logged again until it changes or clears.
+      for (const line of failures) if (!this.loggedPollFailures.has(line)) this.log.error(line);
+      this.loggedPollFailures = new Set(failures);
       return failures;
     });
   }

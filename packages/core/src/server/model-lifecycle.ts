@@ -456,6 +456,9 @@ export class ModelLifecycle {
         const unchanged =
           slot?.live && (slot.state === 'READY' || slot.down) && slot.live.stamp === rv.stamp && previous?.stamp === model.stamp;
         if (unchanged) return;
+        // Poll mode tries a failed load again only once its files changed (the failure was logged).
+        const filesStamp = `${rv.stamp}\0${model.stamp}`;
+        if (this.deps.polling && !configError && slot?.failedStamp === filesStamp) return;
         if (!warned && !configError) {
           warned = true;
           for (const warning of inertFieldWarnings(config, this.deps.serverFeatures)) this.deps.log.warn(warning);
@@ -470,8 +473,9 @@ export class ModelLifecycle {
           slot.reason = '';
         }
         this.deps.log.info(`loading: ${model.source.name}:${rv.version}`);
-        const fail = (err: InferError): void => {
+        const fail = (err: InferError, filesFailed = false): void => {
           this.deps.onFailure?.(model.source.name, err, rv.version);
+          if (filesFailed) slot.failedStamp = filesStamp;
           failures.push(`failed to load '${model.source.name}' version ${rv.version}: ${statusText(err.code)}: ${err.message}`);
           if (serving) return; // a failed reload keeps the old version serving
           slot.state = 'UNAVAILABLE';
@@ -508,12 +512,13 @@ export class ModelLifecycle {
           slot.reason = '';
           slot.dependencyUnloaded = false;
           slot.down = false;
+          slot.failedStamp = undefined;
           this.deps.log.info(`successfully loaded '${model.source.name}' version ${rv.version}`);
           // The old version drains its in-flight requests after the swap (in the background: a stuck
           // one must not hold model control); nothing new reaches it.
           if (serving) void this.held.retire(serving);
         } catch (err) {
-          fail(InferError.from(err));
+          fail(InferError.from(err), config.platform !== 'ensemble');
         }
       }),
     );

@@ -25,6 +25,11 @@ export interface VersionSlot {
    * version was loaded from it: an instance that crashes restarts from those files.
    */
   dir?: string;
+  /**
+   * The stamps (version folder and model) of the files whose load failed last. Poll mode does not
+   * try them again until they change (the failure was logged once already); cleared by a load.
+   */
+  failedStamp?: string;
 }
 
 /** What the server knows about one model name. */
