@@ -8,6 +8,9 @@
  * deterministically (edit word-embedding rows, set the classifier, or add a per-token score path
  * so the logits carry e.g. a sentiment lexicon's polarity) while the encoder still does the real
  * attention/FFN compute.
+ *
+ * With `pooling: 'none'` the model stops after the last layer and outputs the token embeddings
+ * `[batch, sequence, hidden]` (an embedding encoder: pooling is left to the next step).
  */
 import { GraphBuilder } from './graph-builder.ts';
 import { Rng } from './rng.ts';
@@ -21,6 +24,8 @@ export interface BertNames {
   readonly tokenTypeIds?: string;
   /** Default `logits`. */
   readonly logits?: string;
+  /** With `pooling: 'none'`: the token embeddings output, default `last_hidden_state`. */
+  readonly tokenEmbeddings?: string;
 }
 
 export interface BertOverrides {
@@ -52,8 +57,11 @@ export interface BertOptions {
   readonly seed?: number;
   /** Std of the random weights (default 0.02, as BERT's initializer). */
   readonly initStd?: number;
-  /** `cls` (default): pooler dense + tanh over position 0; `mean`: mean over unmasked positions. */
-  readonly pooling?: 'cls' | 'mean';
+  /**
+   * `cls` (default): pooler dense + tanh over position 0; `mean`: mean over unmasked positions;
+   * `none`: no pooling and no classifier, the token embeddings are the output.
+   */
+  readonly pooling?: 'cls' | 'mean' | 'none';
   readonly names?: BertNames;
   readonly overrides?: BertOverrides;
 }
@@ -80,7 +88,10 @@ export function buildBertModel(options: BertOptions): Uint8Array {
   const ids = g.input(idsName, 'INT64', dims);
   const mask = g.input(maskName, 'INT64', dims);
   const typeIds = names.tokenTypeIds ? g.input(names.tokenTypeIds, 'INT64', dims) : undefined;
-  g.output(logitsName, 'FP32', ['batch', L]);
+  const pooling = options.pooling ?? 'cls';
+  const tokenEmbeddingsName = names.tokenEmbeddings ?? 'last_hidden_state';
+  if (pooling === 'none') g.output(tokenEmbeddingsName, 'FP32', ['batch', 'sequence', H]);
+  else g.output(logitsName, 'FP32', ['batch', L]);
 
   const weight = (label: string, shape: number[]) => g.floats(label, shape, rng.fork(label).normals(shape.reduce((a, b) => a * b, 1), std));
   const zeros = (label: string, n: number) => g.floats(label, [n], new Float32Array(n));
@@ -141,11 +152,16 @@ export function buildBertModel(options: BertOptions): Uint8Array {
     x = layerNorm(g.op('Add', [x, dense(gelu, `${p}.ffn.down`, I, H)]), `${p}.ffn.norm`);
   }
 
+  if (pooling === 'none') {
+    g.node('Identity', [x], [tokenEmbeddingsName]);
+    return g.toBytes({ graphName: 'bert' });
+  }
+
   // Masked mean helper: Σ(values · mask) / max(Σ mask, 1) over the sequence axis.
   const maskCount = g.op('Max', [g.op('ReduceSum', [maskF, g.int64s('axis_1', [1], [1])], { keepdims: { int: 1 } }), oneF]); // [B, 1]
 
   let pooled: string;
-  if ((options.pooling ?? 'cls') === 'cls') {
+  if (pooling === 'cls') {
     const first = g.op('Gather', [x, g.int64s('cls_index', [], [0])], { axis: { int: 1 } }); // [B, H]
     pooled = g.op('Tanh', [dense(first, 'pooler', H, H)]);
   } else {

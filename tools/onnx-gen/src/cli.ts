@@ -40,7 +40,7 @@ export const CLI_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   loop: ['iterations'],
   bert: [
     'vocabSize', 'hidden', 'layers', 'heads', 'intermediate', 'maxPosition', 'numLabels', 'typeVocabSize', 'seed', 'initStd', 'pooling',
-    'inputIds', 'attentionMask', 'logits',
+    'inputIds', 'attentionMask', 'logits', 'tokenEmbeddings',
   ],
 };
 
@@ -71,11 +71,12 @@ export function buildByKind(kind: string, options: Record<string, string | numbe
     case 'loop':
       return buildLoopModel(options['iterations'] !== undefined ? { iterations: BigInt(options['iterations']) } : {});
     case 'bert': {
-      const { inputIds, attentionMask, logits, ...rest } = options;
+      const { inputIds, attentionMask, logits, tokenEmbeddings, ...rest } = options;
       const names = {
         ...(inputIds ? { inputIds: String(inputIds) } : {}),
         ...(attentionMask ? { attentionMask: String(attentionMask) } : {}),
         ...(logits ? { logits: String(logits) } : {}),
+        ...(tokenEmbeddings ? { tokenEmbeddings: String(tokenEmbeddings) } : {}),
       };
       return buildBertModel({ vocabSize: 30522, hidden: 128, layers: 2, heads: 2, ...rest, names } as BertOptions);
     }

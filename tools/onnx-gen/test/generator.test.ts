@@ -56,6 +56,21 @@ describe('onnx-gen', () => {
     await session.release();
   });
 
+  it("outputs the token embeddings with pooling 'none', padding leaving the unmasked rows unchanged", async () => {
+    const bytes = buildBertModel({ ...SMALL_BERT, pooling: 'none', names: { tokenEmbeddings: 'TOKEN_EMBEDDINGS' } });
+    const session = await ort.InferenceSession.create(bytes);
+    expect(session.outputNames).toEqual(['TOKEN_EMBEDDINGS']);
+    const t = (v: number[]) => new ort.Tensor('int64', BigInt64Array.from(v.map(BigInt)), [1, v.length]);
+    const plain = await session.run({ input_ids: t([1, 5, 2]), attention_mask: t([1, 1, 1]) });
+    const padded = await session.run({ input_ids: t([1, 5, 2, 0, 0]), attention_mask: t([1, 1, 1, 0, 0]) });
+    expect(plain['TOKEN_EMBEDDINGS']!.dims).toEqual([1, 3, SMALL_BERT.hidden]);
+    expect(padded['TOKEN_EMBEDDINGS']!.dims).toEqual([1, 5, SMALL_BERT.hidden]);
+    const a = plain['TOKEN_EMBEDDINGS']!.data as Float32Array;
+    const b = (padded['TOKEN_EMBEDDINGS']!.data as Float32Array).subarray(0, a.length);
+    a.forEach((v, i) => expect(b[i]).toBeCloseTo(v, 4));
+    await session.release();
+  });
+
   it('builds identity models for FP16, BOOL and BYTES', async () => {
     for (const dtype of ['FP16', 'BOOL', 'BYTES'] as const) {
       const session = await ort.InferenceSession.create(buildIdentityModel({ dtype }));
@@ -70,7 +85,7 @@ describe('onnx-gen', () => {
     expect(() => parseOptions(['vocab'])).toThrow(/bad option/);
     // An option the kind does not take is refused, with the valid ones listed.
     expect(() => buildByKind('bert', { vocabSize: 50, hiden: 64 })).toThrow(
-      "unknown option '--hiden' for 'bert'; valid options for 'bert': --vocab-size, --hidden, --layers, --heads, --intermediate, --max-position, --num-labels, --type-vocab-size, --seed, --init-std, --pooling, --input-ids, --attention-mask, --logits",
+      "unknown option '--hiden' for 'bert'; valid options for 'bert': --vocab-size, --hidden, --layers, --heads, --intermediate, --max-position, --num-labels, --type-vocab-size, --seed, --init-std, --pooling, --input-ids, --attention-mask, --logits, --token-embeddings",
     );
     expect(() => buildByKind('add-sub', { vocabSize: 50 })).toThrow("unknown option '--vocab-size' for 'add-sub'; valid options for 'add-sub': --dtype, --output-dtype");
     expect(() => buildByKind('sequence', { dtype: 'FP32' })).toThrow("unknown option '--dtype' for 'sequence'; 'sequence' takes no options");
