@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { buildSentimentClassifier, EXAMPLE_SHAPE } from './sentiment/build.ts';
+import { buildEmbeddingEncoder, EMBEDDING_SHAPE } from './embedding/build.ts';
 import type { BertShape } from './sentiment/bert-graph.ts';
 import { writeBertTokenizerFolder, writeFileAtomic } from './tokenizer-files.ts';
 import { bertTokenizerVocabPath, loadBertBaseUncasedVocab } from './vocab.ts';
@@ -27,6 +28,8 @@ export interface SetupResult {
   readonly tokenizerDir: string;
   /** `bert_classifier/1/model.onnx`. */
   readonly modelPath: string;
+  /** `embedding_encoder/1/model.onnx`. */
+  readonly encoderPath: string;
   /** False when everything was already up to date. */
   readonly generated: boolean;
 }
@@ -34,9 +37,9 @@ export interface SetupResult {
 const STAMP = '.example-setup.json';
 
 /**
- * Generates the example pipeline's files that are not committed: the tokenizer folder that
- * `tokenizer/1/model.ts` loads with `AutoTokenizer.from_pretrained`, and `bert_classifier`'s
- * `model.onnx`. Idempotent: a stamp records a fingerprint of every input (this tool's sources,
+ * Generates the example pipelines' files that are not committed: the tokenizer folder that
+ * `tokenizer/1/model.ts` loads with `AutoTokenizer.from_pretrained`, `bert_classifier`'s
+ * `model.onnx` and `embedding_encoder`'s. Idempotent: a stamp records a fingerprint of every input (this tool's sources,
  * onnx-gen's graph builder, the vocabulary and lexicon packages, the shape), and nothing is
  * rewritten while it matches. Each file is written beside its target and renamed into place, and
  * nothing is deleted, so concurrent runs (parallel test files) and a server polling the
@@ -48,18 +51,20 @@ export function setupExample(options: SetupOptions = {}): SetupResult {
   const log = options.log ?? (() => {});
   const tokenizerDir = join(repository, 'tokenizer', '1', 'tokenizer');
   const modelPath = join(repository, 'bert_classifier', '1', 'model.onnx');
+  const encoderPath = join(repository, 'embedding_encoder', '1', 'model.onnx');
   const stampPath = join(repository, STAMP);
-  const fingerprint = inputsFingerprint(shape);
+  const fingerprint = inputsFingerprint({ shape, encoder: EMBEDDING_SHAPE });
 
   const upToDate =
     !options.force &&
     existsSync(modelPath) &&
+    existsSync(encoderPath) &&
     existsSync(join(tokenizerDir, 'tokenizer.json')) &&
     existsSync(stampPath) &&
     readFileSync(stampPath, 'utf8').includes(fingerprint);
   if (upToDate) {
     log(`example-setup: ${repository} is up to date`);
-    return { tokenizerDir, modelPath, generated: false };
+    return { tokenizerDir, modelPath, encoderPath, generated: false };
   }
 
   const started = performance.now();
@@ -75,8 +80,17 @@ export function setupExample(options: SetupOptions = {}): SetupResult {
       `${shape.layers} layers) in ${Math.round(performance.now() - started)} ms`,
   );
 
-  writeFileAtomic(stampPath, `${JSON.stringify({ fingerprint, shape }, null, 2)}\n`);
-  return { tokenizerDir, modelPath, generated: true };
+  const encoderStarted = performance.now();
+  const encoder = buildEmbeddingEncoder(vocab);
+  mkdirSync(dirname(encoderPath), { recursive: true });
+  writeFileAtomic(encoderPath, encoder);
+  log(
+    `example-setup: wrote ${encoderPath} (${(encoder.length / 1e6).toFixed(1)} MB, hidden ${EMBEDDING_SHAPE.hidden}, ` +
+      `${EMBEDDING_SHAPE.layers} layers) in ${Math.round(performance.now() - encoderStarted)} ms`,
+  );
+
+  writeFileAtomic(stampPath, `${JSON.stringify({ fingerprint, shape, encoder: EMBEDDING_SHAPE }, null, 2)}\n`);
+  return { tokenizerDir, modelPath, encoderPath, generated: true };
 }
 
 /** sha256 over everything the generated files depend on. */
