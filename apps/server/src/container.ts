@@ -9,7 +9,7 @@
  * await server.start();
  */
 import 'reflect-metadata';
-import { Container } from 'inversify';
+import { Container, type ResolutionContext } from 'inversify';
 import { InferenceServer, type Backend, type InferenceServerApi, type LatencyMetricsOptions } from '@tritium/core';
 import { TOKENS } from './tokens.ts';
 import type { ServeOptions } from './cli/flags.ts';
@@ -27,6 +27,8 @@ import { RequestBudget } from './protocol/request-budget.ts';
 import { transportGauges } from './metrics/transport-gauges.ts';
 import { descriptorLimit, planConnections } from './protocol/connection-plan.ts';
 import { registerServerPaths } from './protocol/server-paths.ts';
+import { OpenAiRoutes } from './openai/routes.ts';
+import { ApiKeys } from './openai/api-keys.ts';
 
 /** Builds the InferenceServer from the bound backends and the options. */
 export type InferenceServerFactory = (deps: { backends: Backend[]; options: ServeOptions; log: TritonLog }) => InferenceServerApi;
@@ -92,22 +94,34 @@ export function createContainer(init: CreateContainerOptions): Container {
   const budget = new RequestBudget(options.maxBufferedRequestSize);
   // Connection caps that fit below the descriptor limit together (TritiumServer logs a lowered one).
   const connections = planConnections(
-    { http: options.allowHttp ? options.httpConnections.maxConnections : 0, grpc: options.allowGrpc ? options.grpcMaxConnections : 0 },
+    {
+      http: options.allowHttp ? options.httpConnections.maxConnections : 0,
+      grpc: options.allowGrpc ? options.grpcMaxConnections : 0,
+      openai: options.openaiPort !== undefined ? options.httpConnections.maxConnections : 0,
+    },
     descriptorLimit(),
   );
   c.bind(TOKENS.ConnectionPlan).toConstantValue(connections);
-  c.bind(TOKENS.HttpTransport)
+  // The OpenAI routes, on the HTTP port and on --openai-port: one instance, one set of keys.
+  c.bind(OpenAiRoutes)
     .toDynamicValue(
-      (ctx) =>
-        new HttpTransport(ctx.get(TOKENS.TransportContext), {
-          address: options.httpAddress,
-          port: options.httpPort,
-          restricted: options.httpRestrictedApi,
-          tls: options.httpSsl,
-          connections: { ...options.httpConnections, maxConnections: connections.http },
-          budget,
-        }),
+      (ctx) => new OpenAiRoutes(ctx.get(TOKENS.TransportContext), { apiKeys: new ApiKeys(options.openaiApiKeys), restricted: options.httpRestrictedApi }),
     )
+    .inSingletonScope();
+  const httpTransport = (ctx: ResolutionContext, listener: { address: string; port: number; openaiOnly?: true }) =>
+    new HttpTransport(ctx.get(TOKENS.TransportContext), {
+      ...listener,
+      restricted: options.httpRestrictedApi,
+      tls: options.httpSsl,
+      connections: { ...options.httpConnections, maxConnections: listener.openaiOnly ? (connections.openai ?? 0) : connections.http },
+      budget,
+      openai: ctx.get(OpenAiRoutes),
+    });
+  c.bind(TOKENS.HttpTransport)
+    .toDynamicValue((ctx) => httpTransport(ctx, { address: options.httpAddress, port: options.httpPort }))
+    .inSingletonScope();
+  c.bind(TOKENS.OpenAiTransport)
+    .toDynamicValue((ctx) => httpTransport(ctx, { address: options.openaiAddress, port: options.openaiPort ?? 0, openaiOnly: true }))
     .inSingletonScope();
   c.bind(TOKENS.GrpcTransport)
     .toDynamicValue(

@@ -9,7 +9,7 @@ import type { ServeOptions } from './cli/flags.ts';
 
 export interface Listener {
   /** Triton's service name, as in `failed to start HTTP service`. */
-  readonly service: 'GRPC' | 'HTTP' | 'Metrics' | 'Health';
+  readonly service: 'GRPC' | 'HTTP' | 'Metrics' | 'Health' | 'OpenAI';
   readonly address: string;
   readonly port: number;
   /** The `tritium serve` flag that sets the port. */
@@ -24,13 +24,14 @@ export class ListenError extends InferError {
   }
 }
 
-/** The enabled listeners, in Triton's start order (gRPC, HTTP, metrics). */
+/** The enabled listeners, in Triton's start order (gRPC, HTTP, metrics), then Tritium's own. */
 export function plannedListeners(o: ServeOptions): Listener[] {
   return [
     ...(o.allowGrpc ? [{ service: 'GRPC', address: o.grpcAddress, port: o.grpcPort, flag: '--grpc-port' } as const] : []),
     ...(o.allowHttp ? [{ service: 'HTTP', address: o.httpAddress, port: o.httpPort, flag: '--http-port' } as const] : []),
     ...(o.allowMetrics ? [{ service: 'Metrics', address: o.metricsAddress, port: o.metricsPort, flag: '--metrics-port' } as const] : []),
     ...(o.healthPort !== undefined ? [{ service: 'Health', address: o.healthAddress, port: o.healthPort, flag: '--health-port' } as const] : []),
+    ...(o.openaiPort !== undefined ? [{ service: 'OpenAI', address: o.openaiAddress, port: o.openaiPort, flag: '--openai-port' } as const] : []),
   ];
 }
 

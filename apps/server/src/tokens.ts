@@ -7,6 +7,8 @@ export const TOKENS = {
   InferenceServer: Symbol.for('tritium.InferenceServer'),
   TransportContext: Symbol.for('tritium.TransportContext'),
   HttpTransport: Symbol.for('tritium.HttpTransport'),
+  /** The OpenAI routes' own listener (`--openai-port`): an HTTP transport that serves them only. */
+  OpenAiTransport: Symbol.for('tritium.OpenAiTransport'),
   GrpcTransport: Symbol.for('tritium.GrpcTransport'),
   MetricsTransport: Symbol.for('tritium.MetricsTransport'),
   /** The connection caps fitted below the descriptor limit (protocol/connection-plan.ts). */

@@ -23,6 +23,7 @@ export interface BoundPorts {
   grpc?: number;
   metrics?: number;
   health?: number;
+  openai?: number;
 }
 
 /** An InferenceServer implementation may need starting (core's loads the repositories). */
@@ -46,6 +47,8 @@ export class TritiumServer {
     @inject(TOKENS.GrpcTransport) private readonly grpc: GrpcTransport,
     @inject(TOKENS.MetricsTransport) private readonly metrics: MetricsTransport,
     @inject(TOKENS.ConnectionPlan) private readonly connectionPlan: ConnectionPlan,
+    /** `--openai-port`: started only when the flag is given. */
+    @inject(TOKENS.OpenAiTransport) private readonly openai: HttpTransport,
   ) {
     this.health =
       options.healthPort !== undefined
@@ -67,9 +70,9 @@ export class TritiumServer {
     if (lowered?.warn) this.log.warn(lowered.message);
     else if (lowered) this.log.info(lowered.message);
     const health = this.health;
-    const transports = { GRPC: this.grpc, HTTP: this.http, Metrics: this.metrics, Health: { start: () => health!.start() } };
-    const names = { GRPC: 'GRPCInferenceService', HTTP: 'HTTPService', Metrics: 'Metrics Service', Health: 'Health Service' };
-    const key = { GRPC: 'grpc', HTTP: 'http', Metrics: 'metrics', Health: 'health' } as const;
+    const transports = { GRPC: this.grpc, HTTP: this.http, Metrics: this.metrics, Health: { start: () => health!.start() }, OpenAI: this.openai };
+    const names = { GRPC: 'GRPCInferenceService', HTTP: 'HTTPService', Metrics: 'Metrics Service', Health: 'Health Service', OpenAI: 'OpenAI-Compatible Service' };
+    const key = { GRPC: 'grpc', HTTP: 'http', Metrics: 'metrics', Health: 'health', OpenAI: 'openai' } as const;
     try {
       for (const l of listeners) {
         // Someone may still take a port between the check and here (models load for a while).
@@ -96,6 +99,7 @@ export class TritiumServer {
       // HTTP stays up while the models drain (as Triton's does); its replies now close their
       // connections, and open gRPC streams end with UNAVAILABLE once their requests are answered.
       this.http.drain();
+      this.openai.drain();
       this.grpc.drain();
       const stopping = this.api.stop({ timeoutMs });
       // Readiness is down from this moment; the health thread hears it now, not at its next report.
@@ -107,7 +111,7 @@ export class TritiumServer {
           return false;
         },
       );
-      await Promise.all([this.http.stop(1000), this.grpc.stop(1000), this.metrics.stop(), this.health?.stop()]);
+      await Promise.all([this.http.stop(1000), this.openai.stop(1000), this.grpc.stop(1000), this.metrics.stop(), this.health?.stop()]);
       this.context.shm.close();
       // Traces of the requests that just drained are written, and the trace file's array closed.
       await this.context.tracing.shutdown().catch((e) => this.log.error(`writing traces: ${(e as Error).message}`));

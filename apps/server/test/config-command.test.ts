@@ -180,8 +180,8 @@ function spawnTritium(args: string[]): Promise<{ code: number | null; out: strin
 describe('tritium config (the real command)', () => {
   it('checks the example repository as served: every model passes', async () => {
     const r = await spawnTritium(['config', 'examples/model_repository']);
-    expect(r.err).toBe('tritium config: 5 model(s) passed, 0 problem(s)\n');
+    expect(r.err).toBe('tritium config: 6 model(s) passed, 0 problem(s)\n');
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.out).map((c: { name: string }) => c.name)).toEqual(['identity_fp32', 'repeat', 'repeat_int32', 'simple', 'square_int32']);
+    expect(JSON.parse(r.out).map((c: { name: string }) => c.name)).toEqual(['echo_llm', 'identity_fp32', 'repeat', 'repeat_int32', 'simple', 'square_int32']);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Every client example of the READMEs runs against what the repository ships, and prints what its
- * comments say: the TypeScript blocks that import `@tritium/client` (root README, client README),
+ * comments say: the TypeScript blocks that import `@tritium/client` or `openai` (root README, client README),
  * the root README's curl call and, where `tritonclient` is installed, its Python client. One
  * `tritium serve` process serves the example pipeline (model_repository/) and
  * examples/model_repository (`simple`, `repeat`), as the client README tells users to.
@@ -18,7 +18,8 @@ const READMES = ['README.md', 'packages/client/README.md', 'packages/backend-exa
 const WORK = path.join(ROOT, 'tmp', `readme-examples-${process.pid}`);
 
 const blocks = READMES.flatMap(codeBlocks);
-const clientBlocks = blocks.filter((b) => /^(ts|typescript)$/.test(b.lang) && b.code.includes("from '@tritium/client'"));
+/** TypeScript blocks that call the server: with `@tritium/client`, or OpenAI's SDK on the OpenAI routes. */
+const clientBlocks = blocks.filter((b) => /^(ts|typescript)$/.test(b.lang) && (b.code.includes("from '@tritium/client'") || b.code.includes("from 'openai'")));
 const label = (b: CodeBlock): string => `${path.relative(ROOT, b.readme)}:${b.line}`;
 
 /** Points the block's addresses at the test server. */
@@ -51,6 +52,7 @@ describe('README examples against a served repository', () => {
     expect(clientBlocks.map(label).length).toBeGreaterThanOrEqual(3);
     expect(clientBlocks.some((b) => b.code.includes("'simple'"))).toBe(true);
     expect(clientBlocks.some((b) => b.code.includes("'repeat'"))).toBe(true);
+    expect(clientBlocks.some((b) => b.code.includes("'embedding_ensemble'"))).toBe(true);
   });
 
   it.each(clientBlocks.map((b) => [label(b), b] as const))('%s runs and prints what its comments say', async (_where, block) => {

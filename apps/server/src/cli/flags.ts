@@ -9,6 +9,7 @@ import { addRestriction, type Restrictions } from '../protocol/restricted.ts';
 import type { TlsOptions } from '../protocol/tls.ts';
 import type { GrpcConnectionOptions } from '../grpc/grpc-server.ts';
 import { headerForwardPattern } from '../protocol/header-forward.ts';
+import { checkApiKey, readApiKeyFile } from '../openai/api-keys.ts';
 import { defaultMaxBufferedRequestBytes } from '../protocol/request-budget.ts';
 import { DEFAULT_MAX_CONNECTIONS } from '../protocol/connection-plan.ts';
 import { parseTraceFlags, TraceConfigError, type TraceConfig, type TraceFlags } from '../tracing/trace-config.ts';
@@ -47,6 +48,13 @@ export interface ServeOptions extends ModelLimitOptions {
   httpAddress: string;
   grpcAddress: string;
   metricsAddress: string;
+  /** `--openai-port` (Triton's OpenAI frontend's flag): the OpenAI routes on a listener of their own; undefined = none (they stay on the HTTP port). */
+  openaiPort?: number;
+  openaiAddress: string;
+  /** `--openai-api-key` (repeatable) and `--openai-api-key-file`: keys the OpenAI routes require; none = no key needed. */
+  openaiApiKeys: string[];
+  /** `--openai-api-key-file` paths as given (read by `parseServeFlags`). */
+  openaiApiKeyFiles: string[];
   /** `--health-port` (beyond Triton): /v2/health/{live,ready} on a listener served by its own thread; undefined = none. */
   healthPort?: number;
   healthAddress: string;
@@ -154,6 +162,9 @@ export function defaultServeOptions(): ServeOptions {
     grpcAddress: '0.0.0.0',
     metricsAddress: '0.0.0.0',
     healthAddress: '0.0.0.0',
+    openaiAddress: '0.0.0.0',
+    openaiApiKeys: [],
+    openaiApiKeyFiles: [],
     httpMaxInputSize: DEFAULT_LIMITS.maxInputBytes,
     httpMaxJsonSize: DEFAULT_LIMITS.maxJsonBytes,
     grpcMaxInputSize: DEFAULT_LIMITS.maxInputBytes,
@@ -313,6 +324,14 @@ const BOOL_FLAGS: Record<string, (o: ServeOptions, v: boolean) => void> = {
   },
 };
 
+function apiKey(flag: string, v: string): string {
+  try {
+    return checkApiKey(v, flag);
+  } catch (e) {
+    throw new FlagError((e as Error).message);
+  }
+}
+
 function restricted(flag: 'http-restricted-api' | 'grpc-restricted-protocol', into: Restrictions, v: string): void {
   try {
     addRestriction(into, flag, v);
@@ -343,6 +362,10 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'metrics-address': (o, v) => (o.metricsAddress = v),
   'health-port': (o, v) => (o.healthPort = port('health-port', v)),
   'health-address': (o, v) => (o.healthAddress = v),
+  'openai-port': (o, v) => (o.openaiPort = port('openai-port', v)),
+  'openai-address': (o, v) => (o.openaiAddress = v),
+  'openai-api-key': (o, v) => void o.openaiApiKeys.push(apiKey('--openai-api-key', v)),
+  'openai-api-key-file': (o, v) => void o.openaiApiKeyFiles.push(v),
   'http-max-input-size': (o, v) => (o.httpMaxInputSize = int('http-max-input-size', v, 1)),
   'http-max-json-size': (o, v) => (o.httpMaxJsonSize = int('http-max-json-size', v, 1)),
   'grpc-max-input-size': (o, v) => (o.grpcMaxInputSize = int('grpc-max-input-size', v, 1)),
@@ -425,6 +448,9 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --health-port <n>  --health-address <addr>  /v2/health/live and /ready on their own thread (off; answered while the main thread is swamped);
       HTTPS with --http-use-ssl and the restricted 'health' header apply there too, but no client certificate is asked for
       (kubelet's probes cannot present one)
+  --openai-port <n>  --openai-address <addr>  the OpenAI routes (/v1/...) on a listener of their own too (off; always on the HTTP port)
+  --openai-api-key <key> (repeatable)  --openai-api-key-file <path> (a key per line)
+                                            the OpenAI routes require 'Authorization: Bearer <key>' (off: no key needed)
   --http-max-input-size <bytes> (64 MB)  --http-max-json-size <bytes> (16 MB)  --max-tensor-elements <n>  --http-max-header-count <n>
   --grpc-max-input-size <bytes> (64 MB)    one gRPC request message, on the wire or inflated (RESOURCE_EXHAUSTED past it)
   --max-buffered-request-size <bytes>       request bytes held at once, HTTP and gRPC together (a quarter of memory;
@@ -538,6 +564,13 @@ export function parseServeFlags(argv: readonly string[]): ServeOptions {
   checkModelLimitOptions(o, (message) => {
     throw new FlagError(message);
   });
+  for (const file of o.openaiApiKeyFiles) {
+    try {
+      o.openaiApiKeys.push(...readApiKeyFile(file).map((key) => checkApiKey(key, `--openai-api-key-file '${file}'`)));
+    } catch (e) {
+      throw new FlagError((e as Error).message);
+    }
+  }
   o.trace = traceConfigOf(o.traceFlags);
   const cacheBytes = flagged(() => responseCacheBytesOf(o.cacheConfig, o.responseCacheByteSize));
   if (cacheBytes !== undefined) o.responseCacheBytes = cacheBytes;

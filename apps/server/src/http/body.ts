@@ -15,9 +15,12 @@ import { inflateWithin } from '../protocol/inflate.ts';
 export interface BodyLimit {
   readonly bytes: number;
   readonly json: boolean;
+  /** The refusal past the limit, when a route words it its own way (`what` says which body). */
+  readonly tooLarge?: (what: string) => TransportError;
 }
 
 function tooLarge(limit: BodyLimit, what: string): TransportError {
+  if (limit.tooLarge) return limit.tooLarge(what);
   return limit.json
     ? new TransportError(`JSON ${what} exceeds the server's maximum JSON size of ${limit.bytes} bytes (--http-max-json-size); send tensors in binary form`, 413)
     : new TransportError(`${what} exceeds the server's maximum input size of ${limit.bytes} bytes (--http-max-input-size)`, 413);

@@ -10,7 +10,6 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { setMaxListeners } from 'node:events';
 import { parseModelVersion } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
 import { forwardHeaders } from '../protocol/header-forward.ts';
@@ -29,6 +28,8 @@ import { failedRestriction, httpRestrictedMessage, type Restrictions } from '../
 import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';
 import { DEFAULT_HTTP_CONNECTION_LIMITS, type HttpConnectionLimits } from '../protocol/limits.ts';
 import { gracefulStop } from '../protocol/graceful-stop.ts';
+import { connectionSignal } from './connection-signal.ts';
+import { openAiTooLarge, type OpenAiExchange, type OpenAiRoutes } from '../openai/routes.ts';
 
 export interface HttpTransportOptions {
   readonly address: string;
@@ -43,6 +44,10 @@ export interface HttpTransportOptions {
   readonly json?: JsonParserOptions;
   /** `--max-buffered-request-size`: request bytes held at once, all requests of both transports together. */
   readonly budget: RequestBudget;
+  /** The OpenAI-compatible routes, served for every path under `/v1/`. */
+  readonly openai?: OpenAiRoutes;
+  /** `--openai-port`: this listener serves the OpenAI routes only (every path is theirs). */
+  readonly openaiOnly?: boolean;
 }
 
 /**
@@ -197,6 +202,11 @@ export class HttpTransport {
     const path = q < 0 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
     if (this.ctx.log.options.verbose >= 1) this.ctx.log.verbose(1, `HTTP request: ${method} ${path}`);
+    const openai = this.options.openai;
+    if (openai && (this.options.openaiOnly || path.startsWith('/v1/'))) {
+      await openai.handle(this.openAiExchange(req, res, account, method, path));
+      return;
+    }
     const { matched, pathKnown, category } = matchRoute(method, path);
     // Before the method check, as Triton's handlers do.
     const restriction = this.options.restricted && failedRestriction(this.options.restricted, category, (name) => {
@@ -254,6 +264,27 @@ export class HttpTransport {
     } else {
       this.sendJson(res, reply.status, reply.json);
     }
+  }
+
+  /** What the OpenAI routes use of this transport: its body reading, parser, replies and cancellation. */
+  private openAiExchange(req: IncomingMessage, res: ServerResponse, account: RequestAccount, method: string, path: string): OpenAiExchange {
+    const json = this.jsonLimit();
+    // A stream's head is written by the route: it closes its connection too while the server stops.
+    if (this.draining) res.shouldKeepAlive = false;
+    return {
+      req,
+      res,
+      method,
+      path,
+      readJson: async () => {
+        const bytes = await readBody(req, { ...json, tooLarge: openAiTooLarge(json.bytes) }, account);
+        return bytes.length === 0 ? undefined : this.parser.parse(bytes);
+      },
+      signal: connectionSignal(req.socket),
+      sendJson: (status, body, headers) => {
+        void this.send(res, status, { 'content-type': 'application/json', ...headers }, [Buffer.from(JSON.stringify(body))]).catch(() => res.destroy());
+      },
+    };
   }
 
   private async infer(req: IncomingMessage, res: ServerResponse, account: RequestAccount, model: string, version: string | undefined): Promise<void> {
@@ -376,29 +407,6 @@ export class HttpTransport {
     }
     this.sendJson(res, m.httpStatus, { error: m.message });
   }
-}
-
-/**
- * The cancellation signal of the inference requests a connection carries: aborted when the
- * connection closes. An HTTP/1.1 response can only close unfinished with its connection (the client
- * went away, or the server destroyed the socket), so one signal per connection cancels exactly the
- * requests whose answers can no longer be delivered; a request answered before that has already
- * let go of it. One per connection rather than per request: creating an AbortSignal costs ~2 us of
- * main-thread CPU, more than parsing the request's JSON header.
- */
-const connectionSignals = new WeakMap<Socket, AbortSignal>();
-
-function connectionSignal(socket: Socket): AbortSignal {
-  let signal = connectionSignals.get(socket);
-  if (!signal) {
-    const controller = new AbortController();
-    signal = controller.signal;
-    // Pipelined requests each listen (request guard, scheduler, instance): no leak warning for them.
-    setMaxListeners(0, signal);
-    socket.once('close', () => controller.abort());
-    connectionSignals.set(socket, signal);
-  }
-  return signal;
 }
 
 /** How many connections the server holds now. */

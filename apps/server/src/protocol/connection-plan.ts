@@ -37,6 +37,8 @@ export function reservedDescriptors(limit: number): number {
 export interface ConnectionPlan {
   readonly http: number;
   readonly grpc: number;
+  /** The OpenAI routes' own listener (`--openai-port`), when there is one; it takes `--http-max-connections`. */
+  readonly openai?: number;
   /** Set when the flags were lowered to fit: the start-up line saying so, and whether a flag was given (then a warning). */
   readonly note?: { readonly message: string; readonly warn: boolean };
 }
@@ -46,23 +48,29 @@ export interface WantedConnections {
   readonly http: number;
   /** `--grpc-max-connections`, or 0 with `--allow-grpc=false`. */
   readonly grpc: number;
+  /** `--http-max-connections` again for `--openai-port`'s listener; 0 or absent without one. */
+  readonly openai?: number;
 }
+
+const LABELS = { http: ['HTTP', '--http-max-connections'], grpc: ['gRPC', '--grpc-max-connections'], openai: ['OpenAI', '--http-max-connections'] } as const;
 
 /** The caps that fit below `limit` (as wanted when they do, or when the limit is unknown). */
 export function planConnections(wanted: WantedConnections, limit: number | undefined): ConnectionPlan {
-  if (limit === undefined) return { http: wanted.http, grpc: wanted.grpc };
+  const keys: (keyof typeof LABELS)[] = wanted.openai ? ['http', 'grpc', 'openai'] : ['http', 'grpc'];
+  const as = (f: (k: keyof typeof LABELS) => number): ConnectionPlan => Object.fromEntries(keys.map((k) => [k, f(k)])) as unknown as ConnectionPlan;
+  const want = (k: keyof typeof LABELS): number => wanted[k] ?? 0;
+  if (limit === undefined) return as(want);
   const reserved = reservedDescriptors(limit);
-  const room = Math.max(2, limit - reserved - 2 * SMALL_LISTENER_MAX_CONNECTIONS);
-  const total = wanted.http + wanted.grpc;
-  if (total <= room) return { http: wanted.http, grpc: wanted.grpc };
-  const http = wanted.http === 0 ? 0 : Math.max(1, Math.floor((wanted.http * room) / total));
-  const grpc = wanted.grpc === 0 ? 0 : Math.max(1, Math.floor((wanted.grpc * room) / total));
-  const given = [wanted.http, wanted.grpc].some((n) => n !== 0 && n !== DEFAULT_MAX_CONNECTIONS);
-  const serving = [...(http ? [`${http} HTTP`] : []), ...(grpc ? [`${grpc} gRPC`] : [])].join(' and ');
-  const flags = [...(http ? [`--http-max-connections ${wanted.http}`] : []), ...(grpc ? [`--grpc-max-connections ${wanted.grpc}`] : [])].join(', ');
+  const room = Math.max(keys.length, limit - reserved - 2 * SMALL_LISTENER_MAX_CONNECTIONS);
+  const total = keys.reduce((n, k) => n + want(k), 0);
+  if (total <= room) return as(want);
+  const plan = as((k) => (want(k) === 0 ? 0 : Math.max(1, Math.floor((want(k) * room) / total))));
+  const given = keys.some((k) => want(k) !== 0 && want(k) !== DEFAULT_MAX_CONNECTIONS);
+  const served = keys.filter((k) => (plan[k] ?? 0) > 0);
+  const serving = served.map((k) => `${plan[k]} ${LABELS[k][0]}`).join(' and ');
+  const flags = served.map((k) => `${LABELS[k][1]} ${want(k)}`).join(', ');
   return {
-    http,
-    grpc,
+    ...plan,
     note: {
       warn: given,
       message:
