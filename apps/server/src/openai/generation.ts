@@ -3,7 +3,8 @@
  * through the same `InferenceServer.inferStream` as KServe's generate_stream: the prompt (or, for a
  * model that takes them, the chat messages as JSON) and the controls the model declares go in;
  * each response's `text_output` is a piece of the answer. Streaming sends each piece as a chunk as
- * it comes (sse.ts); otherwise the pieces are joined into one answer.
+ * it comes (sse.ts, bounded as generate_stream: a client that does not read pushes back on the
+ * model); otherwise the pieces are joined into one answer.
  *
  * Usage comes from the model's `num_input_tokens` / `num_output_tokens` outputs (Triton's names)
  * when it has them: the first response's input count, the sum of the output counts.
@@ -12,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { decodeBytesElements, elementCount, encodePadValue, tensorFromStrings, typedView, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
 import type { TransportContext } from '../protocol/context.ts';
+import { TransportError } from '../protocol/status.ts';
 import { badMapping } from './errors.ts';
 import type { ChatMessage, GenerationRequest } from './generation-request.ts';
 import type { GenerationControl, OpenAiMapping, TensorRef } from './mapping.ts';
@@ -24,15 +26,23 @@ interface Usage {
   total_tokens: number;
 }
 
-/** The answer's pieces as they come: text and token counts. */
+/**
+ * The answer's pieces as they come, and the token counts. The text is kept only for an answer sent
+ * whole (`keep`), and then at most `keep` bytes of it: past that `overflowed` is set.
+ */
 class Collected {
   text = '';
+  bytes = 0;
+  overflowed = false;
   promptTokens = 0;
   completionTokens = 0;
   private counted = false;
   private readonly decoder = new TextDecoder();
 
-  constructor(private readonly mapping: OpenAiMapping) {}
+  constructor(
+    private readonly mapping: OpenAiMapping,
+    private readonly keep: number,
+  ) {}
 
   /** Adds one response; returns its text (a UTF-8 sequence cut between responses is joined). */
   add(response: InferResponse): string {
@@ -46,15 +56,22 @@ class Collected {
       this.counted = true;
     }
     this.completionTokens += (generation.outputTokensOutput && countOf(response, generation.outputTokensOutput)) ?? 0;
-    this.text += piece;
+    this.keepText(piece);
     return piece;
   }
 
   /** What is left of a sequence the last response cut. */
   flush(): string {
     const rest = this.decoder.decode();
-    this.text += rest;
+    this.keepText(rest);
     return rest;
+  }
+
+  private keepText(piece: string): void {
+    if (this.keep === 0 || piece === '') return;
+    this.bytes += Buffer.byteLength(piece);
+    if (this.bytes > this.keep) this.overflowed = true;
+    else this.text += piece;
   }
 
   get usage(): Usage {
@@ -68,8 +85,8 @@ function countOf(response: InferResponse, ref: TensorRef): number | undefined {
   return Number(typedView(tensor)[0]);
 }
 
-/** The inference request a chat or completion request becomes. */
-export function generationInferRequest(mapping: OpenAiMapping, request: GenerationRequest, signal: AbortSignal): InferRequest {
+/** The inference request a chat or completion request becomes (its id is the completion's). */
+export function generationInferRequest(mapping: OpenAiMapping, request: GenerationRequest, id: string, signal: AbortSignal): InferRequest {
   const generation = mapping.generation!;
   const inputs: Tensor[] = [];
   if (request.messages && generation.messagesInput) {
@@ -93,7 +110,7 @@ export function generationInferRequest(mapping: OpenAiMapping, request: Generati
     const data = encodePadValue(ref.datatype, String(value));
     inputs.push({ name: ref.name, datatype: ref.datatype, shape: rowShape(mapping, ref), data });
   }
-  return { id: '', model: mapping.model, inputs, signal };
+  return { id, model: mapping.model, inputs, signal };
 }
 
 /**
@@ -112,7 +129,8 @@ function rowShape(mapping: OpenAiMapping, ref: TensorRef): number[] {
   return mapping.maxBatchSize > 0 ? [1, ...row] : row;
 }
 
-function run(ctx: TransportContext, request: InferRequest, onResponse: (r: InferResponse) => void): Promise<void> {
+/** Runs the request; `onResponse` may return a promise the model's next send waits on (a client that is behind). */
+function run(ctx: TransportContext, request: InferRequest, onResponse: (r: InferResponse) => void | Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => ctx.api.inferStream(request, { response: onResponse, complete: (error) => (error ? reject(error) : resolve()) }));
 }
 
@@ -121,13 +139,31 @@ function finishReason(request: GenerationRequest, collected: Collected): 'stop' 
   return request.maxTokens !== undefined && collected.completionTokens >= request.maxTokens ? 'length' : 'stop';
 }
 
-/** The non-streaming answer: every piece joined. */
+/**
+ * The non-streaming answer: every piece joined. It is held whole until the model completes, so it
+ * may hold at most `--stream-max-queued-size` bytes (what a stream may leave unread); past that the
+ * request is cancelled and refused, naming the bound and `stream: true`.
+ */
 export async function generateOnce(ctx: TransportContext, request: GenerationRequest, signal: AbortSignal): Promise<unknown> {
   const mapping = modelMapping(ctx, request.model, request.api);
-  const collected = new Collected(mapping);
-  await run(ctx, generationInferRequest(mapping, request, signal), (r) => void collected.add(r));
+  const limit = ctx.streams.maxQueuedBytes;
+  const collected = new Collected(mapping, limit);
+  const id = `cmpl-${randomUUID()}`;
+  const tooLong = new AbortController();
+  const inferRequest = generationInferRequest(mapping, request, id, AbortSignal.any([signal, tooLong.signal]));
+  try {
+    await run(ctx, inferRequest, (r) => {
+      collected.add(r);
+      if (collected.overflowed) tooLong.abort();
+    });
+  } catch (e) {
+    if (!collected.overflowed) throw e;
+  }
   collected.flush();
-  const head = { id: `cmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: request.model };
+  if (collected.overflowed) {
+    throw new TransportError(`the answer is longer than ${limit} bytes, the most held for one client (--stream-max-queued-size); ask with stream: true`, 503);
+  }
+  const head = { id, created: Math.floor(Date.now() / 1000), model: request.model };
   if (request.api === 'chat') {
     return {
       ...head,
@@ -147,10 +183,10 @@ export async function generateOnce(ctx: TransportContext, request: GenerationReq
  */
 export async function generateStream(ctx: TransportContext, request: GenerationRequest, res: ServerResponse, signal: AbortSignal): Promise<void> {
   const mapping = modelMapping(ctx, request.model, request.api);
-  const inferRequest = generationInferRequest(mapping, request, signal);
-  const collected = new Collected(mapping);
-  const sse = new SseWriter(res);
   const id = `cmpl-${randomUUID()}`;
+  const inferRequest = generationInferRequest(mapping, request, id, signal);
+  const collected = new Collected(mapping, 0);
+  const sse = new SseWriter(res, ctx.streams);
   const created = Math.floor(Date.now() / 1000);
   const chat = request.api === 'chat';
   const usage = request.includeUsage ? { usage: null } : {};
@@ -166,7 +202,7 @@ export async function generateStream(ctx: TransportContext, request: GenerationR
     await run(ctx, inferRequest, (r) => {
       begin();
       const text = collected.add(r);
-      if (text !== '') sse.event(piece(text, null));
+      return text === '' ? undefined : sse.event(piece(text, null));
     });
   } catch (e) {
     if (!sse.started) throw e;

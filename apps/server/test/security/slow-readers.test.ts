@@ -61,6 +61,17 @@ output [ { name: "OUT" data_type: TYPE_STRING dims: [ 1 ] } ]`;
 const MODELS: Record<string, { config: string; model: string }> = {
   flood: { config: FLOOD_CONFIG, model: FLOOD_MODEL },
   flood_process: { config: `${FLOOD_CONFIG}\nparameters { key: "tritium.isolation" value: { string_value: "process" } }`, model: FLOOD_MODEL },
+  // The same model on the OpenAI completions route: its OUT is the text output.
+  flood_openai: {
+    config: `backend: "python"
+max_batch_size: 0
+model_transaction_policy { decoupled: true }
+input [ { name: "text_input" data_type: TYPE_STRING dims: [ 1 ] } ]
+output [ { name: "OUT" data_type: TYPE_STRING dims: [ 1 ] } ]
+parameters { key: "tritium.openai" value: { string_value: "chat,completions" } }
+parameters { key: "tritium.openai.text_output" value: { string_value: "OUT" } }`,
+    model: FLOOD_MODEL,
+  },
   neighbour: {
     config: `backend: "python"
 max_batch_size: 0
@@ -123,18 +134,18 @@ async function waitReady(): Promise<void> {
 const neighbour = (): Promise<number> => post('/v2/models/neighbour/infer', JSON.stringify({ inputs: [{ name: 'X', datatype: 'FP32', shape: [2], data: [1, 2] }] }));
 
 /**
- * Waits for the flood model's last line about request `id`, sampling the server's RSS meanwhile and
+ * Waits for the flood model's last line about request `id` (a pattern; in the log past `logFrom`), sampling the server's RSS meanwhile and
  * asking the neighbour every 50 ms; returns how many responses it sent, why it stopped, the RSS growth
  * at its highest (MiB) and the neighbour's statuses.
  */
-async function floodOutcome(id: string, base: number): Promise<{ sent: number; why: string; growthMiB: number; neighbours: number[] }> {
+async function floodOutcome(id: string, base: number, logFrom = 0): Promise<{ sent: number; why: string; growthMiB: number; neighbours: number[] }> {
   const pid = serve.child.pid!;
   let peak = base;
   const neighbours: number[] = [];
   const line = new RegExp(`flood '${id}': (\\d+) of ${RESPONSES} sent, (.*)`);
   for (let i = 0; i < 600; i++) {
     peak = Math.max(peak, rssMiB(pid));
-    const m = line.exec(serve.log());
+    const m = line.exec(serve.log().slice(logFrom));
     if (m) return { sent: Number(m[1]), why: m[2]!, growthMiB: peak - base, neighbours };
     if (i % 5 === 0) neighbours.push(await neighbour());
     await new Promise((done) => setTimeout(done, 10));
@@ -243,6 +254,54 @@ describe.skipIf(PROCESS_MEMORY_UNAVAILABLE)('streams whose client does not read'
     } finally {
       socket.destroy();
     }
+  }, 60_000);
+});
+
+describe.skipIf(PROCESS_MEMORY_UNAVAILABLE)('OpenAI streams whose client does not read', () => {
+  it('POST /v1/chat/completions with stream: true: the model waits, the server stays bounded, the stream ends after the stall timeout', async () => {
+    const base = rssMiB(serve.child.pid!);
+    const from = serve.log().length;
+    const body = JSON.stringify({ model: 'flood_openai', stream: true, messages: [{ role: 'user', content: 'go' }] });
+    const socket = net.connect(ports.http, '127.0.0.1');
+    socket.on('error', () => undefined);
+    const received: Buffer[] = [];
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    socket.pause();
+    try {
+      const outcome = await floodOutcome('cmpl-[0-9a-f-]+', base, from);
+      expect(outcome.sent).toBeLessThan(RESPONSES / 4);
+      expect(outcome.why).toBe('CANCELLED: Unable to send response: the request was cancelled.');
+      expect(outcome.growthMiB).toBeLessThan(GROWTH_BOUND_MIB);
+      expect(outcome.neighbours.every((s) => s === 200)).toBe(true);
+      socket.on('data', (c: Buffer) => received.push(c));
+      socket.resume();
+      await closed; // the server closed the connection (what it had queued is dropped with it)
+      const text = Buffer.concat(received).toString();
+      expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\ncontent-type: text\/event-stream/);
+      expect(text).toContain('data: {"id":"cmpl-');
+      expect(text).not.toContain('[DONE]');
+    } finally {
+      socket.destroy();
+    }
+  }, 60_000);
+
+  it('without stream: an answer longer than --stream-max-queued-size is refused and the model stopped', async () => {
+    const base = rssMiB(serve.child.pid!);
+    const from = serve.log().length;
+    const answer = fetch(`http://127.0.0.1:${ports.http}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'flood_openai', prompt: 'go' }),
+    });
+    const outcome = await floodOutcome('cmpl-[0-9a-f-]+', base, from);
+    expect(outcome.why).toBe('CANCELLED: Unable to send response: the request was cancelled.');
+    expect(outcome.sent).toBeLessThan(RESPONSES / 4);
+    const res = await answer;
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+      'the answer is longer than 1048576 bytes, the most held for one client (--stream-max-queued-size); ask with stream: true',
+    );
   }, 60_000);
 });
 
