@@ -8,7 +8,7 @@
  * which runs the TLS handshake when the credentials ask for it, then HTTP/2, as grpc-js's own).
  */
 import net from 'node:net';
-import { ServerInterceptingCall, type ConnectionInjector, type ServerInterceptor } from '@grpc/grpc-js';
+import type { ConnectionInjector, ServerInterceptingCallInterface } from '@grpc/grpc-js';
 
 export interface GrpcListenerOptions {
   readonly address: string;
@@ -75,21 +75,16 @@ export class GrpcListener {
     injector.injectConnection(socket);
   }
 
-  /** Marks a connection as having started a call: the first-request timeout no longer applies to it. */
-  private called(address: string | undefined, port: number | undefined): void {
-    const connection = this.connections.get(keyOf(address, port));
+  /**
+   * A call started (grpc-server.ts's interceptor tells): the first-request timeout no longer applies
+   * to its connection.
+   */
+  called(call: ServerInterceptingCallInterface): void {
+    const info = call.getConnectionInfo();
+    const connection = this.connections.get(keyOf(info.remoteAddress, info.remotePort));
     if (connection?.timer === undefined) return;
     clearTimeout(connection.timer);
     connection.timer = undefined;
-  }
-
-  /** The server interceptor that tells this listener a connection started a call. */
-  interceptor(): ServerInterceptor {
-    return (_method, call) => {
-      const info = call.getConnectionInfo();
-      this.called(info.remoteAddress, info.remotePort);
-      return new ServerInterceptingCall(call);
-    };
   }
 
   /** Stops accepting; open connections stay (grpc-js's shutdown closes them). */

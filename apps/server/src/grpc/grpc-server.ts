@@ -145,12 +145,19 @@ export class GrpcTransport {
     const toLog = (...args: unknown[]): void => this.ctx.log.verbose(1, `grpc-js: ${format(...args)}`);
     setLogger({ error: toLog, info: toLog, debug: toLog });
     const listener = new GrpcListener({ address: this.options.address, port: this.options.port, ...this.options.connections });
+    const inbound = inboundBytesInterceptor(this.options.budget, this.options.maxMessageBytes);
     const server = new Server({
       'grpc.max_receive_message_length': this.options.maxMessageBytes,
       'grpc.max_send_message_length': MAX_SEND_MESSAGE,
       ...connectionOptions(this.options.connection),
-      // inbound-bytes first, so that it is handed grpc-js's own call (see inbound-bytes.ts).
-      interceptors: [inboundBytesInterceptor(this.options.budget, this.options.maxMessageBytes), listener.interceptor()],
+      // One interceptor (each costs every call a layer): it marks the call's connection as used, and
+      // bounds its messages, being first and so handed grpc-js's own call (inbound-bytes.ts).
+      interceptors: [
+        (method, call) => {
+          listener.called(call);
+          return inbound(method, call);
+        },
+      ],
     });
     server.addService(inferenceServiceDefinition(), this.implementation());
     server.addService(healthServiceDefinition(), {
