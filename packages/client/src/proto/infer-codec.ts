@@ -187,10 +187,13 @@ function bytesRun(r: ProtoReader, out: Buffer | undefined, at: number): { count:
       pos = r.pos;
     }
     if (out) {
-      out[at] = len & 0xff;
-      out[at + 1] = (len >>> 8) & 0xff;
-      out[at + 2] = (len >>> 16) & 0xff;
-      out[at + 3] = len >>> 24;
+      // `out` starts zeroed: an empty element's prefix is already there.
+      if (len !== 0) {
+        out[at] = len & 0xff;
+        out[at + 1] = (len >>> 8) & 0xff;
+        out[at + 2] = (len >>> 16) & 0xff;
+        out[at + 3] = len >>> 24;
+      }
       at += 4;
       // A native copy costs more than a short loop; most elements are short.
       if (len > 64) {
