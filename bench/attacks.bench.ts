@@ -16,8 +16,10 @@ import { runScenario } from './attack/harness.ts';
 import type { AttackScenario } from './attack/scenario.ts';
 import { grpcGzipBomb } from './attack/grpc-gzip-bomb.ts';
 import { idleGrpcConnections } from './attack/idle-grpc-connections.ts';
+import { slowReaderGrpc, slowReaderHttp } from './attack/slow-stream-readers.ts';
+import { bytesElementsGrpc, bytesElementsHttp } from './attack/bytes-elements.ts';
 
-const SCENARIOS: readonly AttackScenario[] = [grpcGzipBomb, idleGrpcConnections];
+const SCENARIOS: readonly AttackScenario[] = [grpcGzipBomb, idleGrpcConnections, slowReaderGrpc, slowReaderHttp, bytesElementsHttp, bytesElementsGrpc];
 
 const asked = process.argv.slice(2);
 const unknown = asked.filter((name) => !SCENARIOS.some((s) => s.name === name));
