@@ -28,12 +28,17 @@ export default [
             {
               sourceTag: 'type:core',
               onlyDependOnLibsWithTags: ['type:core'],
-              bannedExternalImports: [...noDi, ...transports, ...cloudSdks, 'onnxruntime-*', 'koffi'],
+              bannedExternalImports: [...noDi, ...transports, ...cloudSdks, 'onnxruntime-*', 'koffi', 'ioredis'],
             },
             {
               sourceTag: 'type:repository',
               onlyDependOnLibsWithTags: ['type:core'],
               bannedExternalImports: [...noDi, ...transports],
+            },
+            {
+              sourceTag: 'type:cache',
+              onlyDependOnLibsWithTags: ['type:core'],
+              bannedExternalImports: [...noDi, ...transports, ...cloudSdks],
             },
             {
               sourceTag: 'type:backend',

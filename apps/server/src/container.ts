@@ -10,7 +10,7 @@
  */
 import 'reflect-metadata';
 import { Container, type ResolutionContext } from 'inversify';
-import { InferenceServer, type Backend, type InferenceServerApi, type LatencyMetricsOptions } from '@tritium/core';
+import { InferenceServer, type Backend, type CustomFamilySnapshot, type InferenceServerApi, type LatencyMetricsOptions } from '@tritium/core';
 import { TOKENS } from './tokens.ts';
 import type { ServeOptions } from './cli/flags.ts';
 import { TritonLog } from './logging/triton-log.ts';
@@ -29,9 +29,12 @@ import { descriptorLimit, planConnections } from './protocol/connection-plan.ts'
 import { registerServerPaths } from './protocol/server-paths.ts';
 import { OpenAiRoutes } from './openai/routes.ts';
 import { ApiKeys } from './openai/api-keys.ts';
+import type { ResponseCacheStore } from '@tritium/core/cache';
+import { RedisCacheStore } from './cache/redis-cache-store.ts';
+import { cacheErrorFamilies } from './cache/cache-metrics.ts';
 
 /** Builds the InferenceServer from the bound backends and the options. */
-export type InferenceServerFactory = (deps: { backends: Backend[]; options: ServeOptions; log: TritonLog }) => InferenceServerApi;
+export type InferenceServerFactory = (deps: { backends: Backend[]; options: ServeOptions; log: TritonLog; responseCache?: ResponseCacheStore }) => InferenceServerApi;
 
 export interface CreateContainerOptions {
   readonly options: ServeOptions;
@@ -59,12 +62,15 @@ export function createContainer(init: CreateContainerOptions): Container {
   );
   for (const b of init.backends ?? []) c.bind(TOKENS.Backend).toConstantValue(b);
   const factory = init.inferenceServer ?? defaultInferenceServer;
+  const redis = options.redisCache;
+  if (redis) c.bind(TOKENS.ResponseCache).toDynamicValue((ctx) => new RedisCacheStore(redis, ctx.get<TritonLog>(TOKENS.Log))).inSingletonScope();
   c.bind(TOKENS.InferenceServer)
     .toDynamicValue((ctx) =>
       factory({
         backends: [...ctx.get(BackendCatalog).backends],
         options,
         log: ctx.get<TritonLog>(TOKENS.Log),
+        ...(redis ? { responseCache: ctx.get<ResponseCacheStore>(TOKENS.ResponseCache) } : {}),
       }),
     )
     .inSingletonScope();
@@ -148,7 +154,10 @@ export function createContainer(init: CreateContainerOptions): Container {
           address: options.metricsAddress,
           port: options.metricsPort,
           counterLatencies: options.metricsConfig.counterLatencies,
-          gauges: transportGauges(budget, () => ({ http: http.openConnections, grpc: grpc.openConnections })),
+          gauges: withCacheErrors(
+            transportGauges(budget, () => ({ http: http.openConnections, grpc: grpc.openConnections })),
+            redis ? ctx.get<ResponseCacheStore>(TOKENS.ResponseCache) : undefined,
+          ),
         },
         ctx.get(TOKENS.Log),
       );
@@ -160,7 +169,7 @@ export function createContainer(init: CreateContainerOptions): Container {
 }
 
 /** Core's InferenceServer over `--model-repository`, configured by the serve flags. */
-export const defaultInferenceServer: InferenceServerFactory = ({ backends, options, log }) =>
+export const defaultInferenceServer: InferenceServerFactory = ({ backends, options, log, responseCache }) =>
   new InferenceServer({
     repositories: repositorySources(options.modelRepositories),
     repositoryCacheDir: options.repositoryCacheDir,
@@ -182,9 +191,17 @@ export const defaultInferenceServer: InferenceServerFactory = ({ backends, optio
     unloadTimeoutMs: options.modelUnloadTimeoutSecs * 1000,
     instanceStarts: options.modelLoadThreadCount,
     ...(options.responseCacheBytes !== undefined ? { responseCacheBytes: options.responseCacheBytes } : {}),
+    ...(responseCache ? { responseCache } : {}),
     ...(options.rateLimit === 'execution_count' ? { rateLimit: { resources: options.rateLimitResources } } : {}),
     log,
   });
+
+/** The transports' gauges, then the response cache store's error counters when it has them. */
+function withCacheErrors(gauges: () => CustomFamilySnapshot[], store: ResponseCacheStore | undefined): () => CustomFamilySnapshot[] {
+  if (!store) return gauges;
+  const errors = cacheErrorFamilies(store);
+  return () => [...gauges(), ...errors()];
+}
 
 /** `--metrics-config` as core's latency metrics options. */
 export function latencyMetricsOf(options: ServeOptions): LatencyMetricsOptions {

@@ -22,6 +22,7 @@ type TableOptions = Pick<
   | 'strictReadiness'
   | 'exitTimeoutSecs'
   | 'responseCacheBytes'
+  | 'redisCache'
 >;
 
 /** The rows: metadata as the transports advertise it (`--id` included), the rest from the flags. */
@@ -42,7 +43,7 @@ export function serverOptionRows(options: TableOptions, metadata: ServerMetadata
     ...options.rateLimitResources.map((r, i) => [`rate_limit_resource[${i}]`, `{"name":"${r.name}", "count":${r.count} "device":${r.device ?? -1}}`]),
     ['strict_readiness', flag(options.strictReadiness)],
     ['exit_timeout', String(options.exitTimeoutSecs)],
-    ['cache_enabled', flag(options.responseCacheBytes !== undefined)],
+    ['cache_enabled', flag(options.responseCacheBytes !== undefined || options.redisCache !== undefined)],
   ];
 }
 

@@ -14,4 +14,6 @@ export const TOKENS = {
   /** The connection caps fitted below the descriptor limit (protocol/connection-plan.ts). */
   ConnectionPlan: Symbol.for('tritium.ConnectionPlan'),
   TritiumServer: Symbol.for('tritium.TritiumServer'),
+  /** `--cache-config redis,...`: the store the server opens before loading models (bound only then). */
+  ResponseCache: Symbol.for('tritium.ResponseCache'),
 } as const;

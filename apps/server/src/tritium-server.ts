@@ -3,7 +3,7 @@
  * and stopped in Triton's order (models first; on shutdown readiness drops, new requests are
  * refused, in-flight ones finish, then the listeners close).
  */
-import { inject, injectable } from 'inversify';
+import { inject, injectable, optional } from 'inversify';
 import type { InferenceServerApi } from '@tritium/core';
 import { TOKENS } from './tokens.ts';
 import type { ServeOptions } from './cli/flags.ts';
@@ -24,6 +24,12 @@ export interface BoundPorts {
   metrics?: number;
   health?: number;
   openai?: number;
+}
+
+/** A response cache store that connects before models load and closes after they stop (Redis). */
+interface OpenableCache {
+  open(): Promise<void>;
+  close?(): Promise<void>;
 }
 
 /** An InferenceServer implementation may need starting (core's loads the repositories). */
@@ -49,6 +55,7 @@ export class TritiumServer {
     @inject(TOKENS.ConnectionPlan) private readonly connectionPlan: ConnectionPlan,
     /** `--openai-port`: started only when the flag is given. */
     @inject(TOKENS.OpenAiTransport) private readonly openai: HttpTransport,
+    @inject(TOKENS.ResponseCache) @optional() private readonly responseCache?: OpenableCache,
   ) {
     this.health =
       options.healthPort !== undefined
@@ -64,6 +71,7 @@ export class TritiumServer {
   async start(): Promise<BoundPorts> {
     const listeners = plannedListeners(this.options);
     await checkListeners(listeners);
+    await this.responseCache?.open();
     await (this.api as InferenceServerApi & Startable).start?.();
     this.log.info(serverOptionsTable(this.options, advertisedServerMetadata(this.context)));
     const lowered = this.connectionPlan.note;
@@ -112,6 +120,7 @@ export class TritiumServer {
         },
       );
       await Promise.all([this.http.stop(1000), this.openai.stop(1000), this.grpc.stop(1000), this.metrics.stop(), this.health?.stop()]);
+      await this.responseCache?.close?.().catch((e: unknown) => this.log.error(`closing the response cache: ${(e as Error).message}`));
       this.context.shm.close();
       // Traces of the requests that just drained are written, and the trace file's array closed.
       await this.context.tracing.shutdown().catch((e) => this.log.error(`writing traces: ${(e as Error).message}`));

@@ -96,7 +96,7 @@ describe('cache and rate-limit flags', () => {
     expect(() => parse('--cache-config=size=10')).toThrow('No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got size=10');
     expect(() => parse('--cache-config=local,size')).toThrow("--cache-config option format is '<cache name>,<setting>=<value>'. Got local,size");
     expect(() => parse('--cache-config=local,size=1048576', '--response-cache-byte-size=10')).toThrow('Incompatible flags --response-cache-byte-size and --cache-config');
-    expect(() => parse('--cache-config=redis,host=localhost')).toThrow("unknown cache 'redis'");
+    expect(() => parse('--cache-config=memcached,host=localhost')).toThrow("unknown cache 'memcached'");
     expect(() => parse('--cache-config=local,bytes=10')).toThrow("unknown setting 'bytes'");
     expect(() => parse('--cache-config=local,size=12')).toThrow("invalid value for --cache-config local,size: '12' (expected a byte count of at least 1024)");
     expect(() => parse('--cache-config=local,size=-5')).toThrow('--cache-config local,size');

@@ -222,6 +222,7 @@ it('installs every publishable package from its tarball, with no workspace link 
     '@tritium/backend-onnx',
     '@tritium/backend-python-like',
     '@tritium/backend-tensorrt',
+    '@tritium/cache-redis',
     '@tritium/client',
     '@tritium/core',
     '@tritium/perf',

@@ -21,22 +21,30 @@ export function parseCacheConfigOption(arg: string): { cache: string; setting: s
 }
 
 /**
- * The response cache's size in bytes from the collected `--cache-config` settings or the deprecated
- * `--response-cache-byte-size` (never both, as Triton), or undefined when no cache is configured.
- * Only Triton's `local` cache exists here; its one setting is `size`.
+ * The response cache the collected `--cache-config` settings or the deprecated
+ * `--response-cache-byte-size` configure (never both, as Triton), or undefined when none is:
+ * Triton's `local` cache (its one setting is `size`) or its `redis` cache (settings checked when
+ * the cache opens, by `@tritium/cache-redis`). One cache at most, as Triton.
  */
-export function responseCacheBytesOf(settings: Readonly<Record<string, Readonly<Record<string, string>>>>, byteSizeFlag: string | undefined): number | undefined {
+export function responseCacheOf(
+  settings: Readonly<Record<string, Readonly<Record<string, string>>>>,
+  byteSizeFlag: string | undefined,
+): { readonly localBytes: number } | { readonly redis: Readonly<Record<string, string>> } | undefined {
   const caches = Object.keys(settings);
   if (byteSizeFlag !== undefined && caches.length > 0) {
     throw new CacheOrRateFlagError('Error: Incompatible flags --response-cache-byte-size and --cache-config both provided. Please provide one or the other.');
   }
+  if (caches.length > 1) {
+    throw new CacheOrRateFlagError('found multiple cache configurations, but only a single cache is currently supported');
+  }
+  for (const cache of caches) {
+    if (cache !== 'local' && cache !== 'redis') throw new CacheOrRateFlagError(`--cache-config: unknown cache '${cache}' (Tritium has Triton's 'local' and 'redis' caches)`);
+  }
+  if (settings['redis']) return { redis: settings['redis'] };
   const size = byteSizeFlag ?? settings['local']?.['size'];
   const flag = byteSizeFlag !== undefined ? '--response-cache-byte-size' : '--cache-config local,size';
-  for (const cache of caches) {
-    if (cache !== 'local') throw new CacheOrRateFlagError(`--cache-config: unknown cache '${cache}' (Tritium has Triton's 'local' cache only)`);
-    for (const setting of Object.keys(settings[cache]!)) {
-      if (setting !== 'size') throw new CacheOrRateFlagError(`--cache-config: unknown setting '${setting}' for the local cache (expected size=<bytes>)`);
-    }
+  for (const setting of Object.keys(settings['local'] ?? {})) {
+    if (setting !== 'size') throw new CacheOrRateFlagError(`--cache-config: unknown setting '${setting}' for the local cache (expected size=<bytes>)`);
   }
   if (size === undefined) {
     if (caches.length > 0) throw new CacheOrRateFlagError("--cache-config local needs size=<bytes>, e.g. '--cache-config local,size=1048576'");
@@ -50,7 +58,7 @@ export function responseCacheBytesOf(settings: Readonly<Record<string, Readonly<
   if (Number(size) > totalmem()) {
     throw new CacheOrRateFlagError(`invalid value for ${flag}: '${size}' is more than this machine's memory (${totalmem()} bytes)`);
   }
-  return Number(size);
+  return { localBytes: Number(size) };
 }
 
 /** `--rate-limit off|execution_count` (Triton's, case-insensitive). */

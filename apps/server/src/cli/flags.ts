@@ -19,7 +19,7 @@ import {
   parseCacheConfigOption,
   parseRateLimitMode,
   parseRateLimitResource,
-  responseCacheBytesOf,
+  responseCacheOf,
 } from './cache-and-rate-flags.ts';
 import { checkFlagWithoutEffect, TRITON_FLAGS_WITHOUT_EFFECT } from './triton-flags-without-effect.ts';
 import { checkModelLimitOptions, defaultModelLimitOptions, MODEL_LIMIT_USAGE, modelLimitFlags, type ModelLimitOptions } from './model-limit-flags.ts';
@@ -108,8 +108,10 @@ export interface ServeOptions extends ModelLimitOptions {
   cacheConfig: Record<string, Record<string, string>>;
   /** Deprecated `--response-cache-byte-size <bytes>` as given. */
   responseCacheByteSize?: string;
-  /** The response cache's size that these configure (`parseServeFlags` fills it); undefined = no cache. */
+  /** The `local` response cache's size that these configure (`parseServeFlags` fills it); undefined = none. */
   responseCacheBytes?: number;
+  /** The `redis` cache's settings that these configure (`parseServeFlags` fills it); undefined = none. */
+  redisCache?: Readonly<Record<string, string>>;
   /** `--rate-limit off|execution_count` (default off, as Triton). */
   rateLimit: 'off' | 'execution_count';
   /** `--rate-limit-resource <name>:<count>[:<device>]` (repeatable). */
@@ -468,6 +470,9 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --backend-config <backend>,<key>=<value>
   --metrics-config <setting>=<value>          summary_latencies|histogram_latencies|counter_latencies=<bool>, summary_quantiles=0.5:0.05,0.99:0.001, summary_max_age=<s>
   --cache-config local,size=<bytes>           response cache shared by models with response_cache { enable: true }
+  --cache-config redis,<setting>=<value>      the same in Redis, shared by replicas: host=, port= (required), user, password, db,
+                                              connect_timeout (1000), socket_timeout (500), pool_size (1), tls_enabled, cert, key,
+                                              cacert, cacert_dir, sni, max_entry_bytes (1048576)
   --rate-limit off|execution_count (off)      --rate-limit-resource <name>:<count>[:<device>] (repeatable)
   --trace-config <setting>=<value>            level=OFF|TIMESTAMPS|TENSORS, rate=<n> (1000), count=<n> (-1), mode=triton|opentelemetry
   --trace-config triton,<setting>=<value>     file=<path> (trace JSON; log-frequency=<n> writes <path>.0, .1, ...)
@@ -572,7 +577,8 @@ export function parseServeFlags(argv: readonly string[]): ServeOptions {
     }
   }
   o.trace = traceConfigOf(o.traceFlags);
-  const cacheBytes = flagged(() => responseCacheBytesOf(o.cacheConfig, o.responseCacheByteSize));
-  if (cacheBytes !== undefined) o.responseCacheBytes = cacheBytes;
+  const cache = flagged(() => responseCacheOf(o.cacheConfig, o.responseCacheByteSize));
+  if (cache && 'localBytes' in cache) o.responseCacheBytes = cache.localBytes;
+  else if (cache) o.redisCache = cache.redis;
   return o;
 }

@@ -7,13 +7,9 @@
  * copies, so nothing a transport does to a response can change what the next hit returns.
  */
 import type { Tensor } from '../tensor/tensor.ts';
-import type { Parameters } from '../types.ts';
+import type { CachedResponse, ResponseCacheStore } from './response-cache-store.ts';
 
-/** What a cached response keeps: its outputs and parameters (id, model and version come from the request). */
-export interface CachedResponse {
-  readonly outputs: readonly Tensor[];
-  readonly parameters?: Parameters;
-}
+export type { CachedResponse } from './response-cache-store.ts';
 
 interface Entry {
   readonly response: CachedResponse;
@@ -43,7 +39,8 @@ function cost(response: CachedResponse): number {
 const copyTensors = (outputs: readonly Tensor[]): Tensor[] =>
   outputs.map((t) => ({ name: t.name, datatype: t.datatype, shape: [...t.shape], data: new Uint8Array(t.data) }));
 
-export class ResponseCache {
+export class ResponseCache implements ResponseCacheStore {
+  readonly name = 'local';
   private readonly entries = new Map<string, Entry>();
   private used = 0;
   private evicted = 0;

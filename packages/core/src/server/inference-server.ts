@@ -48,7 +48,8 @@ import { CustomMetrics, type CustomFamilySnapshot } from '../metrics/custom-metr
 import type { LatencyMetricsOptions } from '../metrics/latency-metrics.ts';
 import { answerInTime, streamInTime } from './request-guard.ts';
 import { ResponseCache } from '../cache/response-cache.ts';
-import { ResponseCaching } from './response-caching.ts';
+import type { ResponseCacheStore } from '../cache/response-cache-store.ts';
+import { ResponseCaching, type CacheLookup } from './response-caching.ts';
 import { RateLimiter, type RateLimitResourceFlag } from '../scheduler/rate-limiter.ts';
 import type { WorkerPolicy } from '../worker/types.ts';
 import { FORCED_DISPOSE_GRACE_MS } from './held-versions.ts';
@@ -112,6 +113,11 @@ export interface InferenceServerOptions {
    * config enables `response_cache` (none by default, as Triton: those models then run every request).
    */
   readonly responseCacheBytes?: number;
+  /**
+   * A response cache store of the embedder's (`--cache-config redis,...` binds `@tritium/cache-redis`),
+   * instead of the `local` one `responseCacheBytes` sizes. Its owner closes it after `stop()`.
+   */
+  readonly responseCache?: ResponseCacheStore;
   /**
    * `--rate-limit execution_count` with its `--rate-limit-resource` flags: instances run only while
    * they hold their group's `rate_limiter` resources. Undefined = `--rate-limit off` (Triton's default:
@@ -178,9 +184,11 @@ export class InferenceServer implements InferenceServerApi {
     });
     this.infer = this.infer.bind(this);
     this.inferStream = this.inferStream.bind(this);
-    if (options.responseCacheBytes !== undefined) {
-      this.caching = new ResponseCaching(new ResponseCache(options.responseCacheBytes), (name, version) => this.tryRoute(name, version)?.config, this.log);
+    if (options.responseCache && options.responseCacheBytes !== undefined) {
+      throw new InferError('INVALID_ARG', 'found multiple cache configurations, but only a single cache is currently supported');
     }
+    const store = options.responseCache ?? (options.responseCacheBytes !== undefined ? new ResponseCache(options.responseCacheBytes) : undefined);
+    if (store) this.caching = new ResponseCaching(store, (name, version) => this.tryRoute(name, version)?.config, this.log);
     this.loadDeps = {
       // Ensemble steps and BLS calls belong to a client request already accepted: like Triton's
       // InferAsync while SERVER_EXITING, they are served during a stop, so that request finishes.
@@ -448,17 +456,12 @@ export class InferenceServer implements InferenceServerApi {
       const loaded = this.routeForInference(request, client);
       if (trace) startTrace(trace, loaded, request);
       const probe = this.caching?.enabledFor(loaded) ? this.caching.lookup(loaded, request, arrivalNs) : undefined;
-      if (probe && 'hit' in probe) answer = Promise.resolve(probe.hit);
-      else {
-        answer = answerInTime(request, this.clock, (r) => loaded.scheduler.enqueue(r));
-        if (probe) {
-          const caching = this.caching!;
-          answer = answer.then((response) => {
-            caching.store(loaded, probe.miss, response);
-            return response;
-          });
-        }
-      }
+      if (probe instanceof Promise) {
+        answer = probe.then((p) => {
+          const now = this.afterLookup(request, loaded);
+          return this.answerLookup(now, request, 'hit' in p || now === loaded ? p : undefined);
+        });
+      } else answer = this.answerLookup(loaded, request, probe);
     } catch (err) {
       trace?.release();
       return Promise.reject(InferError.from(err));
@@ -474,6 +477,29 @@ export class InferenceServer implements InferenceServerApi {
     if (!client) return answer;
     this.inflight++;
     return answer.finally(() => this.settled());
+  }
+
+  /** A hit, or the request scheduled on `loaded` (its response stored when the lookup missed). */
+  private answerLookup(loaded: LoadedVersion, request: InferRequest, probe: CacheLookup | undefined): Promise<InferResponse> {
+    if (probe && 'hit' in probe) return Promise.resolve(probe.hit);
+    const answer = answerInTime(request, this.clock, (r) => loaded.scheduler.enqueue(r));
+    if (!probe) return answer;
+    const caching = this.caching!;
+    return answer.then((response) => {
+      caching.store(loaded, probe.miss, response);
+      return response;
+    });
+  }
+
+  /**
+   * The version to schedule on once an asynchronous lookup missed: the one routed before, unless a
+   * reload or unload replaced it meanwhile (then the one serving now; the request was accepted, so
+   * a stop in between does not refuse it). A replacement's cache key differs, so its response is
+   * stored only when it is the same version.
+   */
+  private afterLookup(request: InferRequest, routed: LoadedVersion): LoadedVersion {
+    const now = this.tryRoute(request.model, request.version);
+    return now ?? routed;
   }
 
   private enqueueRoutedStream(request: InferRequest, sink: ResponseSink, client: boolean): void {
@@ -510,6 +536,17 @@ export class InferenceServer implements InferenceServerApi {
       };
     }
     const probe = this.caching?.enabledFor(loaded) ? this.caching.lookup(loaded, request, arrivalNs) : undefined;
+    if (probe instanceof Promise) {
+      const out = sink;
+      void probe.then((p) => {
+        const now = this.afterLookup(request, loaded);
+        this.streamLookup(now, request, out, 'hit' in p || now === loaded ? p : undefined);
+      });
+    } else this.streamLookup(loaded, request, sink, probe);
+  }
+
+  /** `answerLookup` for a stream: a hit answers with one response, a miss is scheduled and stored. */
+  private streamLookup(loaded: LoadedVersion, request: InferRequest, sink: ResponseSink, probe: CacheLookup | undefined): void {
     if (probe && 'hit' in probe) {
       sink.response(probe.hit);
       sink.complete();

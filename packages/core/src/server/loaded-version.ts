@@ -13,6 +13,11 @@ export class LoadedVersion {
   private markDisposed!: () => void;
   /** Resolves once its instances and model are disposed (by `unload` or `forceDispose`). */
   readonly disposed = new Promise<void>((resolve) => (this.markDisposed = resolve));
+  /**
+   * The model's namespace with `--model-namespacing` (its repository), '' without: an ensemble's
+   * steps resolve in it first. Set by the loader before the version serves.
+   */
+  namespace = '';
 
   constructor(
     readonly name: string,
