@@ -2,8 +2,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); 0 elsewhere. */
 export function cpuSeconds(pid: number): number {
+  return statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/** utime + stime of a /proc stat file, in seconds; 0 when it cannot be read. */
+function statCpuSeconds(path: string): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(path, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // fields[11] = utime, fields[12] = stime (clock ticks; 100 per second on Linux).
     return (Number(fields[11]) + Number(fields[12])) / 100;
@@ -39,4 +44,9 @@ export function treeCpuSeconds(root: number = process.pid): number {
     if (p === root) total += cpuSeconds(pid);
   }
   return total;
+}
+
+/** CPU seconds of thread `tid` of process `pid` (its main thread: `tid` = `pid`); 0 elsewhere. */
+export function threadCpuSeconds(pid: number, tid: number): number {
+  return statCpuSeconds(`/proc/${pid}/task/${tid}/stat`);
 }
