@@ -4,11 +4,12 @@
  * OpenAI frontend's wording for the restricted APIs and the request-size bound. The example
  * pipeline through a real `tritium serve` and the official SDK: tools/example-setup/test/openai.test.ts.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseServeFlags } from '../src/cli/flags.ts';
+import { parseTraceFlags } from '../src/tracing/trace-config.ts';
 import { startTestServer, type TestServer } from './support/start-server.ts';
 
 const identity = (name: string, type: string, parameters: Record<string, string>, maxBatchSize = 8) => `name: "${name}"
@@ -187,5 +188,40 @@ describe('OpenAI routes under --http-restricted-api', () => {
     const models = await call(s, 'GET', '/v1/models', undefined, { 'infer-key': 'letmein' });
     expect(models.json.error!.message).toBe("This API is restricted, expecting header 'admin-key' with valid value");
     expect((await call(s, 'GET', '/v1/models', undefined, { 'admin-key': 's3cret' })).status).toBe(200);
+  });
+});
+
+describe('OpenAI routes: what the HTTP transport adds to each inference request', () => {
+  let s: TestServer | undefined;
+  let repo: { dir: string; remove(): void };
+  const traceDir = mkdtempSync(path.join(os.tmpdir(), 'tritium-openai-trace-'));
+  beforeAll(async () => {
+    repo = repository();
+    s = await startTestServer({
+      modelRepositories: [repo.dir],
+      strictReadiness: false,
+      exitOnError: false,
+      headerForward: { http: /^(x-|priority$)/ },
+      trace: parseTraceFlags({ config: ['level=TIMESTAMPS', 'rate=1', `triton,file=${path.join(traceDir, 'trace.json')}`] }),
+    });
+  });
+  afterAll(async () => {
+    await s?.close();
+    repo?.remove();
+    rmSync(traceDir, { recursive: true, force: true });
+  });
+
+  it('forwards headers matching --http-header-forward-pattern (a reserved one refused) and traces the request', async () => {
+    expect((await call(s!, 'POST', '/v1/completions', { model: 'echo', prompt: 'traced' }, { 'x-tenant': 'blue' })).status).toBe(200);
+    const reserved = await call(s!, 'POST', '/v1/completions', { model: 'echo', prompt: 'x' }, { priority: '1' });
+    expect(reserved.status).toBe(400);
+    expect(reserved.json.error!.message).toBe("Header 'priority' is reserved for Triton usage and cannot be forwarded.");
+    await s!.close();
+    s = undefined;
+    const entries = JSON.parse(readFileSync(path.join(traceDir, 'trace.json'), 'utf8')) as { model_name?: string; request_id?: string; timestamps?: { name: string }[] }[];
+    const head = entries.find((e) => e.model_name === 'echo');
+    expect(head?.request_id).toMatch(/^cmpl-/);
+    const names = entries.flatMap((e) => e.timestamps ?? []).map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['REQUEST_START', 'QUEUE_START', 'COMPUTE_START', 'REQUEST_END']));
   });
 });

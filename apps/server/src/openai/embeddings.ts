@@ -13,6 +13,7 @@ import type { TransportContext } from '../protocol/context.ts';
 import { badMapping, badRequest } from './errors.ts';
 import { type EmbeddingsRequest } from './embeddings-request.ts';
 import { type EmbeddingsMapping, type OpenAiMapping, type TensorRef } from './mapping.ts';
+import type { InferCalls } from './infer-calls.ts';
 import { modelMapping } from './served-models.ts';
 import { paddedTokens, tokenBatches } from './token-batches.ts';
 
@@ -30,13 +31,13 @@ interface Answered {
   readonly tokens: number;
 }
 
-export async function createEmbeddings(ctx: TransportContext, request: EmbeddingsRequest, signal: AbortSignal): Promise<EmbeddingsResponse> {
+export async function createEmbeddings(ctx: TransportContext, calls: InferCalls, request: EmbeddingsRequest, signal: AbortSignal): Promise<EmbeddingsResponse> {
   const mapping = modelMapping(ctx, request.model, 'embeddings');
   const embeddings = mapping.embeddings!;
   const size = fixedSize(embeddings.embeddingOutput);
   if (request.dimensions !== undefined && size !== undefined) checkDimensions(mapping, embeddings, request.dimensions, size);
   const answered = await Promise.all(
-    request.inputs.kind === 'text' ? textRequests(ctx, mapping, request.inputs.texts, signal) : tokenRequests(ctx, mapping, request.inputs.rows, signal),
+    request.inputs.kind === 'text' ? textRequests(calls, mapping, request.inputs.texts, signal) : tokenRequests(ctx, calls, mapping, request.inputs.rows, signal),
   );
   const vectors: Float32Array[] = new Array<Float32Array>(request.inputs.kind === 'text' ? request.inputs.texts.length : request.inputs.rows.length);
   let tokens = 0;
@@ -52,7 +53,7 @@ export async function createEmbeddings(ctx: TransportContext, request: Embedding
 }
 
 /** The texts, `max_batch_size` rows per request (one per request for a model that does not batch). */
-function textRequests(ctx: TransportContext, mapping: OpenAiMapping, texts: readonly string[], signal: AbortSignal): Promise<Answered>[] {
+function textRequests(calls: InferCalls, mapping: OpenAiMapping, texts: readonly string[], signal: AbortSignal): Promise<Answered>[] {
   const embeddings = mapping.embeddings!;
   const rowShape = oneElementRow(mapping, embeddings.textInput);
   const step = Math.max(1, mapping.maxBatchSize);
@@ -69,13 +70,13 @@ function textRequests(ctx: TransportContext, mapping: OpenAiMapping, texts: read
       signal,
     };
     const rows = chunk.map((_, i) => start + i);
-    requests.push(ctx.api.infer(request).then((response) => answeredRows(mapping, embeddings, response, rows, undefined)));
+    requests.push(calls.infer(request).then((response) => answeredRows(mapping, embeddings, response, rows, undefined)));
   }
   return requests;
 }
 
 /** The token-id rows, padded into batches of the token-id model. */
-function tokenRequests(ctx: TransportContext, mapping: OpenAiMapping, rows: readonly (readonly number[])[], signal: AbortSignal): Promise<Answered>[] {
+function tokenRequests(ctx: TransportContext, calls: InferCalls, mapping: OpenAiMapping, rows: readonly (readonly number[])[], signal: AbortSignal): Promise<Answered>[] {
   const embeddings = mapping.embeddings!;
   const target = embeddings.tokenIdsModel;
   if (!target) {
@@ -99,7 +100,7 @@ function tokenRequests(ctx: TransportContext, mapping: OpenAiMapping, rows: read
     if (ids.mask) inputs.push({ name: embeddings.tokenMaskInput, datatype, shape, data: mask });
     const request: InferRequest = { id: '', model: target, inputs, outputs: [{ name: embeddings.embeddingOutput.name }], signal };
     const tokens = batch.rows.reduce((n, row) => n + rows[row]!.length, 0);
-    return ctx.api.infer(request).then((response) => answeredRows(mapping, embeddings, response, batch.rows, tokens));
+    return calls.infer(request).then((response) => answeredRows(mapping, embeddings, response, batch.rows, tokens));
   });
 }
 

@@ -17,6 +17,7 @@ import { TransportError } from '../protocol/status.ts';
 import { badMapping } from './errors.ts';
 import type { ChatMessage, GenerationRequest } from './generation-request.ts';
 import type { GenerationControl, OpenAiMapping, TensorRef } from './mapping.ts';
+import type { InferCalls } from './infer-calls.ts';
 import { modelMapping } from './served-models.ts';
 import { SseWriter } from './sse.ts';
 
@@ -130,8 +131,8 @@ function rowShape(mapping: OpenAiMapping, ref: TensorRef): number[] {
 }
 
 /** Runs the request; `onResponse` may return a promise the model's next send waits on (a client that is behind). */
-function run(ctx: TransportContext, request: InferRequest, onResponse: (r: InferResponse) => void | Promise<void>): Promise<void> {
-  return new Promise((resolve, reject) => ctx.api.inferStream(request, { response: onResponse, complete: (error) => (error ? reject(error) : resolve()) }));
+function run(calls: InferCalls, request: InferRequest, onResponse: (r: InferResponse) => void | Promise<void>): Promise<void> {
+  return new Promise((resolve, reject) => calls.inferStream(request, { response: onResponse, complete: (error) => (error ? reject(error) : resolve()) }));
 }
 
 /** `length` when the model stopped at the request's `max_tokens` (as its token counts tell), else `stop`. */
@@ -144,7 +145,7 @@ function finishReason(request: GenerationRequest, collected: Collected): 'stop' 
  * may hold at most `--stream-max-queued-size` bytes (what a stream may leave unread); past that the
  * request is cancelled and refused, naming the bound and `stream: true`.
  */
-export async function generateOnce(ctx: TransportContext, request: GenerationRequest, signal: AbortSignal): Promise<unknown> {
+export async function generateOnce(ctx: TransportContext, calls: InferCalls, request: GenerationRequest, signal: AbortSignal): Promise<unknown> {
   const mapping = modelMapping(ctx, request.model, request.api);
   const limit = ctx.streams.maxQueuedBytes;
   const collected = new Collected(mapping, limit);
@@ -152,7 +153,7 @@ export async function generateOnce(ctx: TransportContext, request: GenerationReq
   const tooLong = new AbortController();
   const inferRequest = generationInferRequest(mapping, request, id, AbortSignal.any([signal, tooLong.signal]));
   try {
-    await run(ctx, inferRequest, (r) => {
+    await run(calls, inferRequest, (r) => {
       collected.add(r);
       if (collected.overflowed) tooLong.abort();
     });
@@ -181,7 +182,7 @@ export async function generateOnce(ctx: TransportContext, request: GenerationReq
  * asks for it, and `[DONE]`. The model is found before anything is written, so an unknown model is
  * an ordinary error reply.
  */
-export async function generateStream(ctx: TransportContext, request: GenerationRequest, res: ServerResponse, signal: AbortSignal): Promise<void> {
+export async function generateStream(ctx: TransportContext, calls: InferCalls, request: GenerationRequest, res: ServerResponse, signal: AbortSignal): Promise<void> {
   const mapping = modelMapping(ctx, request.model, request.api);
   const id = `cmpl-${randomUUID()}`;
   const inferRequest = generationInferRequest(mapping, request, id, signal);
@@ -199,7 +200,7 @@ export async function generateStream(ctx: TransportContext, request: GenerationR
     if (chat && !sse.started) sse.event(chunk({ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }));
   };
   try {
-    await run(ctx, inferRequest, (r) => {
+    await run(calls, inferRequest, (r) => {
       begin();
       const text = collected.add(r);
       return text === '' ? undefined : sse.event(piece(text, null));

@@ -22,6 +22,7 @@ import { createEmbeddings } from './embeddings.ts';
 import { parseEmbeddingsRequest } from './embeddings-request.ts';
 import { OpenAiError, openAiErrorReply } from './errors.ts';
 import { generateOnce, generateStream } from './generation.ts';
+import { inferCalls } from './infer-calls.ts';
 import { parseChatRequest, parseCompletionRequest, type GenerationRequest } from './generation-request.ts';
 import { servedModel, servedModels } from './served-models.ts';
 
@@ -59,7 +60,7 @@ const ROUTES: readonly Route[] = [
     method: 'POST',
     pattern: /^\/v1\/embeddings\/?$/,
     category: 'inference',
-    handle: async (ctx, ex) => ex.sendJson(200, await createEmbeddings(ctx, parseEmbeddingsRequest(await ex.readJson()), ex.signal)),
+    handle: async (ctx, ex) => ex.sendJson(200, await createEmbeddings(ctx, inferCalls(ctx, ex.req), parseEmbeddingsRequest(await ex.readJson()), ex.signal)),
   },
   { method: 'POST', pattern: /^\/v1\/chat\/completions\/?$/, category: 'inference', handle: async (ctx, ex) => generate(ctx, ex, parseChatRequest(await ex.readJson())) },
   { method: 'POST', pattern: /^\/v1\/completions\/?$/, category: 'inference', handle: async (ctx, ex) => generate(ctx, ex, parseCompletionRequest(await ex.readJson())) },
@@ -83,8 +84,9 @@ async function generate(ctx: TransportContext, ex: OpenAiExchange, request: Gene
   ex.res.once('close', () => {
     if (!ex.res.writableFinished) abort.abort();
   });
-  if (request.stream) await generateStream(ctx, request, ex.res, abort.signal);
-  else ex.sendJson(200, await generateOnce(ctx, request, abort.signal));
+  const calls = inferCalls(ctx, ex.req);
+  if (request.stream) await generateStream(ctx, calls, request, ex.res, abort.signal);
+  else ex.sendJson(200, await generateOnce(ctx, calls, request, abort.signal));
 }
 
 /** The path's route for this method, and the category of a path known for another method. */
