@@ -146,6 +146,26 @@ describe('OpenAI SDK against tritium serve', () => {
     expect(((await kserveThere.json()) as { error: { message: string } }).error.message).toBe('Invalid URL (GET /v2/health/ready)');
   });
 
+  it("serves a shorter 'dimensions' by truncating and renormalizing where the config allows it", async () => {
+    const [full] = await kserveEmbeddings(['hello world'], true);
+    // The same ensemble reloaded with tritium.openai.dimensions: truncate (a config override).
+    const config = (await triton.getModelConfig('embedding_ensemble')) as { parameters: Record<string, { string_value: string }> };
+    config.parameters['tritium.openai.dimensions'] = { string_value: 'truncate' };
+    await triton.loadModel('embedding_ensemble', { config: JSON.stringify(config) });
+    try {
+      const res = await client.embeddings.create({ model: 'embedding_ensemble', input: 'hello world', dimensions: 64, encoding_format: 'float' });
+      const short = res.data[0]!.embedding;
+      expect(short).toHaveLength(64);
+      const norm = Math.hypot(...full!.slice(0, 64));
+      short.forEach((v, i) => expect(v).toBeCloseTo(full![i]! / norm, 6));
+      const tooMany = await client.embeddings.create({ model: 'embedding_ensemble', input: 'x', dimensions: 300 }).then(() => undefined, (e: unknown) => e as Error);
+      expect(tooMany?.message).toContain("'dimensions' is 300, but model 'embedding_ensemble' gives 256");
+    } finally {
+      delete config.parameters['tritium.openai.dimensions'];
+      await triton.loadModel('embedding_ensemble', { config: JSON.stringify(config) });
+    }
+  });
+
   it('streams a chat completion from the decoupled echo_llm, with usage at the end', async () => {
     const stream = await client.chat.completions.create({
       model: 'echo_llm',
