@@ -110,6 +110,13 @@ describe('serve flags', () => {
     expect(serve('--model-namespacing=true')).toThrow('model namespacing is not supported by Tritium');
     expect(serve('--reuse-http-port=1')).toThrow('SO_REUSEPORT is not available');
     expect(serve('--grpc-keepalive-time=-5')).toThrow(/--grpc-keepalive-time/);
+    expect(serve('--model-limits=some')).toThrow("invalid value for --model-limits: 'some' (expected uploaded or all)");
+    expect(serve('--model-max-instances=0')).toThrow("invalid value for --model-max-instances: '0' (expected an integer >= 1)");
+    expect(serve('--model-max-execute-ms=2147483648')).toThrow("invalid value for --model-max-execute-ms: '2147483648' (expected at most 2147483647)");
+    expect(serve('--model-max-memory-mb=256', '--model-max-heap-mb=256')).toThrow('--model-max-memory-mb (256) must be larger than --model-max-heap-mb (256)');
+    expect(serve('--model-load-thread-count=0')).toThrow("invalid value for --model-load-thread-count: '0' (expected an integer >= 1)");
+    const limits = parseServeFlags(['--model-repository=/a', '--model-limits=all', '--model-max-processes=64', '--model-unload-timeout-secs=5', '--model-load-thread-count=2']);
+    expect([limits.modelLimits.scope, limits.modelLimits.processes, limits.modelUnloadTimeoutSecs, limits.modelLoadThreadCount]).toEqual(['all', 64, 5, 2]);
     expect(serve('--backend-directory')).toThrow('--backend-directory needs a value');
     expect(serve('--http-header-forward-pattern=(')).toThrow("invalid value for --http-header-forward-pattern: '('");
     expect(parseServeFlags(['--model-repository=/a', '--grpc-header-forward-pattern=^x-']).headerForward.grpc?.source).toBe('^x-');

@@ -1,7 +1,7 @@
 /**
  * A config sent through the load API does not choose its own limits: `tritium serve` holds it to
  * ceilings (--model-max-memory-mb 1024, --model-max-heap-mb 512, --model-max-instances 4,
- * --model-max-processes 16, --model-max-execute-ms 60000), refusing a config over one with 400 /
+ * --model-max-processes 16, --model-max-execute-ms 60000, --model-max-start-ms 60000), refusing a config over one with 400 /
  * INVALID_ARGUMENT naming the key, its value and the ceiling, before anything starts; a model that
  * sets no execute timeout gets the ceiling's. --model-limits=all holds the repository's models to
  * them too. (An upload with `tritium.memory_mb: 1000000`, `heap_mb: 900000` and `count: 128` used to
@@ -68,6 +68,7 @@ describe('an uploaded config, under the default ceilings', () => {
     ['tritium.memory_mb', '1000000', "parameter 'tritium.memory_mb' is 1000000, over the server's ceiling of 1024 for uploaded models"],
     ['tritium.heap_mb', '900000', "parameter 'tritium.heap_mb' is 900000, over the server's ceiling of 512 for uploaded models"],
     ['tritium.execute_timeout_ms', '86400000', "parameter 'tritium.execute_timeout_ms' is 86400000, over the server's ceiling of 2000 for uploaded models"],
+    ['tritium.start_timeout_ms', '2147483647', "parameter 'tritium.start_timeout_ms' is 2147483647, over the server's ceiling of 60000 for uploaded models"],
   ])('%s %s is refused 400 naming the key, its value and the ceiling', async (key, value, message) => {
     const r = await load(http, 'greedy', upload(identity('greedy', 1, { [key]: value })));
     expect(r.status).toBe(400);

@@ -139,8 +139,11 @@ export class ModelLifecycle {
   unloadRecord(record: ModelRecord): Promise<void> {
     const dirs = new Set(record.overrideDirs);
     return this.unloadSlots(record).then(() =>
-      // A load that came meanwhile may use a new upload folder, or (a reload) one of these.
-      removeUploads(record, (dir) => dirs.has(dir) && ![...record.slots.values()].some((slot) => slot.live && slot.dir === dir)),
+      // A load that came meanwhile may use a new upload folder, or (a reload) one of these. Nobody
+      // may be waiting for this (a poll does not): a folder that cannot be removed is logged.
+      removeUploads(record, (dir) => dirs.has(dir) && ![...record.slots.values()].some((slot) => slot.live && slot.dir === dir)).catch((err: unknown) =>
+        this.deps.log.error(`model '${record.name}': could not remove its uploaded files: ${InferError.from(err).message}`),
+      ),
     );
   }
 

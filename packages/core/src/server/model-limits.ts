@@ -22,6 +22,8 @@ export interface ModelLimits {
   readonly processes: number;
   /** Most `tritium.execute_timeout_ms`; a bounded model that sets none gets this one. */
   readonly executeTimeoutMs: number;
+  /** Most `tritium.start_timeout_ms` (a load waits that long for an instance that never starts). */
+  readonly startTimeoutMs: number;
   /** Which models the ceilings bound: those uploaded through the load API (default), or all. */
   readonly scope: 'uploaded' | 'all';
 }
@@ -33,6 +35,7 @@ export const DEFAULT_MODEL_LIMITS: ModelLimits = {
   instances: 4,
   processes: 16,
   executeTimeoutMs: 60_000,
+  startTimeoutMs: 60_000,
   scope: 'uploaded',
 };
 
@@ -61,6 +64,10 @@ export function checkModelLimits(config: ModelConfig, versions: number, limits: 
   const executeMs = positiveIntParameter(config, ISOLATION_KEYS.executeTimeoutMs);
   if (executeMs !== undefined && executeMs > limits.executeTimeoutMs) {
     refuse(config, `parameter '${ISOLATION_KEYS.executeTimeoutMs}'`, executeMs, limits.executeTimeoutMs, limits);
+  }
+  const startMs = positiveIntParameter(config, ISOLATION_KEYS.startTimeoutMs);
+  if (startMs !== undefined && startMs > limits.startTimeoutMs) {
+    refuse(config, `parameter '${ISOLATION_KEYS.startTimeoutMs}'`, startMs, limits.startTimeoutMs, limits);
   }
   const instances = instancesPerVersion(config) * versions;
   if (instances > limits.instances) {
