@@ -180,6 +180,7 @@ export const defaultInferenceServer: InferenceServerFactory = ({ backends, optio
     disableAutoCompleteConfig: options.disableAutoCompleteConfig,
     strictModelConfig: options.strictModelConfig,
     strictReadiness: options.strictReadiness,
+    modelNamespacing: options.modelNamespacing,
     exitOnError: options.exitOnError,
     modelConfigName: options.modelConfigName,
     modelLoadRetryCount: options.modelLoadRetryCount,

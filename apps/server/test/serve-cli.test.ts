@@ -107,7 +107,7 @@ describe('serve flags', () => {
     expect(serve('--host-policy=numa0')).toThrow('(expected <policy_name>,<setting>=<value>)');
     expect(serve('--allow-gpu-metrics=maybe')).toThrow("invalid value for --allow-gpu-metrics: 'maybe' (expected true or false)");
     expect(serve('--allow-sagemaker')).toThrow('--allow-sagemaker=true: the SageMaker endpoints are not served by Tritium');
-    expect(serve('--model-namespacing=true')).toThrow('model namespacing is not supported by Tritium');
+    expect(serve('--model-namespacing=true')().modelNamespacing).toBe(true);
     expect(serve('--reuse-http-port=1')).toThrow('SO_REUSEPORT is not available');
     expect(serve('--grpc-keepalive-time=-5')).toThrow(/--grpc-keepalive-time/);
     expect(serve('--model-limits=some')).toThrow("invalid value for --model-limits: 'some' (expected uploaded or all)");

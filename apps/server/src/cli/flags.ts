@@ -37,6 +37,8 @@ export interface ServeOptions extends ModelLimitOptions {
   disableAutoCompleteConfig: boolean;
   exitOnError: boolean;
   strictReadiness: boolean;
+  /** `--model-namespacing` (default false): repositories may hold models of the same name (Triton's). */
+  modelNamespacing: boolean;
   exitTimeoutSecs: number;
   modelConfigName?: string;
   allowHttp: boolean;
@@ -153,6 +155,7 @@ export function defaultServeOptions(): ServeOptions {
     disableAutoCompleteConfig: false,
     exitOnError: true,
     strictReadiness: true,
+    modelNamespacing: false,
     exitTimeoutSecs: 30,
     allowHttp: true,
     allowGrpc: true,
@@ -304,6 +307,7 @@ const BOOL_FLAGS: Record<string, (o: ServeOptions, v: boolean) => void> = {
   'disable-auto-complete-config': (o, v) => (o.disableAutoCompleteConfig = v),
   'exit-on-error': (o, v) => (o.exitOnError = v),
   'strict-readiness': (o, v) => (o.strictReadiness = v),
+  'model-namespacing': (o, v) => (o.modelNamespacing = v),
   'allow-http': (o, v) => (o.allowHttp = v),
   'allow-grpc': (o, v) => (o.allowGrpc = v),
   'allow-metrics': (o, v) => (o.allowMetrics = v),
@@ -442,6 +446,7 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --repository-poll-secs <n>                poll mode interval (default 15)
   --repository-cache-dir <dir>              local copies of s3:// as:// gs:// repositories (default: temporary)
   --strict-model-config, --disable-auto-complete-config
+  --model-namespacing <bool> (false)        repositories may hold models of the same name; a name held twice is ambiguous to clients
   --exit-on-error <bool> (true)  --strict-readiness <bool> (true)  --exit-timeout-secs <n> (30)
   --model-config-name <name>
   --http-port/--grpc-port/--metrics-port <n> (8000/8001/8002; 0 = any free port)

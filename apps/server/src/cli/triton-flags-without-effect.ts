@@ -35,7 +35,6 @@ export const TRITON_FLAGS_WITHOUT_EFFECT: Readonly<Record<string, FlagWithoutEff
   'vertex-ai-port': { kind: 'int', why: VERTEX },
   'vertex-ai-thread-count': { kind: 'int', why: VERTEX },
   'vertex-ai-default-model': { kind: 'string', why: VERTEX },
-  'model-namespacing': { kind: 'bool', why: 'model names are unique across repositories', refuseTrue: 'model namespacing is not supported by Tritium: model names must be unique across repositories' },
   'reuse-http-port': { kind: 'bool', why: 'the HTTP port is not shared', refuseTrue: 'SO_REUSEPORT is not available to Node 20 servers: run one tritium serve per port' },
   'reuse-grpc-port': { kind: 'bool', why: 'the gRPC port is not shared', refuseTrue: 'SO_REUSEPORT is not available to Node 20 servers: run one tritium serve per port' },
   'http-thread-count': { kind: 'int', why: THREADS },

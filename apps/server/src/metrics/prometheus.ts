@@ -106,6 +106,8 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
   const summaries = SUMMARIES.map(([key, name, help]) => ({ key, fam: family(name, 'summary', help) }));
   for (const s of snapshots) {
     const base: Record<string, string> = { model: s.model, version: s.version };
+    // Triton labels a model's metrics with its namespace only while namespacing is on.
+    if (s.namespace) base['namespace'] = s.namespace;
     for (const [k, v] of Object.entries(s.metricTags)) base[labelName(k)] = v;
     const l = labels(base);
     f.success.lines.push(`nv_inference_request_success${l} ${s.requestSuccess}`);

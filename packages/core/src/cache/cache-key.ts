@@ -21,8 +21,11 @@ function field(hash: ReturnType<typeof createHash>, value: string | Uint8Array):
 
 const paramText = (v: ParameterValue): string => `${typeof v}:${String(v)}`;
 
-export function responseCacheKey(request: InferRequest, version: number, stamp: string): string {
+/** `namespace`: the model's with `--model-namespacing` (same-named models of two repositories never share answers). */
+export function responseCacheKey(request: InferRequest, version: number, stamp: string, namespace = ''): string {
   const hash = createHash('sha256');
+  // Without namespacing the key is what it always was, so a shared cache keeps its entries.
+  if (namespace !== '') field(hash, `namespace:${namespace}`);
   field(hash, request.model);
   field(hash, String(version));
   field(hash, stamp);

@@ -18,6 +18,7 @@ import { defaultConfigCodec, type ConfigCodec } from './config-codec.ts';
 import { folderStamp, textStamp } from './fingerprint.ts';
 import { RoutineLog } from './routine-log.ts';
 import { assertSafeModelName } from './model-name.ts';
+import { modelKey } from './model-identifier.ts';
 import { assertRealPathInside } from './safe-path.ts';
 import { parseVersionDirName, selectVersions } from './version-policy.ts';
 import { checkInstancesAcrossVersions } from '../config/validate-instances.ts';
@@ -29,6 +30,8 @@ import type { WorkerPolicy } from '../worker/types.ts';
 /** Where a model lives. */
 export interface ModelSource {
   readonly name: string;
+  /** Its repository as configured, with `--model-namespacing`; '' without (see model-identifier.ts). */
+  readonly namespace: string;
   /** The local folder holding the model folder (the repository, or its copy in the cache). */
   readonly repository: string;
   readonly dir: string;
@@ -39,9 +42,9 @@ export interface ModelSource {
 }
 
 export interface ScanResult {
-  /** Models found in exactly one repository. */
+  /** Models by key (`modelKey`): found in exactly one repository, or in one namespace each. */
   readonly models: ReadonlyMap<string, ModelSource>;
-  /** Names found in more than one repository (Triton refuses to load them). */
+  /** Names found in more than one repository without namespacing (Triton refuses to load them). */
   readonly duplicates: ReadonlySet<string>;
   /** Repositories that could not be read, with the reason. */
   readonly errors: readonly string[];
@@ -88,6 +91,8 @@ export interface RepositoryOptions {
   readonly backendConfig?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Rules for the workers auto-complete starts (LoadSpec.workerPolicy). */
   readonly workerPolicy?: WorkerPolicy;
+  /** `--model-namespacing`: each repository is a namespace; names need only be unique within one. */
+  readonly namespacing?: boolean;
 }
 
 /** Overrides the load API may pass (`config` JSON already parsed; files written to `dir`). */
@@ -134,6 +139,8 @@ async function readIfExists(p: string): Promise<string | undefined> {
 /** One configured repository: where its files come from and where the model code reads them. */
 interface RepositoryLocation {
   readonly source: RepositorySource;
+  /** The namespace of its models: the repository as configured with namespacing, else ''. */
+  readonly namespace: string;
   /** Local folder of its model folders: the repository itself, or its copy in the cache. */
   readonly root: string;
   readonly mirror?: RepositoryMirror;
@@ -168,10 +175,12 @@ export class ModelRepository {
       : remote
         ? path.join(os.tmpdir(), `tritium-repository-cache-${process.pid}-${randomBytes(6).toString('hex')}`)
         : undefined;
-    this.locations = sources.map((source) => {
-      if (source.localRoot !== undefined) return { source, root: source.localRoot };
+    this.locations = sources.map((source, i) => {
+      const given = options.repositories[i]!;
+      const namespace = options.namespacing ? (typeof given === 'string' ? given : given.url) : '';
+      if (source.localRoot !== undefined) return { source, namespace, root: source.localRoot };
       const mirror = new RepositoryMirror(source, path.join(this.cacheDir!, cacheFolderName(source.url)), { ...options.mirror, log: this.log });
-      return { source, root: mirror.modelsRoot, mirror };
+      return { source, namespace, root: mirror.modelsRoot, mirror };
     });
     this.repositories = this.locations.map((l) => l.root);
   }
@@ -183,7 +192,7 @@ export class ModelRepository {
   }
 
   private modelSource(location: RepositoryLocation, name: string): ModelSource {
-    return { name, repository: location.root, dir: path.join(location.root, name), mirror: location.mirror };
+    return { name, namespace: location.namespace, repository: location.root, dir: path.join(location.root, name), mirror: location.mirror };
   }
 
   /** Lists model folders of every repository. Hidden folders (`.git`) are skipped. */
@@ -202,12 +211,13 @@ export class ModelRepository {
       for (const entry of entries) {
         const name = entry.path;
         if (name.startsWith('.') || entry.kind !== 'dir') continue;
-        if (models.has(name) || duplicates.has(name)) {
-          duplicates.add(name);
-          models.delete(name);
+        const key = modelKey(location.namespace, name);
+        if (models.has(key) || duplicates.has(key)) {
+          duplicates.add(key);
+          models.delete(key);
           continue;
         }
-        models.set(name, this.modelSource(location, name));
+        models.set(key, this.modelSource(location, name));
       }
     }
     return { models, duplicates, errors };
@@ -235,8 +245,11 @@ export class ModelRepository {
     if (source.mirror) await source.mirror.sync(source.name);
   }
 
-  /** Finds one model by name (explicit loads), with Triton's errors for missing and duplicate names. */
-  async find(name: string): Promise<ModelSource> {
+  /**
+   * Finds a model by name (explicit loads), with Triton's errors for missing and (without
+   * namespacing) duplicate names; with namespacing, one source per repository holding it.
+   */
+  async findAll(name: string): Promise<ModelSource[]> {
     assertSafeModelName(name);
     const found: ModelSource[] = [];
     for (const location of this.locations) {
@@ -245,9 +258,16 @@ export class ModelRepository {
     if (found.length === 0) {
       throw new InferError('INVALID_ARG', `failed to poll model '${name}': model not found in any model repository.`);
     }
-    if (found.length > 1) {
+    if (found.length > 1 && !this.options.namespacing) {
       throw new InferError('INVALID_ARG', `failed to poll model '${name}': not unique across all model repositories`);
     }
+    return found;
+  }
+
+  /** The one model named `name`, with Triton's errors for a missing name and one in several repositories. */
+  async find(name: string): Promise<ModelSource> {
+    const found = await this.findAll(name);
+    if (found.length > 1) throw new InferError('INVALID_ARG', `failed to poll model '${name}': not unique across all model repositories`);
     return found[0]!;
   }
 

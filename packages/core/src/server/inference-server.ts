@@ -26,6 +26,7 @@ import type { RepositorySource } from '../repository/source/repository-source.ts
 import type { ConfigCodec } from '../repository/config-codec.ts';
 import { defaultConfigCodec } from '../repository/config-codec.ts';
 import { assertSafeModelName } from '../repository/model-name.ts';
+import { modelKey } from '../repository/model-identifier.ts';
 import type {
   InferenceServerApi,
   LoadOptions,
@@ -41,6 +42,7 @@ import { parseModelVersion } from './model-version.ts';
 import type { VersionLoadDeps } from './version-loader.ts';
 import { ModelLifecycle, removeUploads } from './model-lifecycle.ts';
 import type { LoadedVersion } from './loaded-version.ts';
+import type { ModelRecord } from './model-record.ts';
 import { formatTable } from './table-printer.ts';
 import { settlesWithin } from './settles-within.ts';
 import { sweepStaleOverrides } from './load-overrides.ts';
@@ -134,6 +136,12 @@ export interface InferenceServerOptions {
    * may ask for, or every model's with `scope: 'all'` (see model-limits.ts). Default: none.
    */
   readonly modelLimits?: ModelLimits;
+  /**
+   * `--model-namespacing`: each repository is a namespace, so several may hold models of the same
+   * name; ensembles resolve their steps in their own repository first; a client's name held in
+   * several repositories is refused with Triton's ambiguity error. Default false.
+   */
+  readonly modelNamespacing?: boolean;
   /** Most model instances starting at once in the server (Triton's --model-load-thread-count; default 4). */
   readonly instanceStarts?: number;
 }
@@ -181,6 +189,7 @@ export class InferenceServer implements InferenceServerApi {
       log: this.log,
       backendConfig: options.backendConfig,
       ...(options.workerPolicy ? { workerPolicy: options.workerPolicy } : {}),
+      namespacing: options.modelNamespacing === true,
     });
     this.infer = this.infer.bind(this);
     this.inferStream = this.inferStream.bind(this);
@@ -188,13 +197,13 @@ export class InferenceServer implements InferenceServerApi {
       throw new InferError('INVALID_ARG', 'found multiple cache configurations, but only a single cache is currently supported');
     }
     const store = options.responseCache ?? (options.responseCacheBytes !== undefined ? new ResponseCache(options.responseCacheBytes) : undefined);
-    if (store) this.caching = new ResponseCaching(store, (name, version) => this.tryRoute(name, version)?.config, this.log);
+    if (store) this.caching = new ResponseCaching(store, (name, version, namespace) => this.tryRoute(name, version, namespace)?.config, this.log);
     this.loadDeps = {
       // Ensemble steps and BLS calls belong to a client request already accepted: like Triton's
       // InferAsync while SERVER_EXITING, they are served during a stop, so that request finishes.
-      infer: (request) => this.enqueueRouted(request, false),
-      inferStream: (request, sink) => this.enqueueRoutedStream(request, sink, false),
-      getModelConfig: (name, version) => this.tryRoute(name, version)?.config,
+      infer: (request, namespace) => this.enqueueRouted(request, false, namespace),
+      inferStream: (request, sink, namespace) => this.enqueueRoutedStream(request, sink, false, namespace),
+      getModelConfig: (name, version, namespace) => this.tryRoute(name, version, namespace)?.config,
       backendConfig: options.backendConfig,
       ...(options.workerPolicy ? { workerPolicy: options.workerPolicy } : {}),
       clock: options.clock,
@@ -216,6 +225,7 @@ export class InferenceServer implements InferenceServerApi {
       allowModelFileOverride: options.allowModelFileOverride === true,
       isStopping: () => this.stopping,
       polling: this.mode === 'poll',
+      namespacing: options.modelNamespacing === true,
       ...(options.unloadTimeoutMs !== undefined ? { unloadTimeoutMs: options.unloadTimeoutMs } : {}),
       ...(options.modelLimits ? { limits: options.modelLimits } : {}),
       ...(options.latencyMetrics ? { latencyMetrics: options.latencyMetrics } : {}),
@@ -375,7 +385,7 @@ export class InferenceServer implements InferenceServerApi {
    * again makes it READY again. Only the version serving in the slot counts (not one being replaced).
    */
   private onVersionHealth(loaded: LoadedVersion, down: string | undefined): void {
-    const slot = this.lifecycle.models.get(loaded.name)?.slots.get(loaded.version);
+    const slot = this.lifecycle.models.get(modelKey(loaded.namespace, loaded.name))?.slots.get(loaded.version);
     if (!slot || slot.live !== loaded || this.stopping) return;
     if (down !== undefined) {
       if (slot.state !== 'READY' && !slot.down) return;
@@ -422,7 +432,7 @@ export class InferenceServer implements InferenceServerApi {
 
   modelMetadata(name: string, version?: string): ModelMetadata {
     const loaded = this.route(name, parseModelVersion(version));
-    return modelMetadata(loaded.config, this.lifecycle.models.get(name)!.readyVersions());
+    return modelMetadata(loaded.config, this.lifecycle.models.get(modelKey(loaded.namespace, name))!.readyVersions());
   }
 
   modelConfig(name: string, version?: string): ModelConfig {
@@ -447,13 +457,16 @@ export class InferenceServer implements InferenceServerApi {
     this.enqueueRoutedStream(request, sink, true);
   }
 
-  /** `client`: a transport's request (refused once stopping, counted until answered); else a step or BLS call. */
-  private enqueueRouted(request: InferRequest, client: boolean): Promise<InferResponse> {
+  /**
+   * `client`: a transport's request (refused once stopping, counted until answered); else a step or
+   * BLS call. `namespace`: an ensemble step's, whose model resolves there first (namespacing).
+   */
+  private enqueueRouted(request: InferRequest, client: boolean, namespace?: string): Promise<InferResponse> {
     const trace = request.trace;
     const arrivalNs = this.caching ? Number(process.hrtime.bigint()) : 0;
     let answer: Promise<InferResponse>;
     try {
-      const loaded = this.routeForInference(request, client);
+      const loaded = this.routeForInference(request, client, namespace);
       if (trace) startTrace(trace, loaded, request);
       const probe = this.caching?.enabledFor(loaded) ? this.caching.lookup(loaded, request, arrivalNs) : undefined;
       if (probe instanceof Promise) {
@@ -498,15 +511,15 @@ export class InferenceServer implements InferenceServerApi {
    * stored only when it is the same version.
    */
   private afterLookup(request: InferRequest, routed: LoadedVersion): LoadedVersion {
-    const now = this.tryRoute(request.model, request.version);
+    const now = this.tryRoute(request.model, request.version, routed.namespace);
     return now ?? routed;
   }
 
-  private enqueueRoutedStream(request: InferRequest, sink: ResponseSink, client: boolean): void {
+  private enqueueRoutedStream(request: InferRequest, sink: ResponseSink, client: boolean, namespace?: string): void {
     const arrivalNs = this.caching ? Number(process.hrtime.bigint()) : 0;
     let loaded: LoadedVersion;
     try {
-      loaded = this.routeForInference(request, client);
+      loaded = this.routeForInference(request, client, namespace);
     } catch (err) {
       request.trace?.release();
       sink.complete(InferError.from(err));
@@ -587,9 +600,9 @@ export class InferenceServer implements InferenceServerApi {
     if (--this.inflight === 0) this.onIdle?.();
   }
 
-  private routeForInference(request: InferRequest, client: boolean): LoadedVersion {
+  private routeForInference(request: InferRequest, client: boolean, namespace?: string): LoadedVersion {
     if (client && this.stopping) throw new InferError('UNAVAILABLE', 'Server is stopping: new inference requests are refused');
-    const loaded = this.route(request.model, request.version);
+    const loaded = this.route(request.model, request.version, namespace);
     validateRequest(loaded.config, request);
     return loaded;
   }
@@ -600,9 +613,9 @@ export class InferenceServer implements InferenceServerApi {
    * ensemble lost a composing model): Triton answers "not found" / "no available versions" there;
    * Tritium answers UNAVAILABLE with the reason (`model 'm' version 1 is unavailable: <why>`).
    */
-  private route(name: string, version: number | undefined): LoadedVersion {
+  private route(name: string, version: number | undefined, namespace?: string): LoadedVersion {
     const prefix = `Request for unknown model: '${name}'`;
-    const record = this.lifecycle.models.get(name);
+    const record = this.lifecycle.resolve(name, namespace);
     if (!record || (record.slots.size === 0 && !record.resolved)) {
       if (record?.error && record.slots.size === 0) throw new InferError('UNAVAILABLE', `model '${name}' is unavailable: ${record.error}`);
       throw new InferError('NOT_FOUND', `${prefix} is not found`);
@@ -625,9 +638,9 @@ export class InferenceServer implements InferenceServerApi {
     return slot.live;
   }
 
-  private tryRoute(name: string, version: number | undefined): LoadedVersion | undefined {
+  private tryRoute(name: string, version: number | undefined, namespace?: string): LoadedVersion | undefined {
     try {
-      return this.route(name, version);
+      return this.route(name, version, namespace);
     } catch {
       return undefined;
     }
@@ -637,17 +650,18 @@ export class InferenceServer implements InferenceServerApi {
 
   statistics(name?: string, version?: string): ModelStatistics[] {
     const v = parseModelVersion(version);
+    // Same lookup errors as inference (Triton resolves the model first, ambiguity included).
+    const only = name ? this.lifecycle.resolve(name) : undefined;
     if (name) {
-      // Same lookup errors as inference (Triton resolves the model first).
       if (v !== undefined) this.route(name, v);
-      else if (!this.lifecycle.models.has(name)) this.route(name, undefined);
+      else if (!only) this.route(name, undefined);
     }
     const out: ModelStatistics[] = [];
     for (const record of [...this.lifecycle.models.values()].sort((a, b) => a.name.localeCompare(b.name))) {
-      if (name && record.name !== name) continue;
+      if (name && record !== only) continue;
       for (const ver of record.readyVersions()) {
         if (v !== undefined && ver !== v) continue;
-        out.push(this.lifecycle.statsFor(record.name, ver, record.slots.get(ver)!.live!.config).snapshot());
+        out.push(this.lifecycle.statsFor(record, ver, record.slots.get(ver)!.live!.config).snapshot());
       }
     }
     return out;
@@ -664,6 +678,7 @@ export class InferenceServer implements InferenceServerApi {
         out.push({
           model: record.name,
           version: String(ver),
+          ...(record.namespace ? { namespace: record.namespace } : {}),
           metricTags: live.config.metric_tags ?? {},
           requestSuccess: s.inference_stats.success.count,
           requestFailure: live.stats.failureCounts(),
@@ -719,15 +734,18 @@ export class InferenceServer implements InferenceServerApi {
     const scan = await this.repository.scan();
     // Models loaded through the load API from `file:` overrides live outside the repositories; they
     // are listed while their files are held (Triton lists repository folders only).
-    const fromApi = [...this.lifecycle.models.values()].filter((r) => r.overrideDirs.size > 0).map((r) => r.name);
-    const names = [...new Set([...scan.models.keys(), ...scan.duplicates, ...fromApi])].sort();
+    // By key: with namespacing a name held in several repositories is listed once per repository.
+    const fromApi = [...this.lifecycle.models.values()].filter((r) => r.overrideDirs.size > 0).map((r) => r.key);
+    const nameOf = (key: string): string => scan.models.get(key)?.name ?? this.lifecycle.models.get(key)?.name ?? key;
+    const keys = [...new Set([...scan.models.keys(), ...scan.duplicates, ...fromApi])].sort((a, b) => nameOf(a).localeCompare(nameOf(b)) || a.localeCompare(b));
     const out: ModelIndexEntry[] = [];
-    for (const name of names) {
-      if (scan.duplicates.has(name)) {
+    for (const key of keys) {
+      const name = nameOf(key);
+      if (scan.duplicates.has(key)) {
         if (!options.readyOnly) out.push({ name, version: '', state: 'UNAVAILABLE', reason: 'model appears in two or more repositories' });
         continue;
       }
-      const record = this.lifecycle.models.get(name);
+      const record = this.lifecycle.models.get(key);
       const versions = record ? [...record.slots.entries()].sort(([a], [b]) => a - b) : [];
       if (versions.length === 0) {
         if (options.readyOnly) continue;
@@ -764,7 +782,11 @@ export class InferenceServer implements InferenceServerApi {
     });
   }
 
-  /** Explicit mode: unloads every version of `name` (and, with `unloadDependents`, composing models nobody else uses). */
+  /**
+   * Explicit mode: unloads every version of `name` (and, with `unloadDependents`, composing models
+   * nobody else uses); with namespacing, in every repository holding that name (Triton unloads
+   * each identifier the name polls to).
+   */
   unloadModel(name: string, options: { unloadDependents?: boolean; repository?: string } = {}): Promise<void> {
     try {
       refuseRepositoryName(options.repository);
@@ -776,11 +798,15 @@ export class InferenceServer implements InferenceServerApi {
     // version that does not drain (bounded by the unload timeout) holds no other model's load.
     return this.serialized(async () => {
       assertSafeModelName(name);
-      const record = this.lifecycle.models.get(name);
-      if (!record) return { drained: Promise.resolve() };
-      record.explicit = false;
-      const toUnload = [record];
-      if (options.unloadDependents) toUnload.push(...this.lifecycle.orphanedComposing(record));
+      const records = this.lifecycle.recordsNamed(name);
+      if (records.length === 0) return { drained: Promise.resolve() };
+      const toUnload: ModelRecord[] = [];
+      for (const record of records) {
+        record.explicit = false;
+        record.present = false;
+        toUnload.push(record);
+        if (options.unloadDependents) toUnload.push(...this.lifecycle.orphanedComposing(record));
+      }
       const drained = toUnload.map((r) => this.lifecycle.unloadRecord(r));
       // Ensembles that used what was unloaded stop serving too (Triton unloads them).
       drained.push(this.lifecycle.unloadBrokenEnsembles().drained);

@@ -13,6 +13,7 @@ import type { Logger } from '../logger.ts';
 import type { ModelRepository, ModelSource, ResolvedModel } from '../repository/model-repository.ts';
 import type { ConfigCodec } from '../repository/config-codec.ts';
 import { assertSafeModelName } from '../repository/model-name.ts';
+import { ambiguousModelMessage, modelKey } from '../repository/model-identifier.ts';
 import { checkComposingModels, composingModels, findCircularDependency, type ComposingModelView } from '../ensemble/validate/ensemble-dependencies.ts';
 import { validateEnsembleModels } from '../ensemble/validate/ensemble-models.ts';
 import type { LoadOptions } from './server-api.ts';
@@ -54,10 +55,15 @@ export interface ModelLifecycleDeps {
   readonly unloadTimeoutMs?: number;
   /** Ceilings on what a client-sent config (load API) may ask for; none: unbounded. */
   readonly limits?: ModelLimits;
+  /** `--model-namespacing`: records are per repository and names resolve as in `resolve`. */
+  readonly namespacing?: boolean;
 }
 
 export class ModelLifecycle {
+  /** Every model known, by `modelKey(namespace, name)` (the name alone without namespacing). */
   readonly models = new Map<string, ModelRecord>();
+  /** The records of each name (Triton's global map), for `resolve`. */
+  private readonly byName = new Map<string, ModelRecord[]>();
   private readonly stats = new Map<string, ModelStats>();
   /** Every loaded version not yet disposed (serving or draining), for the instance bounds and the stop. */
   readonly held: HeldVersions;
@@ -93,8 +99,9 @@ export class ModelLifecycle {
     if (bounded) this.loadingBounded -= count;
   }
 
-  statsFor(name: string, version: number, config: ModelConfig): ModelStats {
-    const key = `${name}\0${version}`;
+  statsFor(record: { readonly key: string; readonly name: string }, version: number, config: ModelConfig): ModelStats {
+    const name = record.name;
+    const key = `${record.key}\0${version}`;
     let s = this.stats.get(key);
     if (!s) {
       // Triton's model_metrics: custom buckets for nv_inference_first_response_histogram_ms.
@@ -108,21 +115,55 @@ export class ModelLifecycle {
     return s;
   }
 
+  /**
+   * The record `name` means. Without namespacing, the one of that name. With it (Triton's
+   * FindModelIdentifier, and an ensemble's preferred identifier for its steps): the present record
+   * in namespace `prefer` if there is one, else the only present record of that name; several
+   * present and none preferred is Triton's ambiguity error (INVALID_ARG). With none present, a
+   * known record (an unloaded one) still answers, so its state is reported.
+   */
+  resolve(name: string, prefer?: string): ModelRecord | undefined {
+    if (!this.deps.namespacing) return this.models.get(name);
+    if (prefer !== undefined) {
+      const own = this.models.get(modelKey(prefer, name));
+      if (own?.present) return own;
+    }
+    const all = this.byName.get(name) ?? [];
+    const present = all.filter((r) => r.present);
+    if (present.length > 1) throw new InferError('INVALID_ARG', ambiguousModelMessage(name, present.length));
+    if (present.length === 1) return present[0];
+    return (prefer !== undefined ? this.models.get(modelKey(prefer, name)) : undefined) ?? (all.length === 1 ? all[0] : undefined);
+  }
+
+  /** `resolve`, with an ambiguous name as unknown (an ensemble step: "not available or ambiguous"). */
+  tryResolve(name: string, prefer?: string): ModelRecord | undefined {
+    try {
+      return this.resolve(name, prefer);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Every record of `name`, one per namespace holding it. */
+  recordsNamed(name: string): readonly ModelRecord[] {
+    return this.byName.get(name) ?? [];
+  }
+
   /** Composing models of `record` (recursively) that no other loaded ensemble uses and nobody loaded by name. */
   orphanedComposing(record: ModelRecord): ModelRecord[] {
-    const removed = new Set<string>([record.name]);
+    const removed = new Set<string>([record.key]);
     const out: ModelRecord[] = [];
     let frontier = composingModels(record.resolved?.config ?? {});
     while (frontier.length > 0) {
       const next: string[] = [];
       for (const dep of frontier) {
-        const r = this.models.get(dep);
-        if (!r || removed.has(dep) || r.explicit) continue;
+        const r = this.tryResolve(dep, record.namespace);
+        if (!r || removed.has(r.key) || r.explicit) continue;
         const usedElsewhere = [...this.models.values()].some(
-          (o) => !removed.has(o.name) && o.readyVersions().length > 0 && composingModels(o.resolved?.config ?? {}).includes(dep),
+          (o) => !removed.has(o.key) && o.readyVersions().length > 0 && composingModels(o.resolved?.config ?? {}).includes(dep),
         );
         if (usedElsewhere) continue;
-        removed.add(dep);
+        removed.add(r.key);
         out.push(r);
         next.push(...composingModels(r.resolved?.config ?? {}));
       }
@@ -211,7 +252,7 @@ export class ModelLifecycle {
       for (const record of this.models.values()) {
         const config = record.resolved?.config;
         if (config?.platform !== 'ensemble' || record.readyVersions().length === 0) continue;
-        const problem = this.composingProblem(config);
+        const problem = this.composingProblem(config, record.namespace);
         if (problem === undefined) continue;
         drains.push(this.unloadSlots(record, problem));
         this.deps.log.error(problem);
@@ -234,7 +275,7 @@ export class ModelLifecycle {
       for (const record of this.models.values()) {
         const model = record.resolved;
         if (!model || ![...record.slots.values()].some((s) => s.dependencyUnloaded && !s.live)) continue;
-        if (this.composingProblem(model.config) !== undefined) continue;
+        if (this.composingProblem(model.config, record.namespace) !== undefined) continue;
         failures.push(...(await this.applyModel(model, undefined)));
         for (const slot of record.slots.values()) slot.dependencyUnloaded = false;
         // A reloaded ensemble may be what an outer ensemble was waiting for.
@@ -245,9 +286,9 @@ export class ModelLifecycle {
   }
 
   /** Why an ensemble cannot run against the models serving now, or undefined when it can. */
-  private composingProblem(config: ModelConfig): string | undefined {
+  private composingProblem(config: ModelConfig, namespace: string): string | undefined {
     try {
-      checkComposingModels(config, (name) => this.composingView(name));
+      checkComposingModels(config, (name) => this.composingView(name, namespace));
       return undefined;
     } catch (err) {
       return InferError.from(err).message;
@@ -262,6 +303,7 @@ export class ModelLifecycle {
     if (scan.errors.length > 0) return [...scan.errors];
     const failures: string[] = [];
     for (const name of scan.duplicates) {
+      // Duplicates exist only without namespacing, where a key is the name.
       failures.push(`failed to poll model '${name}': not unique across all model repositories`);
       this.deps.onFailure?.(name, new InferError('INVALID_ARG', 'not unique across all model repositories'));
       const record = this.models.get(name);
@@ -270,16 +312,21 @@ export class ModelLifecycle {
     if (!startup) {
       // Models whose folder disappeared are unloaded.
       for (const record of this.models.values()) {
-        if (!scan.models.has(record.name) && !scan.duplicates.has(record.name) && record.servingVersions().length > 0) {
-          void this.unloadRecord(record);
-        }
+        if (scan.models.has(record.key) || scan.duplicates.has(record.key) || record.overrideDirs.size > 0) continue;
+        // Gone from the repository: no longer a candidate for its name (Triton removes its node).
+        record.present = false;
+        if (record.servingVersions().length > 0) void this.unloadRecord(record);
       }
     }
     // Ensembles using a model that just lost its versions stop serving first; those whose folder is
     // still there are then re-checked below and report which model they miss.
     this.unloadBrokenEnsembles();
     const sources = [...scan.models.values()];
-    for (const s of sources) this.recordFor(s.name).explicit = true;
+    for (const s of sources) {
+      const record = this.recordFor(s.name, s.namespace);
+      record.explicit = true;
+      record.present = true;
+    }
     const failures2 = await this.applySources(sources, new Map());
     await this.settleEnsembles();
     return [...failures, ...failures2];
@@ -306,16 +353,21 @@ export class ModelLifecycle {
       seen.add(name);
       try {
         assertSafeModelName(name);
-        let source: ModelSource;
+        let found: ModelSource[];
         if (top && override) {
           overrides.set(name, override);
-          source = override.dir ? { name, repository: override.dir, dir: override.dir, uploaded: true } : await this.deps.repository.find(name);
-        } else source = await this.deps.repository.find(name);
-        sources.push(source);
-        if (top) this.recordFor(name).explicit = true;
+          found = override.dir ? [{ name, namespace: '', repository: override.dir, dir: override.dir, uploaded: true }] : await this.deps.repository.findAll(name);
+        } else found = await this.deps.repository.findAll(name);
+        // With namespacing, a name loads in every repository holding it (Triton polls each identifier).
+        for (const source of found) {
+          sources.push(source);
+          const record = this.recordFor(source.name, source.namespace);
+          record.present = true;
+          if (top) record.explicit = true;
+        }
         // Composing models are polled and loaded with their ensemble (Triton's polling chain).
         const config = overrides.get(name)?.config;
-        const deps = config ? composingModels(config) : await this.peekComposing(source);
+        const deps = config ? composingModels(config) : (await Promise.all(found.map((f) => this.peekComposing(f)))).flat();
         for (const dep of deps) await addModel(dep, false);
       } catch (err) {
         const e = InferError.from(err);
@@ -335,8 +387,9 @@ export class ModelLifecycle {
       // (under ever new names they filled the disk), and those a successful reload replaced. Those
       // of a version that keeps serving after a failed reload stay: its instances restart from them.
       for (const name of seen) {
-        const record = this.models.get(name);
-        if (record) await removeUploads(record, (dir) => ![...record.slots.values()].some((slot) => slot.live && slot.dir === dir));
+        for (const record of this.recordsNamed(name)) {
+          await removeUploads(record, (dir) => ![...record.slots.values()].some((slot) => slot.live && slot.dir === dir));
+        }
       }
     }
   }
@@ -362,11 +415,13 @@ export class ModelLifecycle {
     return override;
   }
 
-  recordFor(name: string): ModelRecord {
-    let record = this.models.get(name);
+  recordFor(name: string, namespace = ''): ModelRecord {
+    const key = modelKey(namespace, name);
+    let record = this.models.get(key);
     if (!record) {
-      record = new ModelRecord(name);
-      this.models.set(name, record);
+      record = new ModelRecord(name, namespace);
+      this.models.set(key, record);
+      this.byName.set(name, [...(this.byName.get(name) ?? []), record]);
     }
     return record;
   }
@@ -377,13 +432,14 @@ export class ModelLifecycle {
    */
   async applySources(sources: readonly ModelSource[], overrides: ReadonlyMap<string, LoadOverride>): Promise<string[]> {
     const failures: string[] = [];
+    /** By model key. */
     const resolved = new Map<string, ResolvedModel>();
     await Promise.all(
       sources.map(async (source) => {
-        const record = this.recordFor(source.name);
+        const record = this.recordFor(source.name, source.namespace);
         try {
           const r = await this.deps.repository.read(source, overrides.get(source.name) ?? {});
-          resolved.set(source.name, r);
+          resolved.set(record.key, r);
         } catch (err) {
           this.deps.onFailure?.(source.name, InferError.from(err));
           const message = InferError.from(err).message;
@@ -397,21 +453,33 @@ export class ModelLifecycle {
       }),
     );
 
-    const configOf = (name: string): ModelConfig | undefined => resolved.get(name)?.config ?? this.models.get(name)?.resolved?.config;
+    // A step's model among those read now: in the ensemble's namespace, else the only one of its name.
+    const readKey = (name: string, namespace: string): string | undefined => {
+      if (resolved.has(modelKey(namespace, name))) return modelKey(namespace, name);
+      const keys = [...resolved.entries()].filter(([, r]) => r.source.name === name).map(([k]) => k);
+      return keys.length === 1 ? keys[0] : undefined;
+    };
     const done = new Map<string, Promise<void>>();
-    const apply = (name: string): Promise<void> => {
-      let p = done.get(name);
+    const apply = (key: string): Promise<void> => {
+      let p = done.get(key);
       if (!p) {
         p = (async () => {
-          const model = resolved.get(name)!;
-          const deps = composingModels(model.config).filter((d) => resolved.has(d) && d !== name);
+          const model = resolved.get(key)!;
+          const { name, namespace } = model.source;
+          const configOf = (m: string): ModelConfig | undefined => {
+            const k = readKey(m, namespace);
+            return k ? resolved.get(k)!.config : this.tryResolve(m, namespace)?.resolved?.config;
+          };
+          const deps = composingModels(model.config)
+            .map((d) => readKey(d, namespace))
+            .filter((k): k is string => k !== undefined && k !== key);
           // Through loaded models too: reloading eb -> ea while ea -> eb serves closed a cycle that
           // loaded, and every request to either recursed until the stack overflowed.
           const cycle = composingModels(model.config).length > 0 ? findCircularDependency(name, configOf) : undefined;
           if (!cycle) await Promise.all(deps.map((d) => apply(d)));
           failures.push(...(await this.applyModel(model, cycle, overrides.has(name))));
         })();
-        done.set(name, p);
+        done.set(key, p);
       }
       return p;
     };
@@ -425,7 +493,7 @@ export class ModelLifecycle {
    * `clientSent`: its config or files came through the load API (the ceilings bound it).
    */
   private async applyModel(model: ResolvedModel, preError: InferError | undefined, clientSent = false): Promise<string[]> {
-    const record = this.recordFor(model.source.name);
+    const record = this.recordFor(model.source.name, model.source.namespace);
     const previous = record.resolved;
     record.resolved = model;
     record.error = undefined;
@@ -436,7 +504,7 @@ export class ModelLifecycle {
     let configError = preError;
     if (!configError && model.config.platform === 'ensemble') {
       try {
-        config = this.completeEnsemble(model.config);
+        config = this.completeEnsemble(model.config, model.source.namespace);
       } catch (err) {
         configError = InferError.from(err);
       }
@@ -487,7 +555,7 @@ export class ModelLifecycle {
         };
         if (configError) return fail(configError);
         const started = performance.now();
-        const stats = this.statsFor(model.source.name, rv.version, config);
+        const stats = this.statsFor(record, rv.version, config);
         const count = instancesPerVersion(config);
         const bounded = limits !== undefined;
         try {
@@ -499,6 +567,7 @@ export class ModelLifecycle {
           let loaded: LoadedVersion;
           try {
             loaded = await loadVersion(model, rv, config, stats, this.deps.loadDeps, limits ? { limits } : {});
+            loaded.namespace = model.source.namespace;
             // From here the version's instances are counted while it is held (or not at all).
             this.held.add(loaded, bounded);
           } finally {
@@ -548,16 +617,16 @@ export class ModelLifecycle {
    * Checks an ensemble against its composing models as loaded now (Triton's CheckNode +
    * ValidateEnsembleConfig) and returns its config completed with the decoupled flag it inherits.
    */
-  private completeEnsemble(config: ModelConfig): ModelConfig {
-    checkComposingModels(config, (name) => this.composingView(name));
-    const result = validateEnsembleModels(config, (m) => this.models.get(m)!.latestServing()!.config);
+  private completeEnsemble(config: ModelConfig, namespace: string): ModelConfig {
+    checkComposingModels(config, (name) => this.composingView(name, namespace));
+    const result = validateEnsembleModels(config, (m) => this.tryResolve(m, namespace)!.latestServing()!.config);
     // Triton always writes the inherited flag, so an ensemble's config carries
     // `model_transaction_policy` (decoupled false or true) once loaded.
     return { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled: result.decoupled } };
   }
 
-  private composingView(name: string): ComposingModelView {
-    const r = this.models.get(name);
+  private composingView(name: string, namespace: string): ComposingModelView {
+    const r = this.tryResolve(name, namespace);
     if (!r || (!r.resolved && !r.error)) return { known: false, readyVersions: [] };
     return {
       known: true,

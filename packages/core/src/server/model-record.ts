@@ -1,6 +1,7 @@
 import type { ModelState } from './server-api.ts';
 import type { ResolvedModel } from '../repository/model-repository.ts';
 import type { LoadedVersion } from './loaded-version.ts';
+import { modelKey } from '../repository/model-identifier.ts';
 
 /** What the server knows about one version: its state, why, and the loaded version serving it. */
 export interface VersionSlot {
@@ -32,7 +33,7 @@ export interface VersionSlot {
   failedStamp?: string;
 }
 
-/** What the server knows about one model name. */
+/** What the server knows about one model: a name, within a namespace with `--model-namespacing`. */
 export class ModelRecord {
   resolved?: ResolvedModel;
   readonly slots = new Map<number, VersionSlot>();
@@ -46,8 +47,20 @@ export class ModelRecord {
    * Each goes once no live version uses it, and all go on unload.
    */
   readonly overrideDirs = new Set<string>();
+  /**
+   * In the repository as last read or loaded (Triton's global map of names): a name resolves among
+   * present records only; an unload or a folder gone clears it.
+   */
+  present = true;
+  /** `modelKey(namespace, name)`: the key the lifecycle holds it under. */
+  readonly key: string;
 
-  constructor(readonly name: string) {}
+  constructor(
+    readonly name: string,
+    readonly namespace = '',
+  ) {
+    this.key = modelKey(namespace, name);
+  }
 
   readyVersions(): number[] {
     return [...this.slots.entries()]

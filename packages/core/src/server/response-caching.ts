@@ -59,7 +59,7 @@ export class ResponseCaching {
    */
   lookup(loaded: LoadedVersion, request: InferRequest, arrivalNs: number): CacheLookup | Promise<CacheLookup> {
     const start = nowNs();
-    const key = responseCacheKey(request, loaded.version, loaded.stamp);
+    const key = responseCacheKey(request, loaded.version, loaded.stamp, loaded.namespace);
     const cached = this.cache.lookup(key);
     if (cached instanceof Promise) return cached.then((c) => this.answer(loaded, request, key, c, arrivalNs, start));
     return this.answer(loaded, request, key, cached, arrivalNs, start);

@@ -89,6 +89,8 @@ export interface ModelStatistics {
 export interface ModelMetricsSnapshot {
   readonly model: string;
   readonly version: string;
+  /** The model's repository with `--model-namespacing` (Triton's `namespace` label); absent without. */
+  readonly namespace?: string;
   readonly metricTags: Readonly<Record<string, string>>;
   readonly requestSuccess: number;
   readonly requestFailure: Readonly<Record<'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER', number>>;

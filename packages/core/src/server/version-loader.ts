@@ -24,9 +24,13 @@ import type { StartGate } from './start-gate.ts';
 import type { ModelLimits } from './model-limits.ts';
 
 export interface VersionLoadDeps {
-  readonly infer: (request: InferRequest) => Promise<InferResponse>;
-  readonly inferStream: (request: InferRequest, sink: ResponseSink) => void;
-  readonly getModelConfig: (name: string, version?: number) => ModelConfig | undefined;
+  /**
+   * The server's inference for ensemble steps and BLS calls. `namespace` (an ensemble's, with
+   * `--model-namespacing`) is where the step's model is looked up first.
+   */
+  readonly infer: (request: InferRequest, namespace?: string) => Promise<InferResponse>;
+  readonly inferStream: (request: InferRequest, sink: ResponseSink, namespace?: string) => void;
+  readonly getModelConfig: (name: string, version?: number, namespace?: string) => ModelConfig | undefined;
   readonly backendConfig?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Handed to every backend load (LoadSpec.workerPolicy). */
   readonly workerPolicy?: WorkerPolicy;
@@ -126,12 +130,14 @@ async function loadOnce(
   deps: VersionLoadDeps,
   options: VersionLoadOptions,
 ): Promise<LoadedVersion> {
+  // An ensemble's steps resolve in its own namespace first (Triton's preferred identifier).
+  const namespace = model.source.namespace;
   const schedulerDeps = {
     modelName: config.name,
     version: rv.version,
-    infer: deps.infer,
-    inferStream: deps.inferStream,
-    getModelConfig: deps.getModelConfig,
+    infer: (r: InferRequest) => deps.infer(r, namespace),
+    inferStream: (r: InferRequest, sink: ResponseSink) => deps.inferStream(r, sink, namespace),
+    getModelConfig: (name: string, version?: number) => deps.getModelConfig(name, version, namespace),
     clock: deps.clock,
     stats,
     log: deps.log,
