@@ -34,7 +34,8 @@ export { PAD_PARAMETER_PREFIX, encodePadValue, paddingSpecFromConfig, padTensor,
 export { UNPAD_PARAMETER_PREFIX, unpaddingSpecFromConfig, trimTensor, unpadResponse } from './tensor/pad.ts';
 export { createScheduler, isEnsembleConfig } from './scheduler/create-scheduler.ts';
 export type { SchedulerDeps } from './scheduler/create-scheduler.ts';
-export { DynamicBatcher, CANCELLED_MESSAGE } from './scheduler/dynamic-batcher.ts';
+export { DynamicBatcher } from './scheduler/dynamic-batcher.ts';
+export { CANCELLED_MESSAGE } from './scheduler/batch-answers.ts';
 export type { BatcherDeps } from './scheduler/dynamic-batcher.ts';
 export { createDirectScheduler } from './scheduler/direct-scheduler.ts';
 export { SequenceBatcher } from './scheduler/sequence/sequence-batcher.ts';

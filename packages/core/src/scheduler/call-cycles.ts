@@ -9,6 +9,7 @@
  * deadlock).
  */
 import { InferError } from '../errors.ts';
+import type { ExecuteContext } from '../backend/spi.ts';
 import type { CallFrame, InferRequest } from '../types.ts';
 
 let nextFrameId = 1;
@@ -81,4 +82,14 @@ export function executionCallers(requests: readonly InferRequest[], own: readonl
   if (!out) return own;
   for (const f of own) if (!out.includes(f)) out.push(f);
   return out;
+}
+
+/**
+ * The context of an execution of `requests` on a slot whose own context is `slot`: the slot's
+ * (shared, no allocation) unless a request has callers or the execution is a crash retry.
+ */
+export function executionContext(slot: ExecuteContext, requests: readonly InferRequest[], crashRetry = false): ExecuteContext {
+  if (!crashRetry && !requests.some((r) => r.callers && r.callers.length > 0)) return slot;
+  const callers = executionCallers(requests, slot.callers);
+  return crashRetry ? { callers, crashRetry } : { callers };
 }

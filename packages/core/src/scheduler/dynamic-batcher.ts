@@ -15,27 +15,26 @@
  * on the caller's event loop; no locks. Every accepted request is answered exactly once.
  */
 import { InferError } from '../errors.ts';
-import type { ExecuteContext, ExecuteOutput, ExecuteTimings, ModelInstance } from '../backend/spi.ts';
+import type { ExecuteContext, ExecuteOutput, ModelInstance } from '../backend/spi.ts';
 import type { Logger } from '../logger.ts';
 import { silentLogger } from '../logger.ts';
-import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
-import { CallCycleGuard, executionCallers } from './call-cycles.ts';
+import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import { CallCycleGuard, executionContext } from './call-cycles.ts';
 import { isolatePoison } from './poison-isolation.ts';
 import { crashedBatchMessage, mayRetryAfterCrash, poisonMessage } from './crash-retry.ts';
 import { isInstanceFailure } from '../backend/instance-failure.ts';
 import { padBatch, unpadResponse } from '../tensor/pad.ts';
-import { reportCompute } from '../trace/request-trace.ts';
 import type { BatcherOptions } from './batcher-options.ts';
 import { formBatch, formationRules, type Candidate, type FormationRules } from './batch-formation.ts';
 import { RequestQueue } from './request-queue.ts';
 import { systemClock, type Clock, type Scheduler } from './scheduler.ts';
 import { guardedStats } from './guarded-stats.ts';
 import { AdaptiveDelay } from './adaptive-delay.ts';
+import { EarliestTimer } from './earliest-timer.ts';
 import { onAbort } from './abort-listeners.ts';
-import { nullStatsRecorder, type FailureReason, type StatsRecorder } from './stats-recorder.ts';
-
-/** Triton's status for a cancelled request carries no text; we say what happened. */
-export const CANCELLED_MESSAGE = 'request cancelled';
+import { nullStatsRecorder, type StatsRecorder } from './stats-recorder.ts';
+import { BatchAnswers, CANCELLED_MESSAGE, type AnsweredRequest, type Deliver, type Timings } from './batch-answers.ts';
+import { Execution } from './execution.ts';
 
 export interface BatcherDeps {
   readonly instances: readonly ModelInstance[];
@@ -62,52 +61,14 @@ export interface BatchHold {
   holdUs(nowUs: number, size: number): number;
 }
 
-/** Outcome of an entry: a response, an error, or null for a stream completed without error. */
-type Outcome = InferResponse | InferError | null;
-
-interface Entry extends Candidate {
-  readonly request: InferRequest;
+interface Entry extends Candidate, AnsweredRequest {
   readonly timeoutAction: 'REJECT' | 'DELAY';
   /** Its queue policy's timeout (µs from arrival; 0: none). Bounds a crash retry too. */
   readonly timeoutUs: number;
-  /** Resolves a unary call, or forwards to a stream sink. */
-  readonly deliver: (outcome: Outcome) => void;
-  readonly sink?: ResponseSink;
-  /** `retry`: waiting in `retries` to be re-run alone after a crash (crash-retry.ts). */
-  state: 'queued' | 'retry' | 'running' | 'done';
   /** The crash this request is re-run after (its one retry is spent). */
   crash: InferError | undefined;
-  queueNs: number;
-  timer?: { cancel(): void };
-  /** Stops listening on the request's signal (see abort-listeners.ts). */
-  unlisten?: () => void;
-  batch?: Running;
-  /** Answered (outcome known); with preserve_ordering it may still wait in `held`. */
-  settled: boolean;
-  /** The outcome was handed to the caller. */
-  delivered: boolean;
-  /** preserve_ordering: outcome waiting for earlier requests. */
-  held?: Outcome;
-  /** Responses sent so far (decoupled): the index of the next one in the response statistics. */
-  responses: number;
-  /** When the model started on the response to come: the execution's start, then each response. */
-  responseStartUs?: number;
-  /** Own slots this request's callers hold (BLS), released when it is answered. */
-  holds: CallFrame[] | undefined;
+  batch?: Execution<Entry>;
 }
-
-interface Running {
-  readonly entries: Entry[];
-  /**
-   * Aborted once nobody in the batch waits any more. Only a batch of several requests, one of them
-   * cancellable, gets one: a one-request batch runs under that request's own signal, which aborts
-   * exactly then (creating an AbortSignal costs ~2 us of main-thread CPU, per execution here).
-   */
-  readonly controller: AbortController | undefined;
-}
-
-/** The signal of batches nobody can cancel. */
-const NEVER_ABORTED = new AbortController().signal;
 
 interface Slot {
   readonly instance: ModelInstance;
@@ -123,21 +84,18 @@ export class DynamicBatcher implements Scheduler {
   private readonly stats: StatsRecorder;
   private readonly log: Logger;
   private readonly decoupled: boolean;
-  private readonly traceCompute: boolean;
+  private readonly answers: BatchAnswers<Entry>;
   private readonly slots: Slot[];
   private readonly cycles: CallCycleGuard;
   private readonly queue: RequestQueue<Entry>;
   private readonly formation: FormationRules;
-  private readonly order: Entry[] = [];
   /** Requests of crashed batches waiting to be re-run alone, served before the queue. */
   private readonly retries: Entry[] = [];
-  private orderHead = 0;
-  private delayTimer: { cancel(): void; at: number } | undefined;
+  /** Ends a queue delay or a hold. */
+  private readonly delayTimer: EarliestTimer;
   private pumping = false;
   private repump = false;
   private stopped = false;
-  private drained: (() => void) | undefined;
-  private count = 0;
   /** Set with `tritium.batching: adaptive`. */
   private readonly adaptive: AdaptiveDelay | undefined;
   private readonly hold: BatchHold | undefined;
@@ -154,9 +112,20 @@ export class DynamicBatcher implements Scheduler {
     this.log = deps.log ?? silentLogger;
     this.stats = deps.stats ? guardedStats(deps.stats, this.log, options.modelName) : nullStatsRecorder;
     this.decoupled = !!deps.decoupled;
-    this.traceCompute = deps.traceCompute !== false;
     this.adaptive = options.adaptive && options.batching && options.maxQueueDelayUs > 0 ? new AdaptiveDelay() : undefined;
     this.cycles = new CallCycleGuard(options.modelName, deps.instances.length);
+    this.delayTimer = new EarliestTimer(this.clock, () => this.pump());
+    this.answers = new BatchAnswers<Entry>({
+      model: options.modelName,
+      clock: this.clock,
+      stats: this.stats,
+      log: this.log,
+      decoupled: this.decoupled,
+      cycles: this.cycles,
+      accept: (request, deliver, sink) => this.accept(request, deliver, sink),
+      traceCompute: deps.traceCompute !== false,
+      preserveOrdering: options.preserveOrdering,
+    });
     this.slots = deps.instances.map((instance, i) => ({ instance, busy: false, context: { callers: [this.cycles.frames[i]!] } }));
     this.queue = new RequestQueue<Entry>(options.levelCount);
     this.formation = formationRules(options);
@@ -165,7 +134,7 @@ export class DynamicBatcher implements Scheduler {
   }
 
   get inflight(): number {
-    return this.count;
+    return this.answers.inflight;
   }
 
   /** Requests waiting in the queue (not yet executing). */
@@ -174,61 +143,23 @@ export class DynamicBatcher implements Scheduler {
   }
 
   enqueue(request: InferRequest): Promise<InferResponse> {
-    return new Promise<InferResponse>((resolve, reject) => {
-      if (!this.decoupled) {
-        this.accept(request, (o) => (o && !InferError.is(o) ? resolve(o) : reject(o ?? new InferError('INTERNAL', 'no response'))));
-        return;
-      }
-      // A unary call to a decoupled model: exactly one response is expected.
-      const responses: InferResponse[] = [];
-      const sink: ResponseSink = {
-        response: (r) => void responses.push(r),
-        complete: (error) => {
-          if (error) reject(error);
-          else if (responses.length === 1) resolve(responses[0]!);
-          else
-            reject(
-              new InferError(
-                'UNSUPPORTED',
-                `model '${this.opts.modelName}' is decoupled and sent ${responses.length} responses; use a streaming call`,
-              ),
-            );
-        },
-      };
-      this.enqueueStream(request, sink);
-    });
+    return this.answers.unary(request);
   }
 
   enqueueStream(request: InferRequest, sink: ResponseSink): void {
-    this.accept(
-      request,
-      (o) => {
-        if (InferError.is(o)) sink.complete(o);
-        else {
-          if (o) sink.response(o);
-          sink.complete();
-        }
-      },
-      this.decoupled ? sink : undefined,
-    );
+    this.answers.stream(request, sink);
   }
 
   stop(): Promise<void> {
     this.stopped = true;
-    if (this.count === 0) return Promise.resolve();
+    // While stopping, nothing more will arrive: what is queued is sent without waiting.
     this.pump();
-    return new Promise((resolve) => {
-      const prev = this.drained;
-      this.drained = () => {
-        prev?.();
-        resolve();
-      };
-    });
+    return this.answers.drain();
   }
 
   // ---- admission -------------------------------------------------------------------------
 
-  private accept(request: InferRequest, deliver: (o: Outcome) => void, sink?: ResponseSink): void {
+  private accept(request: InferRequest, deliver: Deliver, sink?: ResponseSink): void {
     const o = this.opts;
     if (this.stopped) {
       deliver(new InferError('UNAVAILABLE', `model '${o.modelName}' version ${o.version} is not accepting requests (unloading)`));
@@ -238,38 +169,29 @@ export class DynamicBatcher implements Scheduler {
       deliver(new InferError('UNAVAILABLE', `model '${o.modelName}' version ${o.version} has no instances to run requests`));
       return;
     }
-    if (request.signal?.aborted) {
-      this.failedBeforeQueue(request, 'CANCELED');
-      deliver(new InferError('CANCELLED', CANCELLED_MESSAGE));
-      return;
-    }
+    if (request.signal?.aborted) return this.answers.refuse(request, deliver, new InferError('CANCELLED', CANCELLED_MESSAGE), 'CANCELED');
     let batchSize: number;
     let key: string;
     try {
       batchSize = o.batchSize(request);
       key = o.shapeKey(request);
     } catch (e) {
-      this.failedBeforeQueue(request, 'OTHER');
-      deliver(InferError.from(e, 'INVALID_ARG'));
-      return;
+      return this.answers.refuse(request, deliver, InferError.from(e, 'INVALID_ARG'), 'OTHER');
     }
-    let holds: CallFrame[] | undefined;
+    let holds: Entry['holds'];
     try {
       holds = this.cycles.admit(request);
     } catch (e) {
-      this.failedBeforeQueue(request, 'OTHER');
-      deliver(InferError.from(e));
-      return;
+      return this.answers.refuse(request, deliver, InferError.from(e), 'OTHER');
     }
     const p = request.priority ?? 0;
     const level = p >= 1 && p <= o.levelCount && o.levelCount > 1 ? p - 1 : o.defaultLevel;
     const policy = o.policyOf(level);
     if (policy.maxQueueSize > 0 && this.queue.sizeOf(level) >= policy.maxQueueSize) {
       if (holds) this.cycles.release(holds);
-      this.failedBeforeQueue(request, 'REJECTED');
       // Under overload this answer is given thousands of times a second: keep it cheap (no stack).
-      deliver(InferError.quick('UNAVAILABLE', `${request.id ? `[request id: ${request.id}] ` : ''}Exceeds maximum queue size`));
-      return;
+      const full = InferError.quick('UNAVAILABLE', `${request.id ? `[request id: ${request.id}] ` : ''}Exceeds maximum queue size`);
+      return this.answers.refuse(request, deliver, full, 'REJECTED');
     }
     // Triton (PolicyQueue::Enqueue): the request's timeout only ever lowers a non-zero default.
     let timeoutUs = policy.defaultTimeoutUs;
@@ -292,17 +214,12 @@ export class DynamicBatcher implements Scheduler {
       state: 'queued',
       crash: undefined,
       queueNs: 0,
-      settled: false,
-      delivered: false,
       responses: 0,
       holds,
     };
-    this.count++;
-    for (let i = weightOf(request); i > 0; i--) this.stats.requestQueued();
-    request.trace?.report('QUEUE_START', now * 1000);
+    this.answers.admitted(entry);
     this.adaptive?.arrived();
     this.queue.push(entry);
-    if (o.preserveOrdering) this.order.push(entry);
     if (timeoutUs > 0) entry.timer = this.clock.setTimer(timeoutUs, () => this.expire(entry));
     if (request.signal) entry.unlisten = onAbort(request.signal, () => this.cancel(entry));
     this.pump();
@@ -313,7 +230,7 @@ export class DynamicBatcher implements Scheduler {
     if (entry.state === 'retry') {
       // Its timeout passed while it waited to be re-run: it keeps the crash that failed its batch.
       this.retries.splice(this.retries.indexOf(entry), 1);
-      this.finish(entry, entry.crash!, 'BACKEND');
+      this.answers.finish(entry, entry.crash!, 'BACKEND');
       return;
     }
     if (entry.state !== 'queued') return;
@@ -322,7 +239,7 @@ export class DynamicBatcher implements Scheduler {
       return;
     }
     this.queue.remove(entry);
-    this.finish(entry, new InferError('UNAVAILABLE', 'Request timeout expired'), 'REJECTED');
+    this.answers.finish(entry, new InferError('UNAVAILABLE', 'Request timeout expired'), 'REJECTED');
     this.pump();
   }
 
@@ -335,10 +252,9 @@ export class DynamicBatcher implements Scheduler {
     // The server aborts with its own error when the request's deadline passed (an expired request:
     // UNAVAILABLE, counted REJECTED as Triton counts queue timeouts); anything else is a cancellation.
     const reason: unknown = entry.request.signal?.reason;
-    if (InferError.is(reason) && reason.code !== 'CANCELLED') this.finish(entry, reason, 'REJECTED');
-    else this.finish(entry, new InferError('CANCELLED', CANCELLED_MESSAGE), 'CANCELED');
-    // Abort the execution once nobody in it is waiting any more.
-    if (running && running.entries.every((e) => e.state === 'done')) running.controller?.abort();
+    if (InferError.is(reason) && reason.code !== 'CANCELLED') this.answers.finish(entry, reason, 'REJECTED');
+    else this.answers.finish(entry, new InferError('CANCELLED', CANCELLED_MESSAGE), 'CANCELED');
+    running?.answeredEarly();
     if (wasQueued) this.pump();
   }
 
@@ -386,7 +302,7 @@ export class DynamicBatcher implements Scheduler {
           const decision = this.formBatch(now);
           // While stopping, nothing more will arrive: send what is queued without waiting.
           if (decision.waitUs > 0 && !this.stopped && (!this.adaptive || this.adaptive.shouldWait(now, decision.waitUs))) {
-            this.armDelay(now + decision.waitUs);
+            this.delayTimer.armAt(now + decision.waitUs);
             break;
           }
           if (this.held(now, decision.entries)) break;
@@ -415,7 +331,7 @@ export class DynamicBatcher implements Scheduler {
         if (us > 0) this.holdUntilUs = now + us;
       }
       if (this.holdUntilUs !== undefined && now < this.holdUntilUs) {
-        this.armDelay(this.holdUntilUs);
+        this.delayTimer.armAt(this.holdUntilUs);
         return true;
       }
     }
@@ -426,17 +342,6 @@ export class DynamicBatcher implements Scheduler {
     return false;
   }
 
-  private armDelay(at: number): void {
-    if (this.delayTimer && this.delayTimer.at <= at) return;
-    this.delayTimer?.cancel();
-    const t = this.clock.setTimer(at - this.clock.nowUs(), () => {
-      if (this.delayTimer === timer) this.delayTimer = undefined;
-      this.pump();
-    });
-    const timer = { cancel: () => t.cancel(), at };
-    this.delayTimer = timer;
-  }
-
   private formBatch(now: number): { entries: Entry[]; waitUs: number } {
     return formBatch(this.queue, this.formation, now);
   }
@@ -445,9 +350,8 @@ export class DynamicBatcher implements Scheduler {
 
   private dispatch(slot: Slot, entries: Entry[], now: number): void {
     // Decoupled: a request may be answered while its execution still runs; then its signal must not stop it.
-    const only = entries.length === 1 && !this.decoupled ? entries[0]!.request.signal : undefined;
-    const running: Running = { entries, controller: !only && entries.some((e) => e.request.signal) ? new AbortController() : undefined };
-    const signal = only ?? running.controller?.signal ?? NEVER_ABORTED;
+    const running = new Execution(entries, !this.decoupled);
+    const signal = running.signal;
     for (const e of entries) {
       // A request re-run after a crash left the queue already (its queue time stays the first one).
       const fromQueue = e.state === 'queued';
@@ -456,9 +360,7 @@ export class DynamicBatcher implements Scheduler {
       e.batch = running;
       e.timer?.cancel();
       e.timer = undefined;
-      if (!fromQueue) continue;
-      e.queueNs = (now - e.arrivalUs) * 1000;
-      for (let i = weightOf(e.request); i > 0; i--) this.stats.requestDequeued(e.queueNs);
+      if (fromQueue) this.answers.dequeued(e, now);
     }
     slot.busy = true;
     const done = (): void => {
@@ -470,28 +372,28 @@ export class DynamicBatcher implements Scheduler {
       try {
         requests = this.padded(entries);
       } catch (err) {
-        this.failBatch(entries, InferError.from(err, 'INVALID_ARG'), 'OTHER');
+        this.answers.failAll(entries, InferError.from(err, 'INVALID_ARG'), 'OTHER');
         done();
         return;
       }
       const batchSize = entries.reduce((n, e) => n + e.batchSize, 0);
-      this.runDecoupled(slot, entries, requests, signal, now, batchSize)
-        .catch((err: unknown) => this.internalError(entries, err))
+      const run = { signal, context: this.contextOf(slot, entries), startUs: now, batchSize };
+      this.answers
+        .runDecoupled(slot.instance, entries, requests, run, (ran, error) => this.failedWhole(ran, error))
+        .catch((err: unknown) => this.answers.internalError(entries, err))
         .finally(done);
       return;
     }
     // Runs synchronously up to the instance's execute call, so batches start in dispatch order.
     this.runBatch(slot, entries, signal, now)
-      .catch((err: unknown) => this.internalError(entries, err))
+      .catch((err: unknown) => this.answers.internalError(entries, err))
       .finally(done);
   }
 
   /** Who an execution of `entries` on `slot` runs for (BLS calls it makes carry these callers), and whether it is a crash retry. */
   private contextOf(slot: Slot, entries: readonly Entry[]): ExecuteContext {
     const crashRetry = entries.length === 1 && entries[0]!.crash !== undefined;
-    if (!crashRetry && !entries.some((e) => e.request.callers && e.request.callers.length > 0)) return slot.context;
-    const callers = executionCallers(entries.map((e) => e.request), slot.context.callers);
-    return crashRetry ? { callers, crashRetry } : { callers };
+    return executionContext(slot.context, entries.map((e) => e.request), crashRetry);
   }
 
   private padded(entries: readonly Entry[]): InferRequest[] {
@@ -507,7 +409,7 @@ export class DynamicBatcher implements Scheduler {
       return isolatePoison(entries, error, {
         pending: (e) => e.state === 'running',
         run: (part) => this.attempt(slot, part, signal),
-        fail: (part, err) => this.failBatch(part, err, 'BACKEND'),
+        fail: (part, err) => this.answers.failAll(part, err, 'BACKEND'),
         abandoned: () => signal.aborted,
       });
     });
@@ -526,7 +428,7 @@ export class DynamicBatcher implements Scheduler {
     try {
       requests = this.padded(live);
     } catch (err) {
-      this.failBatch(live, InferError.from(err, 'INVALID_ARG'), 'OTHER');
+      this.answers.failAll(live, InferError.from(err, 'INVALID_ARG'), 'OTHER');
       return Promise.resolve(undefined);
     }
     let batchSize = 0;
@@ -543,13 +445,12 @@ export class DynamicBatcher implements Scheduler {
     }
     return call.then(
       (output) => {
-        const timings = this.recordExecution(batchSize, startUs, output?.timings);
-        this.traceExecution(live, startUs, timings);
+        const timings = this.answers.executed(live, batchSize, startUs, output?.timings);
         this.answer(live, requests, output, timings);
         return undefined;
       },
       (err: unknown) => {
-        this.traceExecution(live, startUs, this.recordExecution(batchSize, startUs));
+        this.answers.executed(live, batchSize, startUs);
         const error = InferError.from(err);
         if (!isInstanceFailure(error)) return error;
         this.crashed(live, error);
@@ -570,7 +471,7 @@ export class DynamicBatcher implements Scheduler {
       if (e.state === 'done') return;
       this.stats.poisonIsolated?.();
       this.log.warn(poisonMessage(o.modelName, o.version, e.request, e.crash !== undefined, error));
-      this.finish(e, error, 'BACKEND');
+      this.answers.finish(e, error, 'BACKEND');
       return;
     }
     const now = this.clock.nowUs();
@@ -578,7 +479,7 @@ export class DynamicBatcher implements Scheduler {
     for (const e of ran) {
       if (e.state === 'done') continue;
       if (!mayRetryAfterCrash(e, now)) {
-        this.finish(e, error, 'BACKEND');
+        this.answers.finish(e, error, 'BACKEND');
         continue;
       }
       retried++;
@@ -593,221 +494,26 @@ export class DynamicBatcher implements Scheduler {
     if (retried > 0) this.pump();
   }
 
+  /** A decoupled execution failed as a whole: a crash is handled as crash-retry.ts says; any other error fails its requests. */
+  private failedWhole(ran: readonly Entry[], error: InferError): void {
+    if (isInstanceFailure(error)) this.crashed(ran, error);
+    else this.answers.failAll(ran, error, 'BACKEND');
+  }
+
   /** Answers each entry of a completed execution with its own result. */
-  private answer(live: readonly Entry[], requests: readonly InferRequest[], output: ExecuteOutput, timings: Required<ExecuteTimings>): void {
-    const results = output?.results ?? [];
-    if (results.length !== live.length) {
-      this.failBatch(
-        live,
-        new InferError('INTERNAL', `model '${this.opts.modelName}' instance returned ${results.length} results for ${live.length} requests`),
-        'BACKEND',
-      );
-      return;
-    }
+  private answer(live: readonly Entry[], requests: readonly InferRequest[], output: ExecuteOutput, timings: Timings): void {
     const unpad = this.opts.unpadding;
-    results.forEach((r, i) => {
-      const e = live[i]!;
-      if (InferError.is(r)) this.finish(e, r, 'BACKEND');
-      else if (unpad.size > 0 && requests[i] !== e.request) this.finishUnpadded(e, r, timings);
-      else this.finish(e, r, undefined, timings);
+    this.answers.answerEach(live, output, (e, response, i) => {
+      if (unpad.size > 0 && requests[i] !== e.request) this.finishUnpadded(e, response, timings);
+      else this.answers.finish(e, response, undefined, timings);
     });
   }
 
-  private finishUnpadded(entry: Entry, response: InferResponse, timings: Required<ExecuteTimings>): void {
+  private finishUnpadded(entry: Entry, response: InferResponse, timings: Timings): void {
     try {
-      this.finish(entry, unpadResponse(response, entry.request, this.opts.unpadding), undefined, timings);
+      this.answers.finish(entry, unpadResponse(response, entry.request, this.opts.unpadding), undefined, timings);
     } catch (err) {
-      this.finish(entry, InferError.from(err), 'OTHER');
+      this.answers.finish(entry, InferError.from(err), 'OTHER');
     }
   }
-
-  /**
-   * Decoupled execution. A request may complete before `executeDecoupled` resolves with the call's
-   * timings: it is answered at once, and its success statistics wait for those timings.
-   */
-  private async runDecoupled(slot: Slot, entries: Entry[], requests: InferRequest[], signal: AbortSignal, startUs: number, batchSize: number): Promise<void> {
-    const exec = slot.instance.executeDecoupled;
-    if (!exec) {
-      this.failBatch(entries, new InferError('INTERNAL', `model '${this.opts.modelName}' is decoupled but its instance has no executeDecoupled`), 'OTHER');
-      return;
-    }
-    let timings: Required<ExecuteTimings> | undefined;
-    const awaitingTimings: { entry: Entry; totalNs: number }[] = [];
-    for (const e of entries) e.responseStartUs = startUs;
-    const sinks: ResponseSink[] = entries.map((e) => ({
-      response: (r) => {
-        if (e.state === 'done') return;
-        const now = this.clock.nowUs();
-        if (e.responses === 0) this.stats.firstResponse?.((now - e.arrivalUs) * 1000);
-        this.stats.response?.(e.responses++, 'success', { inferNs: (now - (e.responseStartUs ?? now)) * 1000, outputNs: 0 });
-        e.responseStartUs = now;
-        return e.sink?.response(r);
-      },
-      complete: (error) => {
-        if (error) this.finish(e, InferError.from(error), 'BACKEND');
-        else if (timings) this.finish(e, null, undefined, timings);
-        else {
-          const totalNs = this.finish(e, null, undefined, 'later');
-          if (totalNs !== undefined) awaitingTimings.push({ entry: e, totalNs });
-        }
-      },
-    }));
-    try {
-      const context = this.contextOf(slot, entries);
-      timings = this.recordExecution(batchSize, startUs, (await exec.call(slot.instance, requests, sinks, signal, context)) ?? undefined);
-      this.traceExecution(entries, startUs, timings);
-    } catch (err) {
-      timings = this.recordExecution(batchSize, startUs);
-      this.traceExecution(entries, startUs, timings);
-      const error = InferError.from(err);
-      if (isInstanceFailure(error)) this.crashed(entries, error);
-      else this.failBatch(entries, error, 'BACKEND');
-    }
-    for (const { entry } of awaitingTimings) entry.request.computeSink?.add(timings);
-    for (const { entry, totalNs } of awaitingTimings) this.succeeded(entry, totalNs, timings);
-  }
-
-  /** COMPUTE_* of one execution on the traces of the requests it carried. */
-  private traceExecution(entries: readonly Entry[], startUs: number, timings: Required<ExecuteTimings>): void {
-    if (!this.traceCompute) return;
-    for (const e of entries) if (e.request.trace) reportCompute(e.request.trace, startUs * 1000, timings);
-  }
-
-  /** Success statistics of one entry: once per request it carries (pipeline batches carry several). */
-  private succeeded(entry: Entry, totalNs: number, t: Required<ExecuteTimings>): void {
-    const carried = entry.request.carried;
-    if (!carried) this.stats.requestSucceeded(totalNs, { queueNs: entry.queueNs, ...t, batchSize: entry.batchSize });
-    else for (const c of carried) this.stats.requestSucceeded(totalNs + c.priorQueueNs, { queueNs: entry.queueNs + c.priorQueueNs, ...t });
-  }
-
-  private failed(request: InferRequest, totalNs: number, reason: FailureReason, dequeued: boolean): void {
-    const carried = request.carried;
-    if (!carried) this.stats.requestFailed(totalNs, reason, dequeued);
-    else for (const c of carried) this.stats.requestFailed(totalNs + c.priorQueueNs, reason, dequeued);
-  }
-
-  private failedBeforeQueue(request: InferRequest, reason: FailureReason): void {
-    this.failed(request, 0, reason, false);
-  }
-
-  private recordExecution(batchSize: number, startUs: number, reported?: ExecuteTimings): Required<ExecuteTimings> {
-    const timings = timingsOf(reported, (this.clock.nowUs() - startUs) * 1000);
-    this.stats.execution(batchSize, timings);
-    return timings;
-  }
-
-  /** A bug or a throwing StatsRecorder while handling results: log, answer whoever is still waiting. */
-  private internalError(entries: readonly Entry[], err: unknown): void {
-    const error = InferError.from(err);
-    this.log.error(`model '${this.opts.modelName}': scheduler error while finishing a batch: ${error.message}`);
-    for (const e of entries) this.finish(e, error, 'OTHER');
-  }
-
-  private failBatch(entries: readonly Entry[], error: InferError, reason: FailureReason): void {
-    for (const e of entries) this.finish(e, error, reason);
-  }
-
-  // ---- completion ------------------------------------------------------------------------
-
-  /**
-   * Answers an entry once. Success statistics use `timings`, or are left to the caller with
-   * `'later'` (decoupled: the call's timings are not known yet). Returns the entry's total time,
-   * or undefined when it was already answered.
-   */
-  private finish(entry: Entry, outcome: Outcome, reason?: FailureReason, timings?: Required<ExecuteTimings> | 'later'): number | undefined {
-    if (entry.state === 'done') return undefined;
-    const dequeued = entry.state !== 'queued';
-    entry.state = 'done';
-    entry.timer?.cancel();
-    entry.timer = undefined;
-    entry.unlisten?.();
-    if (entry.holds) this.cycles.release(entry.holds);
-    const nowUs = this.clock.nowUs();
-    const totalNs = (nowUs - entry.arrivalUs) * 1000;
-    if (reason) this.failed(entry.request, totalNs, reason, dequeued);
-    else if (timings !== 'later') {
-      const t = timings ?? { computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 };
-      this.succeeded(entry, totalNs, t);
-      entry.request.computeSink?.add(t);
-      if (!this.decoupled) this.stats.firstResponse?.(totalNs);
-    }
-    if (dequeued && entry.responseStartUs !== undefined) {
-      for (let i = weightOf(entry.request); i > 0; i--) this.lastResponse(entry, reason, timings, nowUs - entry.responseStartUs);
-    }
-    entry.settled = true;
-    if (this.opts.preserveOrdering && reason !== 'CANCELED') {
-      entry.held = outcome;
-      this.flushOrdered();
-    } else {
-      this.safeDeliver(entry, outcome);
-      if (this.opts.preserveOrdering) this.flushOrdered();
-    }
-    this.count--;
-    if (this.count === 0 && this.drained) {
-      const d = this.drained;
-      this.drained = undefined;
-      d();
-    }
-    return totalNs;
-  }
-
-  /**
-   * Per-response statistics of how a request the model worked on ended: its one response (or error)
-   * when the model is not decoupled; for a decoupled model, the error or cancellation that ended
-   * the stream, or an empty response when it ended without any (its responses were counted as sent).
-   */
-  private lastResponse(entry: Entry, reason: FailureReason | undefined, timings: Required<ExecuteTimings> | 'later' | undefined, sinceStartUs: number): void {
-    const record = this.stats.response;
-    if (!record) return;
-    const elapsedNs = Math.max(0, sinceStartUs) * 1000;
-    const index = entry.responses;
-    if (reason === 'CANCELED') record(index, 'cancel', { inferNs: elapsedNs, outputNs: 0 });
-    else if (reason) record(index, 'fail', { inferNs: elapsedNs, outputNs: 0 });
-    else if (this.decoupled) {
-      if (index === 0) record(0, 'empty', { inferNs: elapsedNs, outputNs: 0 });
-    } else {
-      const t = timings && timings !== 'later' ? timings : undefined;
-      record(0, 'success', t ? { inferNs: t.computeInputNs + t.computeInferNs, outputNs: t.computeOutputNs } : { inferNs: elapsedNs, outputNs: 0 });
-    }
-  }
-
-  /** preserve_ordering: releases held outcomes in arrival order. Cancelled ones were released at once. */
-  private flushOrdered(): void {
-    while (this.orderHead < this.order.length) {
-      const e = this.order[this.orderHead]!;
-      if (!e.settled) break;
-      this.orderHead++;
-      if (!e.delivered) this.safeDeliver(e, e.held as Outcome);
-      e.held = undefined;
-    }
-    if (this.orderHead > 1024 && this.orderHead * 2 > this.order.length) {
-      this.order.splice(0, this.orderHead);
-      this.orderHead = 0;
-    } else if (this.orderHead === this.order.length) {
-      this.order.length = 0;
-      this.orderHead = 0;
-    }
-  }
-
-  private safeDeliver(entry: Entry, outcome: Outcome): void {
-    if (entry.delivered) return;
-    entry.delivered = true;
-    try {
-      entry.deliver(outcome);
-    } catch (err) {
-      this.log.error(`model '${this.opts.modelName}': response callback threw: ${InferError.from(err).message}`);
-    }
-  }
-}
-
-function timingsOf(t: ExecuteTimings | undefined, elapsedNs: number): Required<ExecuteTimings> {
-  if (t && (t.computeInputNs !== undefined || t.computeInferNs !== undefined || t.computeOutputNs !== undefined)) {
-    return { computeInputNs: t.computeInputNs ?? 0, computeInferNs: t.computeInferNs ?? 0, computeOutputNs: t.computeOutputNs ?? 0 };
-  }
-  return { computeInputNs: 0, computeInferNs: elapsedNs, computeOutputNs: 0 };
-}
-
-/** How many requests an entry stands for in the statistics (a pipeline batch counts each it carries). */
-function weightOf(request: InferRequest): number {
-  return request.carried?.length ?? 1;
 }

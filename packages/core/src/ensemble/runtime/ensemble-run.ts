@@ -9,7 +9,7 @@ import { InferError } from '../../errors.ts';
 import { toNumber, type EnsembleStep, type ModelConfig } from '../../config/model-config.ts';
 import type { Tensor } from '../../tensor/tensor.ts';
 import type { CarriedRequest, ComputeSink, InferRequest, InferResponse } from '../../types.ts';
-import { CANCELLED_MESSAGE } from '../../scheduler/dynamic-batcher.ts';
+import { CANCELLED_MESSAGE } from '../../scheduler/batch-answers.ts';
 import { adaptTensor, dimsOf } from './adapt.ts';
 import type { Semaphore } from './semaphore.ts';
 

@@ -14,6 +14,7 @@ import { batchSizeOf } from '../../tensor/batch.ts';
 import { systemClock, type Clock, type Scheduler } from '../../scheduler/scheduler.ts';
 import { nullStatsRecorder, type StatsRecorder } from '../../scheduler/stats-recorder.ts';
 import { guardedStats } from '../../scheduler/guarded-stats.ts';
+import { oneResponseSink } from '../../scheduler/batch-answers.ts';
 import { silentLogger, type Logger } from '../../logger.ts';
 import { firstStepIndex, runEnsemble, type EnsembleContext } from './ensemble-run.ts';
 import { ComputeTotal } from './compute-total.ts';
@@ -134,15 +135,7 @@ export class EnsembleScheduler implements Scheduler {
 
   private collectOne(stream: InferStream, request: InferRequest, total: ComputeTotal): Promise<InferResponse> {
     return new Promise((resolve, reject) => {
-      const responses: InferResponse[] = [];
-      runEnsembleStream(this.ctx, stream, request, {
-        response: (r) => void responses.push(r),
-        complete: (error) => {
-          if (error) reject(error);
-          else if (responses.length === 1) resolve(responses[0]!);
-          else reject(new InferError('UNSUPPORTED', `model '${this.config.name}' is decoupled and sent ${responses.length} responses; use a streaming call`));
-        },
-      }, { computeSink: total });
+      runEnsembleStream(this.ctx, stream, request, oneResponseSink(this.config.name, resolve, reject), { computeSink: total });
     });
   }
 

@@ -13,7 +13,7 @@
 import { InferError } from '../../errors.ts';
 import type { Tensor } from '../../tensor/tensor.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../../types.ts';
-import { CANCELLED_MESSAGE } from '../../scheduler/dynamic-batcher.ts';
+import { CANCELLED_MESSAGE } from '../../scheduler/batch-answers.ts';
 import { adaptTensor, dimsOf } from './adapt.ts';
 import { ensemblePrefix, stepObservation, stepRequest, stepVersion, type EnsembleContext, type EnsembleObservation } from './ensemble-run.ts';
 

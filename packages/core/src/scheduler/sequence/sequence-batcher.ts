@@ -24,14 +24,15 @@
 import { InferError } from '../../errors.ts';
 import type { ModelConfig } from '../../config/model-config.ts';
 import { toNumber } from '../../config/model-config.ts';
-import type { ExecuteContext, ExecuteOutput, ExecuteTimings, ModelInstance } from '../../backend/spi.ts';
+import type { ExecuteContext, ExecuteOutput, ModelInstance } from '../../backend/spi.ts';
 import { silentLogger, type Logger } from '../../logger.ts';
 import { batchSizeOf } from '../../tensor/batch.ts';
-import type { CallFrame, CorrelationId, InferRequest, InferResponse, ResponseSink } from '../../types.ts';
+import type { CorrelationId, InferRequest, InferResponse, ResponseSink } from '../../types.ts';
 import { shapeKeyFor } from '../batcher-options.ts';
 import { formBatch, type Candidate, type FormationRules } from '../batch-formation.ts';
-import { CallCycleGuard, executionCallers } from '../call-cycles.ts';
-import { CANCELLED_MESSAGE } from '../dynamic-batcher.ts';
+import { BatchAnswers, CANCELLED_MESSAGE, type AnsweredRequest, type Deliver } from '../batch-answers.ts';
+import { Execution } from '../execution.ts';
+import { CallCycleGuard, executionContext } from '../call-cycles.ts';
 import { guardedStats } from '../guarded-stats.ts';
 import { RequestQueue } from '../request-queue.ts';
 import { systemClock, type Clock, type Scheduler } from '../scheduler.ts';
@@ -39,6 +40,7 @@ import { nullStatsRecorder, type FailureReason, type StatsRecorder } from '../st
 import { correlationKey, formatCorrelationId, inSequence } from './correlation-id.ts';
 import { SequenceControls } from './controls.ts';
 import { onAbort } from '../abort-listeners.ts';
+import { EarliestTimer } from '../earliest-timer.ts';
 import { ImplicitState, type InitialStateData, type SequenceStateValues } from './implicit-state.ts';
 
 export interface SequenceBatcherDeps {
@@ -52,19 +54,15 @@ export interface SequenceBatcherDeps {
   readonly initialStates?: ReadonlyMap<string, InitialStateData>;
 }
 
-type Outcome = InferResponse | InferError | null;
-
 /** Placed in a slot's queue by the idle reaper: release the slot once what is before it ran. */
 const RELEASE = Symbol('release idle sequence');
 
-interface Entry extends Candidate {
-  readonly request: InferRequest;
+interface Entry extends Candidate, AnsweredRequest {
   readonly corr: string;
   readonly id: CorrelationId;
   readonly start: boolean;
   readonly end: boolean;
-  readonly deliver: (outcome: Outcome) => void;
-  readonly sink?: ResponseSink;
+  /** Never `retry`: a request of a crashed batch is not re-run (see above). */
   state: 'queued' | 'running' | 'done';
   /** Where it waits while queued in a slot or the backlog (for cancellation). */
   where?: Slot | Backlog;
@@ -74,14 +72,7 @@ interface Entry extends Candidate {
   row?: InferRequest;
   /** The state values this request reads and writes (its sequence's). */
   values?: SequenceStateValues;
-  queueNs: number;
-  /** Stops listening on the request's signal (see abort-listeners.ts). */
-  unlisten?: () => void;
-  holds?: CallFrame[];
-  running?: Running;
-  /** Responses sent so far (decoupled). */
-  responses: number;
-  responseStartUs?: number;
+  running?: Execution<Entry>;
 }
 
 interface Backlog {
@@ -116,15 +107,15 @@ interface Runner {
   maxActive: number;
   /** Oldest: the slots' offered requests, in arrival order. */
   readonly offered: RequestQueue<Entry>;
-  timer: { cancel(): void; at: number } | undefined;
+  /** Ends a batch delay. */
+  readonly timer: EarliestTimer;
 }
 
-interface Running {
-  readonly entries: readonly Entry[];
-  readonly controller: AbortController | undefined;
+/** A row of a batch: a request's, or a filler row (no entry; its result is discarded). */
+interface Row {
+  readonly request: InferRequest;
+  readonly entry?: Entry;
 }
-
-const NEVER_ABORTED = new AbortController().signal;
 
 /** Triton's ready-slot order: the lowest slot index first, instances in order on ties. */
 function slotBefore(a: Slot, b: Slot): boolean {
@@ -158,10 +149,10 @@ export class SequenceBatcher implements Scheduler {
   private readonly backlogs: Backlog[] = [];
   /** Last request arrival per sequence (the idle reaper's input). */
   private readonly lastSeen = new Map<string, number>();
-  private reaper: { cancel(): void; at: number } | undefined;
+  private readonly answers: BatchAnswers<Entry>;
+  /** Releases idle sequences (`reap`). */
+  private readonly reaper: EarliestTimer;
   private stopped = false;
-  private drained: (() => void) | undefined;
-  private count = 0;
 
   constructor(config: ModelConfig, version: number, deps: SequenceBatcherDeps) {
     const sb = config.sequence_batching!;
@@ -197,6 +188,18 @@ export class SequenceBatcher implements Scheduler {
     };
     this.shapeKey = shapeKeyFor(config, new Map());
     this.cycles = new CallCycleGuard(config.name, deps.instances.length);
+    this.reaper = new EarliestTimer(this.clock, () => this.reap());
+    this.answers = new BatchAnswers<Entry>({
+      model: config.name,
+      clock: this.clock,
+      stats: this.stats,
+      log: this.log,
+      decoupled: this.decoupled,
+      cycles: this.cycles,
+      accept: (request, deliver, sink) => this.accept(request, deliver, sink),
+      answered: (entry) => this.answered(entry),
+      drained: () => this.quiesce(),
+    });
     this.runners = deps.instances.map((instance, index) => {
       const runner: Runner = {
         index,
@@ -208,7 +211,7 @@ export class SequenceBatcher implements Scheduler {
         repump: false,
         maxActive: -1,
         offered: new RequestQueue<Entry>(1),
-        timer: undefined,
+        timer: new EarliestTimer(this.clock, () => this.pump(runner)),
       };
       for (let s = 0; s < this.slotsPerInstance; s++) runner.slots.push({ runner, index: s, queue: [], corr: undefined, values: undefined, inFlight: undefined });
       return runner;
@@ -217,7 +220,7 @@ export class SequenceBatcher implements Scheduler {
   }
 
   get inflight(): number {
-    return this.count;
+    return this.answers.inflight;
   }
 
   /** Sequences holding a slot, and sequences waiting in the backlog (for tests and diagnostics). */
@@ -226,65 +229,30 @@ export class SequenceBatcher implements Scheduler {
   }
 
   enqueue(request: InferRequest): Promise<InferResponse> {
-    return new Promise<InferResponse>((resolve, reject) => {
-      if (!this.decoupled) {
-        this.accept(request, (o) => (o && !InferError.is(o) ? resolve(o) : reject(o ?? new InferError('INTERNAL', 'no response'))));
-        return;
-      }
-      const responses: InferResponse[] = [];
-      this.enqueueStream(request, {
-        response: (r) => void responses.push(r),
-        complete: (error) => {
-          if (error) reject(error);
-          else if (responses.length === 1) resolve(responses[0]!);
-          else reject(new InferError('UNSUPPORTED', `model '${this.model}' is decoupled and sent ${responses.length} responses; use a streaming call`));
-        },
-      });
-    });
+    return this.answers.unary(request);
   }
 
   enqueueStream(request: InferRequest, sink: ResponseSink): void {
-    this.accept(
-      request,
-      (o) => {
-        if (InferError.is(o)) sink.complete(o);
-        else {
-          if (o) sink.response(o);
-          sink.complete();
-        }
-      },
-      this.decoupled ? sink : undefined,
-    );
+    this.answers.stream(request, sink);
   }
 
   stop(): Promise<void> {
     this.stopped = true;
-    if (this.count === 0) {
-      this.quiesce();
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const prev = this.drained;
-      this.drained = () => {
-        prev?.();
-        resolve();
-      };
-    });
+    return this.answers.drain();
   }
 
   // ---- admission -------------------------------------------------------------------------
 
-  private reject(deliver: (o: Outcome) => void, error: InferError, reason: FailureReason = 'OTHER'): void {
-    this.stats.requestFailed(0, reason, false);
-    deliver(error);
+  private refuse(request: InferRequest, deliver: Deliver, error: InferError, reason: FailureReason = 'OTHER'): void {
+    this.answers.refuse(request, deliver, error, reason);
   }
 
-  private accept(request: InferRequest, deliver: (o: Outcome) => void, sink?: ResponseSink): void {
+  private accept(request: InferRequest, deliver: Deliver, sink?: ResponseSink): void {
     if (this.runners.length === 0) {
       deliver(new InferError('UNAVAILABLE', `model '${this.model}' version ${this.version} has no instances to run requests`));
       return;
     }
-    if (request.signal?.aborted) return this.reject(deliver, new InferError('CANCELLED', CANCELLED_MESSAGE), 'CANCELED');
+    if (request.signal?.aborted) return this.refuse(request, deliver, new InferError('CANCELLED', CANCELLED_MESSAGE), 'CANCELED');
     let key: string;
     try {
       if (batchSizeOf(request, this.config) > 1) {
@@ -292,28 +260,29 @@ export class SequenceBatcher implements Scheduler {
       }
       key = this.shapeKey(request);
     } catch (e) {
-      return this.reject(deliver, InferError.from(e, 'INVALID_ARG'));
+      return this.refuse(request, deliver, InferError.from(e, 'INVALID_ARG'));
     }
     const seq = request.sequence;
     const id = seq?.id;
     if (!inSequence(id)) {
-      return this.reject(deliver, new InferError('INVALID_ARG', `inference request to model '${this.model}' must specify a non-zero or non-empty correlation ID`));
+      return this.refuse(request, deliver, new InferError('INVALID_ARG', `inference request to model '${this.model}' must specify a non-zero or non-empty correlation ID`));
     }
     try {
       this.controls.checkRequest(request, id);
     } catch (e) {
-      return this.reject(deliver, InferError.from(e));
+      return this.refuse(request, deliver, InferError.from(e));
     }
     const start = seq!.start === true;
     const end = seq!.end === true;
     if (this.stopped && start) {
-      return this.reject(deliver, new InferError('UNAVAILABLE', 'Server is stopping, scheduler for model has stopped accepting new inference requests'));
+      return this.refuse(request, deliver, new InferError('UNAVAILABLE', 'Server is stopping, scheduler for model has stopped accepting new inference requests'));
     }
     const corr = correlationKey(id);
     const slot = this.bySequence.get(corr);
     const backlog = this.backlogBySequence.get(corr);
     if (!start && !slot && !backlog) {
-      return this.reject(
+      return this.refuse(
+        request,
         deliver,
         new InferError(
           'INVALID_ARG',
@@ -321,15 +290,15 @@ export class SequenceBatcher implements Scheduler {
         ),
       );
     }
-    let holds: CallFrame[] | undefined;
+    let holds: Entry['holds'];
     try {
       holds = this.cycles.admit(request);
     } catch (e) {
-      return this.reject(deliver, InferError.from(e));
+      return this.refuse(request, deliver, InferError.from(e));
     }
     const now = this.clock.nowUs();
     this.lastSeen.set(corr, now);
-    this.armReaper(now + this.idleUs);
+    this.reaper.armAt(now + this.idleUs);
     if (start && (slot || backlog)) {
       this.log.warn(
         `sequence ${formatCorrelationId(id)} for model '${this.model}' has a conflict. The previous sequence did not end before this sequence start. Previous sequence will be terminated early.`,
@@ -353,8 +322,7 @@ export class SequenceBatcher implements Scheduler {
       responses: 0,
       ...(holds ? { holds } : {}),
     };
-    this.count++;
-    this.stats.requestQueued();
+    this.answers.admitted(entry);
     if (request.signal) entry.unlisten = onAbort(request.signal, () => this.cancel(entry));
     if (slot) {
       if (end) this.bySequence.delete(corr);
@@ -404,7 +372,7 @@ export class SequenceBatcher implements Scheduler {
     this.backlogs.splice(i, 1);
     if (this.backlogBySequence.get(backlog.corr) === backlog) this.backlogBySequence.delete(backlog.corr);
     const error = new InferError('UNAVAILABLE', 'timeout of the corresponding sequence has been expired');
-    for (const e of backlog.queue.splice(0)) this.finish(e, error, 'REJECTED');
+    for (const e of backlog.queue.splice(0)) this.answers.finish(e, error, 'REJECTED');
   }
 
   // ---- slots -----------------------------------------------------------------------------
@@ -448,7 +416,7 @@ export class SequenceBatcher implements Scheduler {
    * cancelled, then the oldest backlogged sequence moves in, or the slot becomes free.
    */
   private releaseSlot(slot: Slot): void {
-    for (const item of slot.queue.splice(0)) if (item !== RELEASE) this.finish(item, new InferError('CANCELLED', CANCELLED_MESSAGE), 'CANCELED');
+    for (const item of slot.queue.splice(0)) if (item !== RELEASE) this.answers.finish(item, new InferError('CANCELLED', CANCELLED_MESSAGE), 'CANCELED');
     if (slot.corr !== undefined && this.bySequence.get(slot.corr) === slot) this.bySequence.delete(slot.corr);
     slot.corr = undefined;
     slot.values = undefined;
@@ -541,17 +509,6 @@ export class SequenceBatcher implements Scheduler {
     }
   }
 
-  private armRunner(runner: Runner, at: number): void {
-    if (runner.timer && runner.timer.at <= at) return;
-    runner.timer?.cancel();
-    const t = this.clock.setTimer(at - this.clock.nowUs(), () => {
-      if (runner.timer === timer) runner.timer = undefined;
-      this.pump(runner);
-    });
-    const timer = { cancel: () => t.cancel(), at };
-    runner.timer = timer;
-  }
-
   private pumpDirect(runner: Runner): void {
     const now = this.clock.nowUs();
     let maxSlot = -1;
@@ -580,11 +537,11 @@ export class SequenceBatcher implements Scheduler {
       const age = now - earliest;
       const slots = Math.max(1, this.config.max_batch_size);
       if (!(age > this.directDelayUs || readyCount / slots >= this.minUtilization)) {
-        this.armRunner(runner, earliest + this.directDelayUs + 1);
+        runner.timer.armAt(earliest + this.directDelayUs + 1);
         return;
       }
     }
-    const rows: { request: InferRequest; entry?: Entry }[] = [];
+    const rows: Row[] = [];
     for (let i = 0; i <= maxSlot; i++) {
       const slot = runner.slots[i]!;
       const front = slot.queue[0];
@@ -617,7 +574,7 @@ export class SequenceBatcher implements Scheduler {
     const now = this.clock.nowUs();
     const decision = formBatch(runner.offered, this.formation, now);
     if (decision.waitUs > 0 && !this.stopped) {
-      this.armRunner(runner, now + decision.waitUs);
+      runner.timer.armAt(now + decision.waitUs);
       return;
     }
     for (const e of decision.entries) runner.offered.remove(e);
@@ -630,36 +587,29 @@ export class SequenceBatcher implements Scheduler {
 
   // ---- execution -------------------------------------------------------------------------
 
-  private dispatch(runner: Runner, rows: { request: InferRequest; entry?: Entry }[], now: number): void {
+  private dispatch(runner: Runner, rows: Row[], now: number): void {
     const entries = rows.flatMap((r) => (r.entry ? [r.entry] : []));
-    const running: Running = { entries, controller: entries.some((e) => e.request.signal) ? new AbortController() : undefined };
+    const running = new Execution(entries, false);
     for (const e of entries) {
       e.state = 'running';
       e.running = running;
       e.where = undefined;
-      e.queueNs = (now - e.arrivalUs) * 1000;
       e.responseStartUs = now;
-      this.stats.requestDequeued(e.queueNs);
+      this.answers.dequeued(e, now);
     }
     runner.busy = true;
-    const signal = running.controller?.signal ?? NEVER_ABORTED;
-    const callers = entries.some((e) => e.request.callers && e.request.callers.length > 0)
-      ? { callers: executionCallers(entries.map((e) => e.request), runner.context.callers) }
-      : runner.context;
-    const run = this.decoupled ? this.runDecoupled(runner, rows, signal, callers, now) : this.runBatch(runner, rows, signal, callers, now);
+    const signal = running.signal;
+    const context = executionContext(runner.context, entries.map((e) => e.request));
+    const run = this.decoupled ? this.runDecoupled(runner, rows, signal, context, now) : this.runBatch(runner, rows, entries, signal, context, now);
     run
-      .catch((err: unknown) => {
-        const error = InferError.from(err);
-        this.log.error(`model '${this.model}': sequence batcher error while finishing a batch: ${error.message}`);
-        for (const e of entries) this.finish(e, error, 'OTHER');
-      })
+      .catch((err: unknown) => this.answers.internalError(entries, err))
       .finally(() => {
         runner.busy = false;
         this.pump(runner);
       });
   }
 
-  private async runBatch(runner: Runner, rows: { request: InferRequest; entry?: Entry }[], signal: AbortSignal, context: ExecuteContext, startUs: number): Promise<void> {
+  private async runBatch(runner: Runner, rows: readonly Row[], entries: readonly Entry[], signal: AbortSignal, context: ExecuteContext, startUs: number): Promise<void> {
     let output: ExecuteOutput;
     try {
       output = await runner.instance.execute(
@@ -668,86 +618,35 @@ export class SequenceBatcher implements Scheduler {
         context,
       );
     } catch (err) {
-      this.recordExecution(rows.length, startUs);
-      const error = InferError.from(err);
-      for (const r of rows) if (r.entry) this.finish(r.entry, error, 'BACKEND');
+      this.answers.executed(entries, rows.length, startUs);
+      this.answers.failAll(entries, InferError.from(err), 'BACKEND');
       return;
     }
-    const timings = this.recordExecution(rows.length, startUs, output?.timings);
-    const results = output?.results ?? [];
-    if (results.length !== rows.length) {
-      const error = new InferError('INTERNAL', `model '${this.model}' instance returned ${results.length} results for ${rows.length} requests`);
-      for (const r of rows) if (r.entry) this.finish(r.entry, error, 'BACKEND');
-      return;
-    }
-    rows.forEach((row, i) => {
-      const e = row.entry;
-      if (!e) return; // a filler row: its result is discarded
-      const result = results[i]!;
-      if (InferError.is(result)) {
-        this.finish(e, result, 'BACKEND');
-        return;
-      }
-      let response: InferResponse;
-      try {
-        response = e.values ? this.state.absorb(e.values, result, e.request.outputs) : result;
-      } catch (err) {
-        this.finish(e, InferError.from(err), 'BACKEND');
-        return;
-      }
-      this.finish(e, response, undefined, timings);
-    });
-  }
-
-  private async runDecoupled(runner: Runner, rows: { request: InferRequest; entry?: Entry }[], signal: AbortSignal, context: ExecuteContext, startUs: number): Promise<void> {
-    const exec = runner.instance.executeDecoupled;
-    if (!exec) {
-      const error = new InferError('INTERNAL', `model '${this.model}' is decoupled but its instance has no executeDecoupled`);
-      for (const r of rows) if (r.entry) this.finish(r.entry, error, 'OTHER');
-      return;
-    }
-    let timings: Required<ExecuteTimings> | undefined;
-    const waiting: { entry: Entry; totalNs: number }[] = [];
-    const ignore: ResponseSink = { response() {}, complete() {} };
-    const sinks: ResponseSink[] = rows.map(({ entry: e }) =>
-      !e
-        ? ignore
-        : {
-            response: (r) => {
-              if (e.state === 'done') return;
-              const now = this.clock.nowUs();
-              this.stats.response?.(e.responses++, 'success', { inferNs: (now - (e.responseStartUs ?? now)) * 1000, outputNs: 0 });
-              e.responseStartUs = now;
-              return e.sink?.response(r);
-            },
-            complete: (error) => {
-              if (error) this.finish(e, InferError.from(error), 'BACKEND');
-              else if (timings) this.finish(e, null, undefined, timings);
-              else {
-                const totalNs = this.finish(e, null, undefined, 'later');
-                if (totalNs !== undefined) waiting.push({ entry: e, totalNs });
-              }
-            },
-          },
+    const timings = this.answers.executed(entries, rows.length, startUs, output?.timings);
+    this.answers.answerEach(
+      rows.map((r) => r.entry),
+      output,
+      (e, result) => {
+        let response: InferResponse;
+        try {
+          response = e.values ? this.state.absorb(e.values, result, e.request.outputs) : result;
+        } catch (err) {
+          this.answers.finish(e, InferError.from(err), 'BACKEND');
+          return;
+        }
+        this.answers.finish(e, response, undefined, timings);
+      },
     );
-    try {
-      timings = this.recordExecution(rows.length, startUs, (await exec.call(runner.instance, rows.map((r) => r.request), sinks, signal, context)) ?? undefined);
-    } catch (err) {
-      timings = this.recordExecution(rows.length, startUs);
-      const error = InferError.from(err);
-      for (const r of rows) if (r.entry) this.finish(r.entry, error, 'BACKEND');
-    }
-    for (const { entry, totalNs } of waiting) this.stats.requestSucceeded(totalNs, { queueNs: entry.queueNs, ...timings });
   }
 
-  private recordExecution(batchSize: number, startUs: number, reported?: ExecuteTimings): Required<ExecuteTimings> {
-    const elapsedNs = (this.clock.nowUs() - startUs) * 1000;
-    const t =
-      reported && (reported.computeInputNs !== undefined || reported.computeInferNs !== undefined || reported.computeOutputNs !== undefined)
-        ? { computeInputNs: reported.computeInputNs ?? 0, computeInferNs: reported.computeInferNs ?? 0, computeOutputNs: reported.computeOutputNs ?? 0 }
-        : { computeInputNs: 0, computeInferNs: elapsedNs, computeOutputNs: 0 };
-    this.stats.execution(batchSize, t);
-    return t;
+  private runDecoupled(runner: Runner, rows: readonly Row[], signal: AbortSignal, context: ExecuteContext, startUs: number): Promise<void> {
+    return this.answers.runDecoupled(
+      runner.instance,
+      rows.map((r) => r.entry),
+      rows.map((r) => r.request),
+      { signal, context, startUs, batchSize: rows.length },
+      (ran, error) => this.answers.failAll(ran, error, 'BACKEND'),
+    );
   }
 
   // ---- cancellation, idle sequences ------------------------------------------------------
@@ -757,8 +656,8 @@ export class SequenceBatcher implements Scheduler {
     const cancelled = new InferError('CANCELLED', CANCELLED_MESSAGE);
     if (entry.state === 'running') {
       const running = entry.running;
-      this.finish(entry, cancelled, 'CANCELED');
-      if (running && running.entries.every((e) => e.state === 'done')) running.controller?.abort();
+      this.answers.finish(entry, cancelled, 'CANCELED');
+      running?.answeredEarly();
       return;
     }
     // A queued request of a sequence is cancelled: the sequence is (Triton ends it at that request).
@@ -768,14 +667,14 @@ export class SequenceBatcher implements Scheduler {
       offeredBy.runner.offered.remove(entry);
       // Its successors go with it; then finish() frees the slot's turn for whoever comes next.
       if (offeredBy.corr === entry.corr) this.releaseSlot(offeredBy);
-      this.finish(entry, cancelled, 'CANCELED');
+      this.answers.finish(entry, cancelled, 'CANCELED');
       return;
     }
     const where = entry.where;
     if (where && 'runner' in where) {
       const i = where.queue.indexOf(entry);
       if (i >= 0) where.queue.splice(i, 1);
-      this.finish(entry, cancelled, 'CANCELED');
+      this.answers.finish(entry, cancelled, 'CANCELED');
       if (where.corr === entry.corr) this.releaseSlot(where);
       return;
     }
@@ -783,19 +682,8 @@ export class SequenceBatcher implements Scheduler {
       // Backlogged: the whole backlogged sequence is cancelled; its slot turn is skipped.
       if (this.backlogBySequence.get(where.corr) === where) this.backlogBySequence.delete(where.corr);
       where.timer?.cancel();
-      for (const e of where.queue.splice(0)) this.finish(e, cancelled, 'CANCELED');
+      for (const e of where.queue.splice(0)) this.answers.finish(e, cancelled, 'CANCELED');
     }
-  }
-
-  private armReaper(at: number): void {
-    if (this.reaper && this.reaper.at <= at) return;
-    this.reaper?.cancel();
-    const t = this.clock.setTimer(at - this.clock.nowUs(), () => {
-      if (this.reaper === timer) this.reaper = undefined;
-      this.reap();
-    });
-    const timer = { cancel: () => t.cancel(), at };
-    this.reaper = timer;
   }
 
   /** Triton's reaper: a sequence idle past max_sequence_idle_microseconds gives up its slot. */
@@ -823,68 +711,26 @@ export class SequenceBatcher implements Scheduler {
         this.lastSeen.delete(corr);
       }
     }
-    if (next !== Number.POSITIVE_INFINITY) this.armReaper(next);
+    if (next !== Number.POSITIVE_INFINITY) this.reaper.armAt(next);
   }
 
   // ---- completion ------------------------------------------------------------------------
 
-  /**
-   * Answers an entry once (see DynamicBatcher.finish). Returns its total time, or undefined when it
-   * was answered already. An oldest slot's next request is offered once this one is answered.
-   */
-  private finish(entry: Entry, outcome: Outcome, reason?: FailureReason, timings?: Required<ExecuteTimings> | 'later'): number | undefined {
-    if (entry.state === 'done') return undefined;
-    const dequeued = entry.state === 'running';
-    entry.state = 'done';
-    entry.unlisten?.();
-    if (entry.holds) this.cycles.release(entry.holds);
-    const nowUs = this.clock.nowUs();
-    const totalNs = (nowUs - entry.arrivalUs) * 1000;
-    if (reason) this.stats.requestFailed(totalNs, reason, dequeued);
-    else if (timings !== 'later') this.stats.requestSucceeded(totalNs, { queueNs: entry.queueNs, ...(timings ?? { computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 }) });
-    if (dequeued && entry.responseStartUs !== undefined && this.stats.response) {
-      const elapsedNs = Math.max(0, nowUs - entry.responseStartUs) * 1000;
-      if (reason === 'CANCELED') this.stats.response(entry.responses, 'cancel', { inferNs: elapsedNs, outputNs: 0 });
-      else if (reason) this.stats.response(entry.responses, 'fail', { inferNs: elapsedNs, outputNs: 0 });
-      else if (this.decoupled) {
-        if (entry.responses === 0) this.stats.response(0, 'empty', { inferNs: elapsedNs, outputNs: 0 });
-      } else {
-        const t = timings && timings !== 'later' ? timings : undefined;
-        this.stats.response(0, 'success', t ? { inferNs: t.computeInputNs + t.computeInferNs, outputNs: t.computeOutputNs } : { inferNs: elapsedNs, outputNs: 0 });
-      }
-    }
-    try {
-      entry.deliver(outcome);
-    } catch (err) {
-      this.log.error(`model '${this.model}': response callback threw: ${InferError.from(err).message}`);
-    }
-    // Oldest: the slot's next request may go now.
+  /** An answered request of an oldest slot: the slot's next request may go now. */
+  private answered(entry: Entry): void {
     const slot = entry.slot;
-    if (slot) {
-      entry.slot = undefined;
-      if (slot.inFlight === entry) {
-        slot.inFlight = undefined;
-        this.offerNext(slot);
-        this.pump(slot.runner);
-      }
+    if (!slot) return;
+    entry.slot = undefined;
+    if (slot.inFlight === entry) {
+      slot.inFlight = undefined;
+      this.offerNext(slot);
+      this.pump(slot.runner);
     }
-    this.count--;
-    if (this.count === 0 && this.drained) {
-      this.quiesce();
-      const d = this.drained;
-      this.drained = undefined;
-      d();
-    }
-    return totalNs;
   }
 
   /** Nothing in flight after stop(): no timer may keep the process alive. */
   private quiesce(): void {
-    this.reaper?.cancel();
-    this.reaper = undefined;
-    for (const r of this.runners) {
-      r.timer?.cancel();
-      r.timer = undefined;
-    }
+    this.reaper.cancel();
+    for (const r of this.runners) r.timer.cancel();
   }
 }
