@@ -63,10 +63,34 @@ function typed(datatype: DataType, values: unknown[], name: string): TypedArray 
   }
 }
 
+function matches(shape: readonly number[], dims: readonly number[]): boolean {
+  return shape.length === dims.length && shape.every((d, i) => dims[i] === -1 || dims[i] === d);
+}
+
+/**
+ * The shape a nested array stands for, as the config implies it (`dims`, batching):
+ * - one more dimension than `dims`: already batched, as written;
+ * - `dims` itself: one row (`[1, ...dims]` when the model batches);
+ * - otherwise, when `dims` are all fixed and the values fill whole rows of them: that many rows
+ *   (`TEXT=["a","b"]` for dims [1] is two rows, [2,1]; without batching, one `dims`-shaped value);
+ * - else one row as written (the server's check then names what it expected).
+ */
+export function impliedShape(written: readonly number[], dims: readonly number[], batching: boolean): number[] {
+  if (batching && written.length === dims.length + 1) return [...written];
+  if (matches(written, dims)) return batching ? [1, ...written] : [...written];
+  const perRow = elementCount(dims);
+  const total = elementCount(written);
+  if (dims.every((d) => d >= 0) && written.length <= dims.length && (batching ? perRow > 0 && total % perRow === 0 : total === perRow)) {
+    return batching ? [total / perRow, ...dims] : [...dims];
+  }
+  return batching && written.length === dims.length ? [1, ...written] : [...written];
+}
+
 /**
  * Builds an input tensor from JSON, its datatype from the config. A nested array's shape is
- * inferred; for a batching model (`max_batch_size > 0`) a value with exactly the config's rank gets
- * a batch dimension of 1 in front.
+ * inferred and read as the config implies (see impliedShape); `{"shape", "data"}` is taken as
+ * written, except that for a batching model a shape of exactly the config's rank gets a batch
+ * dimension of 1 in front.
  */
 export function tensorFromJson(config: ModelConfig, name: string, value: JsonTensorValue): Tensor {
   const spec = config.input.find((i) => i.name === name);
@@ -80,16 +104,16 @@ export function tensorFromJson(config: ModelConfig, name: string, value: JsonTen
   if (!datatype) throw new InferError('INVALID_ARG', `input '${name}' has no usable data_type in the config`);
   let shape: number[];
   let flat: unknown[];
+  const batching = config.max_batch_size > 0;
   if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'data' in value) {
     const v = value as { shape?: unknown; data: unknown };
     flat = Array.isArray(v.data) ? (v.data as unknown[]).flat(Infinity) : [v.data];
     shape = Array.isArray(v.shape) ? (v.shape as number[]) : [flat.length];
+    if (batching && shape.length === spec.dims.length) shape = [1, ...shape];
   } else {
-    shape = inferShape(value, name);
     flat = Array.isArray(value) ? (value as unknown[]).flat(Infinity) : [value];
+    shape = impliedShape(inferShape(value, name), spec.dims, batching);
   }
-  const dims = spec.reshape ? spec.reshape.shape : spec.dims;
-  if (config.max_batch_size > 0 && shape.length === dims.length) shape = [1, ...shape];
   if (elementCount(shape) !== flat.length) {
     throw new InferError('INVALID_ARG', `input '${name}': shape [${shape.join(',')}] does not match ${flat.length} data elements`);
   }

@@ -44,6 +44,29 @@ describe('tensorFromJson', () => {
     expect(tensorFromJson(config, 'F', { shape: [1, 2], data: [5, 6] }).shape).toEqual([1, 2]);
   });
 
+  it('reads a flat array as the config implies: rows of fixed dims, one row of variable dims', () => {
+    const text = normalizeModelConfig(
+      parseModelConfigText(`name: "t" backend: "python" max_batch_size: 8
+        input [ { name: "TEXT" data_type: TYPE_STRING dims: [ 1 ] }, { name: "P" data_type: TYPE_FP32 dims: [ 3 ] } ]
+        output [ { name: "O" data_type: TYPE_FP32 dims: [ 1 ] } ]`),
+    );
+    // dims [1] with batching: two strings are two rows.
+    expect(tensorFromJson(text, 'TEXT', ['a', 'b']).shape).toEqual([2, 1]);
+    expect(tensorFromJson(text, 'TEXT', 'a').shape).toEqual([1, 1]);
+    expect(tensorFromJson(text, 'TEXT', [['a'], ['b']]).shape).toEqual([2, 1]);
+    expect(tensorFromJson(text, 'P', [1, 2, 3, 4, 5, 6]).shape).toEqual([2, 3]);
+    expect(tensorFromJson(text, 'P', [1, 2, 3]).shape).toEqual([1, 3]);
+    // Variable dims: the array is one row.
+    expect(tensorFromJson(config, 'IDS', [1, 2]).shape).toEqual([1, 2]);
+    // Values that fill no whole row stay as written (the server's check names what it expected).
+    expect(tensorFromJson(text, 'P', [1, 2, 3, 4]).shape).toEqual([1, 4]);
+    const unbatched = normalizeModelConfig(
+      parseModelConfigText(`name: "u" backend: "python" max_batch_size: 0
+        input [ { name: "X" data_type: TYPE_FP32 dims: [ 1, 2 ] } ] output [ { name: "O" data_type: TYPE_FP32 dims: [ 1 ] } ]`),
+    );
+    expect(tensorFromJson(unbatched, 'X', [1, 2]).shape).toEqual([1, 2]);
+  });
+
   it('names the input and the problem on bad JSON values', () => {
     expect(() => tensorFromJson(config, 'NOPE', [1])).toThrow("unexpected inference input 'NOPE' for model 'm' (inputs: IDS, F)");
     expect(() => tensorFromJson(config, 'F', [[1, 2], [3]])).toThrow("input 'F': ragged nested array");

@@ -18,12 +18,15 @@ Loads the model from its repository as \`tritium serve\` would (an ensemble with
 steps name), runs one request through it offline, prints the response(s) as JSON on stdout and
 unloads. What the model prints (console.log) and the server's warnings go to stderr.
 
-  <json>              a nested array (shape inferred; a batching model gets a batch dimension of 1
-                      in front) or {"shape": [..], "data": [..]}; the datatype comes from the config
+  <json>              a nested array, read in the shape the config implies: with dims [1] and
+                      batching, TEXT=["a","b"] is two rows ([2,1]); with dims [-1], [1,2,3] is one
+                      row ([1,3]); an array with the batch dimension is taken as written. Or
+                      {"shape": [..], "data": [..]}. The datatype comes from the config
   --version N         the version to run (default: the highest its version policy serves)
   --output NAME       return only this output (repeatable)
   --verbose           the server's info log too (loading, the model table)
-  --model-config-name <name>, --disable-auto-complete-config, --backend-config <backend>,<k>=<v>
+  --model-config-name <name>, --disable-auto-complete-config, --backend-config <backend>,<k>=<v>,
+  --model-type-check error|warn|off
                       as for serve
 
 examples:
@@ -31,7 +34,7 @@ examples:
   tritium model run model_repository/sentiment_ensemble --input 'TEXT=["I love this movie"]'
 `;
 
-const SERVE_FLAGS = ['model-config-name', 'disable-auto-complete-config', 'strict-model-config', 'backend-config'];
+const SERVE_FLAGS = ['model-config-name', 'disable-auto-complete-config', 'strict-model-config', 'backend-config', 'model-type-check'];
 /** Set in the child that does the work (see the file comment). */
 const CHILD_ENV = 'TRITIUM_MODEL_RUN_CHILD';
 
