@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { InferError, spawnWorkerInstance, type AutoCompleteSpec, type ModelConfig, type WireError } from '@tritium/core';
 import { locateModelFile } from './locate-model.ts';
+import { isGenerated } from './types/model-types.ts';
 import { sandboxParameters } from './parameters.ts';
 import { isolationOptions } from './sandbox-options.ts';
 import { removeTranspiled, transpileModel, type TranspiledModel } from './transpile.ts';
@@ -47,7 +48,8 @@ const TIMEOUT_MS = 30_000;
  */
 async function cannotAutoComplete(sources: readonly string[]): Promise<boolean> {
   const texts = await Promise.all(sources.map((file) => readFile(file, 'utf8').catch(() => 'autoCompleteConfig')));
-  return texts.every((text) => !text.includes('autoCompleteConfig') && !/\bextends\b/.test(text));
+  // The generated model-types.js extends the author API's Tensor, never the model class.
+  return texts.every((text) => isGenerated(text) || (!text.includes('autoCompleteConfig') && !/\bextends\b/.test(text)));
 }
 
 /**

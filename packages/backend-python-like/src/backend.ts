@@ -3,7 +3,9 @@ import { autoCompleteFromModel } from './auto-complete-runner.ts';
 import { locateModelFile } from './locate-model.ts';
 import { sandboxParameters } from './parameters.ts';
 import { PythonLikeModel } from './python-like-model.ts';
-import { sweepStaleBundles, transpileModel } from './transpile.ts';
+import { defaultCacheDir, sweepStaleBundles, transpileModel, type TranspiledModel } from './transpile.ts';
+import { applyCheck, checkModel, typeCheckMode, type TypeCheckMode } from './type-check/model-check.ts';
+import { ownPackageFile } from './own-packages.ts';
 
 /** Options of {@link pythonLikeBackend}. */
 export interface PythonLikeBackendOptions {
@@ -13,10 +15,15 @@ export interface PythonLikeBackendOptions {
   readonly defaultIsolation?: 'thread' | 'process';
   /** Crash-restart policy of instance workers (core's defaults otherwise). */
   readonly restart?: WorkerRestartPolicy;
+  /**
+   * What a type error in a model.ts does to its load when its config does not say
+   * (`tritium.type_check`): `error` refuses it, `warn` logs it, `off` (the default here; the CLI's
+   * is `error`) skips the check. See type-check/model-check.ts.
+   */
+  readonly typeCheck?: TypeCheckMode;
 }
 
 let loads = 0;
-
 
 /**
  * The python-like backend (`backend: "python"`): runs a version folder's `model.ts` / `model.js` /
@@ -49,7 +56,27 @@ export function pythonLikeBackend(options: PythonLikeBackendOptions = {}): Backe
         ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
         tag: `v${spec.version}-${process.pid}-${++loads}`,
       });
-      return new PythonLikeModel(spec, modelFile, bundle, params, options.restart ? { restart: options.restart } : {});
+      const checked = typeChecked(spec, modelFile, bundle, options);
+      // A check-only load (tritium config) waits for the check; a serving load runs it beside its instances' start.
+      if (spec.checkOnly) await checked;
+      return new PythonLikeModel(spec, modelFile, bundle, params, { ...(options.restart ? { restart: options.restart } : {}), checked });
     },
   };
+}
+
+/** The model's type check under its mode: resolves when it passes (or is skipped), rejects INVALID_ARG in `error` mode. */
+async function typeChecked(spec: LoadSpec, modelFile: string, bundle: TranspiledModel, options: PythonLikeBackendOptions): Promise<void> {
+  // Uploaded files are untrusted: the checker would read files on their behalf. They are not checked.
+  const mode = spec.uploadedFiles ? 'off' : typeCheckMode(spec.config, options.typeCheck ?? 'off');
+  if (mode === 'off') return;
+  const problems = await checkModel({
+    config: spec.config,
+    modelDir: spec.modelDir,
+    modelFile,
+    bundle,
+    cacheDir: options.cacheDir ?? defaultCacheDir(),
+    ownPackages: (await ownPackageFile(spec.modelDir)) !== undefined,
+    log: spec.log,
+  });
+  applyCheck(problems, mode, { config: spec.config, log: spec.log });
 }

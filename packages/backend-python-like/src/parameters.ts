@@ -19,6 +19,7 @@ import {
  * | `tritium.allow_addons` | `true`: process isolation may load native addons (e.g. onnxruntime-node, sharp); native code is outside the permission model | `false` |
  * | `tritium.env` | process isolation: comma-separated names of the server's environment variables the child sees | none |
  * | `tritium.allow_network` | process isolation: `true` keeps the network (no network namespace) | `false` |
+ * | `tritium.type_check` | `error`, `warn` or `off`: what a type error in model.ts does to the load (see type-check/model-check.ts) | the server's `--model-type-check` |
  */
 export interface SandboxParameters extends IsolationParameters {
   readonly allowAddons: boolean;
@@ -32,6 +33,7 @@ export const PARAMETER_KEYS = {
   allowAddons: 'tritium.allow_addons',
   env: 'tritium.env',
   allowNetwork: 'tritium.allow_network',
+  typeCheck: 'tritium.type_check',
 } as const;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Variables that change how the sandboxed child itself starts (Node flags such as --allow-fs-write, the dynamic loader, the IPC channel). */

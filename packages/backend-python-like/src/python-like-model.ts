@@ -22,6 +22,8 @@ const ENTRY_URL = new URL('./worker/instance-entry.ts', import.meta.url);
 
 export interface PythonLikeModelOptions {
   readonly restart?: WorkerRestartPolicy;
+  /** The model's type check, run beside its instances' start: an instance starts only once it passed. */
+  readonly checked?: Promise<void>;
 }
 
 /**
@@ -37,6 +39,8 @@ export class PythonLikeModel implements BackendModel {
   readonly #options: PythonLikeModelOptions;
 
   constructor(spec: LoadSpec, modelFile: string, bundle: TranspiledModel, params: SandboxParameters, options: PythonLikeModelOptions) {
+    // Awaited by each instance; a model whose instances never start must not leave it unhandled.
+    options.checked?.catch(() => undefined);
     this.#spec = spec;
     this.#modelFile = modelFile;
     this.#bundle = bundle;
@@ -64,7 +68,7 @@ export class PythonLikeModel implements BackendModel {
       instance: { name: spec.name, kind: spec.kind, device: spec.device },
     };
     const p = this.#params;
-    return spawnWorkerInstance<PythonLikeInit>({
+    const started = spawnWorkerInstance<PythonLikeInit>({
       entry: ENTRY_URL,
       init,
       model: config.name,
@@ -82,6 +86,13 @@ export class PythonLikeModel implements BackendModel {
       log,
       ...isolationOptions(p, modelDir, this.#bundle),
     });
+    const [instance, checked] = await Promise.allSettled([started, this.#options.checked]);
+    if (checked.status === 'rejected') {
+      if (instance.status === 'fulfilled') await instance.value.dispose();
+      throw checked.reason;
+    }
+    if (instance.status === 'rejected') throw instance.reason;
+    return instance.value;
   }
 
   async dispose(): Promise<void> {

@@ -87,10 +87,15 @@ function externalsPlugin(externals: Set<string>, files: OwnFiles): Plugin {
   };
 }
 
+/** What to do about an unresolved import of the generated types (`tritium types` writes them). */
+function hint(text: string, workDir: string): string {
+  return /^Could not resolve "\.\/model-types(\.js)?"/.test(text) ? ` (generate it: tritium types ${path.dirname(workDir)})` : '';
+}
+
 function formatMessage(m: Message, workDir: string): string {
   if (!m.location) return m.text;
   const file = path.resolve(workDir, m.location.file);
-  const where = `${file}:${m.location.line}:${m.location.column + 1}: error: ${m.text}`;
+  const where = `${file}:${m.location.line}:${m.location.column + 1}: error: ${m.text}${hint(m.text, workDir)}`;
   return m.location.lineText.trim() ? `${where}\n    ${m.location.lineText}` : where;
 }
 

@@ -36,9 +36,11 @@ options:
   --model-config-name <name>               use <model>/configs/<name>.pbtxt when present
   --disable-auto-complete-config           (and the deprecated --strict-model-config)
   --backend-config <backend>,<key>=<value> handed to the backend, as for serve
+  --model-type-check error|warn|off        a model.ts that does not type-check is a problem (error, the
+                                           default), a warning, or not checked, as for serve
 `;
 
-const SERVE_FLAGS = ['model-config-name', 'disable-auto-complete-config', 'strict-model-config', 'backend-config'];
+const SERVE_FLAGS = ['model-config-name', 'disable-auto-complete-config', 'strict-model-config', 'backend-config', 'model-type-check'];
 
 interface Failure {
   readonly model: string;
@@ -100,7 +102,7 @@ async function checkRepository(
   const failures: Failure[] = [];
   const server = new InferenceServer({
     repositories: [repository],
-    backends: defaultBackends(),
+    backends: defaultBackends(options),
     modelControlMode: 'explicit',
     startupModels: wholeRepository ? ['*'] : named,
     checkOnly: true,

@@ -78,6 +78,8 @@ export interface ServeOptions extends ModelLimitOptions {
   modelLogRate: number;
   /** `--strict-sandbox` (beyond Triton): refuse a process-isolated model whose sandbox lacks a guarantee on this host. */
   strictSandbox: boolean;
+  /** `--model-type-check` (beyond Triton): what a type error in a model.ts does to its load. */
+  modelTypeCheck: 'error' | 'warn' | 'off';
   logVerbose: number;
   logInfo: boolean;
   logWarning: boolean;
@@ -182,6 +184,7 @@ export function defaultServeOptions(): ServeOptions {
     allowModelFileLoad: false,
     modelLogRate: DEFAULT_MODEL_LOG_BYTES_PER_SEC,
     strictSandbox: false,
+    modelTypeCheck: 'error',
     logVerbose: 0,
     logInfo: true,
     logWarning: true,
@@ -386,6 +389,10 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'http-request-timeout-secs': (o, v) => (o.httpConnections = { ...o.httpConnections, requestTimeoutMs: int('http-request-timeout-secs', v, 1) * 1000 }),
   'http-max-connections': (o, v) => (o.httpConnections = { ...o.httpConnections, maxConnections: int('http-max-connections', v, 1) }),
   'model-log-rate': (o, v) => (o.modelLogRate = int('model-log-rate', v)),
+  'model-type-check': (o, v) => {
+    if (v !== 'error' && v !== 'warn' && v !== 'off') throw new FlagError(`invalid value for --model-type-check: '${v}' (expected error, warn or off)`);
+    o.modelTypeCheck = v;
+  },
   'grpc-max-connections': (o, v) => (o.grpcMaxConnections = int('grpc-max-connections', v, 1)),
   'grpc-first-request-timeout-secs': (o, v) => (o.grpcFirstRequestTimeoutSecs = int('grpc-first-request-timeout-secs', v, 1)),
   'log-verbose': (o, v) => (o.logVerbose = int('log-verbose', v)),
@@ -471,6 +478,8 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --allow-client-shm <bool> (false)  --allow-model-file-load <bool> (false)
   --model-log-rate <bytes/s> (65536)        per instance: a model's output (stdout, stderr, log calls) logged per second; lines past it dropped, counted
   --strict-sandbox <bool> (false)           a process-isolated model whose sandbox lacks a guarantee on this host fails to load (false: it loads, with a warning)
+  --model-type-check error|warn|off (error) a model.ts that does not type-check fails to load (warn: it loads, each error a warning);
+                                            a model's tritium.type_check parameter overrides it
   --log-verbose <n>  --log-info/--log-warning/--log-error <bool>  --log-format default|ISO8601  --log-file <path>
   --backend-config <backend>,<key>=<value>
   --metrics-config <setting>=<value>          summary_latencies|histogram_latencies|counter_latencies=<bool>, summary_quantiles=0.5:0.05,0.99:0.001, summary_max_age=<s>

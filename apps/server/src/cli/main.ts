@@ -16,6 +16,10 @@ export const COMMANDS: Readonly<Record<string, { summary: string; load: () => Pr
     summary: 'check models or repositories as serve would load them; print their configs as Triton JSON',
     load: async () => (await import('./config-command.ts')).configCommand,
   },
+  types: {
+    summary: 'types <model folder | repository>: write model-types.d.ts beside each model.ts from its config, and a tsconfig.json',
+    load: async () => (await import('./types-command.ts')).typesCommand,
+  },
   model: {
     summary: 'model run <repository>/<model> --input NAME=<json>: run any model or ensemble once, offline',
     load: async () => (await import('./model-command.ts')).modelCommand,

@@ -45,7 +45,7 @@ export async function runModel(a: RunArgs): Promise<ModelRunResult> {
   const name = path.basename(dir);
   const server = new InferenceServer({
     repositories: [path.dirname(dir)],
-    backends: defaultBackends(),
+    backends: defaultBackends(a.serve),
     modelControlMode: 'explicit',
     startupModels: [name],
     disableAutoCompleteConfig: a.serve.disableAutoCompleteConfig,

@@ -15,8 +15,8 @@ import { runServer } from './run-server.ts';
 import { FlagError, parseServeFlags, SERVE_USAGE, type ServeOptions } from './flags.ts';
 
 /** The backends `tritium serve` binds by default: ours, and Triton's example backends (identity, repeat, square). */
-export function defaultBackends(): Backend[] {
-  return [pythonLikeBackend(), onnxBackend(), tensorrtBackend(), ...exampleBackends()];
+export function defaultBackends(options: Partial<Pick<ServeOptions, 'modelTypeCheck'>> = {}): Backend[] {
+  return [pythonLikeBackend({ typeCheck: options.modelTypeCheck ?? 'error' }), onnxBackend(), tensorrtBackend(), ...exampleBackends()];
 }
 
 export async function serveCommand(args: string[]): Promise<number> {
@@ -34,7 +34,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     }
     throw e;
   }
-  const container = createContainer({ options, backends: defaultBackends() });
+  const container = createContainer({ options, backends: defaultBackends(options) });
   const log = container.get<TritonLog>(TOKENS.Log);
   if (options.strictModelConfig) {
     log.warn('--strict-model-config is deprecated, use --disable-auto-complete-config instead');

@@ -41,4 +41,15 @@ export { MetricFamily, Metric } from './metrics.ts';
 export type { MetricFamilyInit, MetricInit } from './metrics.ts';
 export type { MetricKind } from '@tritium/core';
 export type { InitializeArgs, ExecuteReturn, TritonModel, TritonModelClass } from './model.ts';
+export type {
+  ModelSpec,
+  TensorSpec,
+  DataArray,
+  OutputData,
+  OutputDataMap,
+  InputName,
+  OutputName,
+  InputTensor,
+  ModelTensorConstructor,
+} from './model-spec.ts';
 export type { DataType, ModelConfig, ModelInput, ModelOutput, ParameterValue, ErrorCode } from '@tritium/core';

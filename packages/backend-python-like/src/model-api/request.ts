@@ -4,6 +4,7 @@ import type { InferenceResponse } from './response.ts';
 import { ResponseIterator, errorResponse, toAuthorResponse } from './response-iterator.ts';
 import { runtimeLink, type WireInferRequest } from './runtime-link.ts';
 import { Tensor } from './tensor.ts';
+import type { InputTensor, ModelSpec } from './model-spec.ts';
 
 /** `pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL`: the last `send` of a request. */
 export const TRITONSERVER_RESPONSE_COMPLETE_FINAL = 1;
@@ -82,7 +83,7 @@ function sequenceOf(init: InferenceRequestInit): Pick<WireInferRequest, 'sequenc
  * if (response.hasError()) throw response.error();
  * ```
  */
-export class InferenceRequest {
+export class InferenceRequest<S extends ModelSpec = ModelSpec> {
   readonly #init: InferenceRequestInit;
   readonly #incoming: IncomingRequestState | undefined;
   #inputs: Tensor[] | undefined;
@@ -108,6 +109,15 @@ export class InferenceRequest {
     if (this.#incoming) this.#inputs ??= this.#incoming.wire.inputs.map((t) => Tensor.fromWire(t));
     else this.#inputs ??= [...this.#init.inputs];
     return this.#inputs;
+  }
+
+  /**
+   * The input named `name`, or undefined when the request left it out (only an optional input can
+   * be). With the model's generated types (`Request` of `model-types.d.ts`) the name is checked
+   * and the tensor typed at compile time: `request.input('TEXT').strings()`.
+   */
+  input<N extends keyof S['inputs'] & string>(name: N): InputTensor<S['inputs'][N]> {
+    return this.inputs().find((t) => t.name === name) as InputTensor<S['inputs'][N]>;
   }
 
   requestedOutputNames(): string[] {

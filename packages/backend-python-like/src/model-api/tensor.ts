@@ -8,6 +8,7 @@ import {
   typedView,
   TYPED_ARRAY_CONSTRUCTORS,
   type DataType,
+  type DataTypeMap,
   type Tensor as WireTensor,
   type TypedArray,
 } from '@tritium/core';
@@ -109,9 +110,9 @@ let adopting: WireTensor | undefined;
  * anything `execute` raises, never INVALID_ARG, which would blame the client. Only decoding a
  * client's BYTES input (invalid UTF-8) is INVALID_ARG.
  */
-export class Tensor {
+export class Tensor<D extends DataType = DataType> {
   readonly name: string;
-  readonly datatype: DataType;
+  readonly datatype: D;
   readonly shape: readonly number[];
   /** Row-major little-endian bytes; BYTES as u32-LE-length-prefixed elements (the wire layout). */
   readonly #wire: Uint8Array;
@@ -129,7 +130,7 @@ export class Tensor {
       const wire = adopting;
       adopting = undefined;
       this.name = wire.name;
-      this.datatype = wire.datatype;
+      this.datatype = wire.datatype as D;
       this.shape = [...wire.shape];
       this.#wire = wire.data;
       return;
@@ -142,7 +143,7 @@ export class Tensor {
     }
     this.name = name;
     const type = datatype ?? inferDatatype(data);
-    this.datatype = type;
+    this.datatype = type as D;
     let count: number;
     if (type === 'BYTES') {
       if (data instanceof Uint8Array) {
@@ -191,14 +192,14 @@ export class Tensor {
   }
 
   /** Typed view of the elements (`BigInt64Array` for INT64, raw bits for FP16/BF16, wire bytes for BYTES). */
-  get data(): TypedArray {
-    if (this.datatype === 'BYTES') return this.#wireBytes();
+  get data(): DataTypeMap[D] {
+    if (this.datatype === 'BYTES') return this.#wireBytes() as DataTypeMap[D];
     this.#view ??= typedView({ name: this.name, datatype: this.datatype, shape: this.shape, data: this.#wireBytes() });
-    return this.#view;
+    return this.#view as DataTypeMap[D];
   }
 
   /** `triton_dtype()` (a wire datatype string). */
-  tritonDtype(): DataType {
+  tritonDtype(): D {
     return this.datatype;
   }
 

@@ -72,6 +72,11 @@ export interface LoadSpec {
    * a worker it started) should, and reject.
    */
   readonly signal?: AbortSignal;
+  /**
+   * The load only checks the model (`tritium config`): no instance will be created, so a backend
+   * finishes here every check it would otherwise run beside its instances' start.
+   */
+  readonly checkOnly?: boolean;
 }
 
 export interface CustomMetricsSink {

@@ -240,6 +240,7 @@ async function checkBackendLoad(model: ResolvedModel, rv: ResolvedVersion, confi
     versionDir: rv.dir,
     log: deps.log,
     backendConfig: deps.backendConfig?.[backend.name],
+    checkOnly: true,
   });
   await backendModel.dispose();
 }
