@@ -4,7 +4,7 @@
  * refused, in-flight ones finish, then the listeners close).
  */
 import { inject, injectable, optional } from 'inversify';
-import type { InferenceServerApi } from '@tritium/core';
+import { logBlock, type InferenceServerApi } from '@tritium/core';
 import { TOKENS } from './tokens.ts';
 import type { ServeOptions } from './cli/flags.ts';
 import type { TritonLog } from './logging/triton-log.ts';
@@ -73,7 +73,7 @@ export class TritiumServer {
     await checkListeners(listeners);
     await this.responseCache?.open();
     await (this.api as InferenceServerApi & Startable).start?.();
-    this.log.info(serverOptionsTable(this.options, advertisedServerMetadata(this.context)));
+    logBlock(this.log, 'info', serverOptionsTable(this.options, advertisedServerMetadata(this.context)));
     const lowered = this.connectionPlan.note;
     if (lowered?.warn) this.log.warn(lowered.message);
     else if (lowered) this.log.info(lowered.message);

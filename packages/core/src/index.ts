@@ -16,7 +16,7 @@ export { BACKEND_API_VERSION } from './backend/spi.ts';
 export { instanceFailure, isInstanceFailure } from './backend/instance-failure.ts';
 export type * from './backend/spi.ts';
 export type { Logger } from './logger.ts';
-export { silentLogger, logLines } from './logger.ts';
+export { silentLogger, logLines, logBlock, escapeControl } from './logger.ts';
 export type { ModelLogLine } from './logger.ts';
 export type { Scheduler, Clock } from './scheduler/scheduler.ts';
 export { systemClock } from './scheduler/scheduler.ts';

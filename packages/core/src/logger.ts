@@ -11,6 +11,18 @@ export interface Logger {
    * output (a terminal, a test's capture) apart from the server's messages.
    */
   model?(line: ModelLogLine): void;
+  /**
+   * A block the server made itself, a table (`formatTable`, whose cells hold no control character
+   * but line feeds, each inside the table's borders): logged as Triton logs one, its first line
+   * after the prefix and the rest as they are. Optional: without it `logBlock` logs it at `level`.
+   */
+  block?(level: 'info' | 'warn' | 'error', text: string): void;
+}
+
+/** Logs a table the server made (see Logger.block). */
+export function logBlock(log: Logger, level: 'info' | 'warn' | 'error', text: string): void {
+  if (log.block) log.block(level, text);
+  else log[level](text);
 }
 
 /** One line a model wrote (see `Logger.model`); `text` holds no line break. */
@@ -52,5 +64,10 @@ function escapeChar(c: string): string {
  * server's, nor move a terminal's cursor. Every log sink of the server writes through it.
  */
 export function logLines(message: string): string[] {
-  return message.replace(UNSAFE, escapeChar).split('\n');
+  return escapeControl(message).split('\n');
+}
+
+/** `text` with every control character but tab and line feed escaped (see logLines). */
+export function escapeControl(text: string): string {
+  return text.replace(UNSAFE, escapeChar);
 }

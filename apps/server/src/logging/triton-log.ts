@@ -59,11 +59,21 @@ export class TritonLog implements Logger {
   private write(level: 'I' | 'W' | 'E' | 'V', message: string): void {
     const where = callerSite();
     const now = new Date();
-    const text = logLines(message)
-      .map((line) => formatLogLine(level, line, where, this.options.format, now))
-      .join('');
+    this.emit(logLines(message).map((line) => formatLogLine(level, line, where, this.options.format, now)).join(''));
+  }
+
+  private emit(text: string): void {
     if (this.fd !== undefined) fs.writeSync(this.fd, text);
     else this.stream.write(text);
+  }
+
+  /** A table the server made: its first line after the prefix, the rest as Triton prints them (see Logger.block). */
+  block(level: 'info' | 'warn' | 'error', text: string): void {
+    const on = { info: this.options.info, warn: this.options.warning, error: this.options.error }[level];
+    if (!on) return;
+    const [first = '', ...rest] = logLines(text);
+    const letter = ({ info: 'I', warn: 'W', error: 'E' } as const)[level];
+    this.emit(formatLogLine(letter, first, callerSite(), this.options.format) + rest.map((l) => `${l}\n`).join(''));
   }
 
   /** A model's log call reads as the server's line at its level; what it printed names the writer. */

@@ -17,7 +17,7 @@
 import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { Backend } from '../backend/spi.ts';
-import { silentLogger, type Logger } from '../logger.ts';
+import { logBlock, silentLogger, type Logger } from '../logger.ts';
 import { systemClock, type Clock } from '../scheduler/scheduler.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { traceNowNs, type RequestTrace } from '../trace/request-trace.ts';
@@ -268,7 +268,7 @@ export class InferenceServer implements InferenceServerApi {
     });
     for (const line of failures) this.log.error(line);
     if (this.mode === 'poll') this.loggedPollFailures = new Set(failures);
-    this.log.info(this.modelTable());
+    logBlock(this.log, 'info', this.modelTable());
     if (failures.length > 0 && (this.options.exitOnError ?? true)) {
       await this.stop();
       throw new InferError('INTERNAL', failures.join('\n'));

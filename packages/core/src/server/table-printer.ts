@@ -13,14 +13,17 @@
  * Same layout rules: every column gets an equal share of the width (Triton's 500 columns when the
  * output is not a terminal), columns narrower than their share give the excess to the wider ones,
  * and a cell longer than its column wraps onto more lines; embedded newlines start new lines.
+ * Other control characters in a cell are escaped (a cell may hold a model's error message), so
+ * every line of the table starts with one of its own borders.
  */
+import { escapeControl } from '../logger.ts';
 
 const DEFAULT_WIDTH = 500;
 
 /** The table as Triton prints it, starting with a newline (it follows the log line's prefix). */
 export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[], width = DEFAULT_WIDTH): string {
   const n = headers.length;
-  const records = [headers, ...rows].map((row) => headers.map((_, i) => (row[i] ?? '').split('\n')));
+  const records = [headers, ...rows].map((row) => headers.map((_, i) => escapeControl(row[i] ?? '').split('\n')));
   const maxWidths = headers.map((_, i) => Math.max(0, ...records.flatMap((r) => r[i]!.map((line) => line.length))));
 
   // Equal shares of the usable width (Triton: two spaces and one pipe per column, plus one pipe).
