@@ -45,7 +45,7 @@ function typed(datatype: DataType, values: unknown[], name: string): TypedArray 
     case 'UINT64': {
       const out = datatype === 'INT64' ? new BigInt64Array(values.length) : new BigUint64Array(values.length);
       values.forEach((v, i) => {
-        if ((typeof v === 'number' && Number.isInteger(v)) || (typeof v === 'string' && /^-?\d+$/.test(v))) out[i] = BigInt(v);
+        if (typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v)) || (typeof v === 'string' && /^-?\d+$/.test(v))) out[i] = BigInt(v);
         else bad(i);
       });
       return out;

@@ -213,7 +213,7 @@ export async function sweepStaleBundles(cacheDir: string = defaultCacheDir()): P
   const names = await readdir(cacheDir).catch(() => [] as string[]);
   await Promise.all(
     names.map(async (name) => {
-      const m = /-(?:v\d+|autocomplete)-(\d+)-[^-]+\.mjs$/.exec(name);
+      const m = /-(?:v\d+|autocomplete|test)-(\d+)-[^-]+\.mjs$/.exec(name);
       if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) await rm(path.join(cacheDir, name), { force: true });
     }),
   );
