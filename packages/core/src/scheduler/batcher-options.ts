@@ -1,12 +1,17 @@
 /**
  * Turns a ModelConfig into the plain options the batcher runs on (the one place config field
- * names are read for scheduling).
+ * names are read for scheduling), and what else a batcher is given (BatcherDeps).
  */
 import { InferError } from '../errors.ts';
 import { toNumber, type ModelConfig, type ModelQueuePolicy } from '../config/model-config.ts';
 import type { InferRequest } from '../types.ts';
 import { batchSizeOf } from '../tensor/batch.ts';
 import { paddingSpecFromConfig, unpaddingSpecFromConfig } from '../tensor/pad.ts';
+import type { ModelInstance } from '../backend/spi.ts';
+import type { Logger } from '../logger.ts';
+import type { BatchHold } from './batch-hold.ts';
+import type { Clock } from './scheduler.ts';
+import type { StatsRecorder } from './stats-recorder.ts';
 
 export interface QueuePolicy {
   readonly timeoutAction: 'REJECT' | 'DELAY';
@@ -46,6 +51,44 @@ export interface BatcherOptions {
   batchSize(request: InferRequest): number;
   /** Requests co-batch only when their keys are equal (equal-shape + optional-presence rules). */
   shapeKey(request: InferRequest): string;
+}
+
+/** Where a request waits: its priority level, that level's policy, and its own queue timeout (µs, 0: none). */
+export interface QueuePlacement {
+  readonly level: number;
+  readonly policy: QueuePolicy;
+  readonly timeoutUs: number;
+}
+
+/** Triton's PolicyQueue::Enqueue: the level of the request's priority, and a timeout that only ever lowers a non-zero default. */
+export function queuePlacement(options: BatcherOptions, request: InferRequest): QueuePlacement {
+  const p = request.priority ?? 0;
+  const level = p >= 1 && p <= options.levelCount && options.levelCount > 1 ? p - 1 : options.defaultLevel;
+  const policy = options.policyOf(level);
+  let timeoutUs = policy.defaultTimeoutUs;
+  const override = request.timeoutUs ?? 0;
+  if (policy.allowTimeoutOverride && override > 0 && override < timeoutUs) timeoutUs = override;
+  return { level, policy, timeoutUs };
+}
+
+/** What a dynamic batcher runs with besides its options. */
+export interface BatcherDeps {
+  readonly instances: readonly ModelInstance[];
+  readonly clock?: Clock;
+  readonly stats?: StatsRecorder;
+  readonly log?: Logger;
+  /** Decoupled model: executions go through `executeDecoupled`. */
+  readonly decoupled?: boolean;
+  /**
+   * Report COMPUTE_* activities to the traces of the requests an execution carried (default true).
+   * False for a pipeline ensemble's batcher: its "execution" is the steps, which trace themselves.
+   */
+  readonly traceCompute?: boolean;
+  /**
+   * Holds a batch that is ready but below the smallest preferred size (a pipeline ensemble whose
+   * last step is busy, see ensemble/runtime/pipeline-hold.ts): how long it may wait for more requests.
+   */
+  readonly hold?: BatchHold;
 }
 
 const NO_POLICY: QueuePolicy = { timeoutAction: 'REJECT', defaultTimeoutUs: 0, allowTimeoutOverride: false, maxQueueSize: 0 };

@@ -22,7 +22,10 @@
  * still goes down at its next crash of fresh work.
  */
 import type { InferError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
 import type { InferRequest } from '../types.ts';
+import type { Clock } from './scheduler.ts';
+import type { StatsRecorder } from './stats-recorder.ts';
 
 /** What the retry decision reads of a request of a crashed batch. */
 export interface RetryCandidate {
@@ -34,6 +37,83 @@ export interface RetryCandidate {
   readonly responses: number;
   /** The crash it is re-run after: set once it was re-run (the one retry is spent). */
   readonly crash: InferError | undefined;
+}
+
+/** What the retry queue reads and keeps of a request of a crashed batch. */
+export interface RetryEntry extends RetryCandidate {
+  readonly request: InferRequest;
+  state: 'queued' | 'retry' | 'running' | 'done';
+  crash: InferError | undefined;
+  /** Its queue policy's timeout: re-armed for what is left of it while it waits to be re-run. */
+  timer?: { cancel(): void } | undefined;
+}
+
+export interface CrashRetriesDeps<E extends RetryEntry> {
+  readonly model: string;
+  readonly version: number;
+  readonly clock: Clock;
+  readonly stats: StatsRecorder;
+  readonly log: Logger;
+  /** Answers a request with the crash's error. */
+  readonly fail: (entry: E, error: InferError) => void;
+  /** A waiting request's queue policy timeout passed. */
+  readonly expire: (entry: E) => void;
+}
+
+/** The requests of crashed batches waiting to be re-run alone, which the batcher serves before its queue. */
+export class CrashRetries<E extends RetryEntry> {
+  private readonly waiting: E[] = [];
+
+  constructor(private readonly deps: CrashRetriesDeps<E>) {}
+
+  get size(): number {
+    return this.waiting.length;
+  }
+
+  /** The next request to re-run alone. */
+  take(): E | undefined {
+    return this.waiting.shift();
+  }
+
+  /** A waiting request was answered otherwise (cancelled, expired). */
+  remove(entry: E): void {
+    const i = this.waiting.indexOf(entry);
+    if (i >= 0) this.waiting.splice(i, 1);
+  }
+
+  /**
+   * The instance failed running `ran`: alone, the request is the cause and fails; of a batch, each
+   * request that may be re-run waits here (state `retry`) and the others fail with the crash's
+   * error. Returns how many now wait.
+   */
+  crashed(ran: readonly E[], error: InferError): number {
+    const { model, version, clock, stats, log } = this.deps;
+    if (ran.length === 1) {
+      const e = ran[0]!;
+      if (e.state === 'done') return 0;
+      stats.poisonIsolated?.();
+      log.warn(poisonMessage(model, version, e.request, e.crash !== undefined, error));
+      this.deps.fail(e, error);
+      return 0;
+    }
+    const now = clock.nowUs();
+    let retried = 0;
+    for (const e of ran) {
+      if (e.state === 'done') continue;
+      if (!mayRetryAfterCrash(e, now)) {
+        this.deps.fail(e, error);
+        continue;
+      }
+      retried++;
+      e.state = 'retry';
+      e.crash = error;
+      if (e.timeoutUs > 0) e.timer = clock.setTimer(e.arrivalUs + e.timeoutUs - now, () => this.deps.expire(e));
+      this.waiting.push(e);
+      stats.crashRetried?.();
+    }
+    log.warn(crashedBatchMessage(model, version, ran.length, retried, error));
+    return retried;
+  }
 }
 
 /** Whether a request of a crashed batch of several may be re-run alone now. */

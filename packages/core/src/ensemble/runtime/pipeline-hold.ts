@@ -16,7 +16,7 @@
  * than `maxHoldUs` (the config's max queue delay).
  */
 import type { InferRequest, InferResponse } from '../../types.ts';
-import type { BatchHold } from '../../scheduler/dynamic-batcher.ts';
+import type { BatchHold } from '../../scheduler/batch-hold.ts';
 
 /** Weight of the newest sample in the moving averages. */
 const ALPHA = 0.25;
