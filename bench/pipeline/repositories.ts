@@ -7,10 +7,19 @@ import { DEFAULT_REPOSITORY } from '@tritium/example-setup';
  * seed's configs) by small, named edits. `bert_classifier` runs KIND_CPU here: the benchmark host
  * has no GPU, and that is what the seed's KIND_GPU falls back to.
  */
-export type Variant = 'pipeline' | 'pipeline-tuned' | 'pipeline-adaptive' | 'per-step' | 'no-batching' | 'model-only';
+export type Variant = 'pipeline' | 'pipeline-tuned' | 'pipeline-adaptive' | 'pipeline-tokens' | 'per-step' | 'no-batching' | 'model-only';
 
 /** Adaptive batching (core's scheduler/adaptive-delay.ts), added to a config that has dynamic_batching. */
 const ADAPTIVE = '\nparameters { key: "tritium.batching" value: { string_value: "adaptive" } }\n';
+
+/**
+ * Length-aware batching (core's ensemble/runtime/length-batching.ts): after the tokenizer, the
+ * pipeline batch's rows run in groups of similar length, each at most this many padded tokens.
+ */
+export const TOKEN_BATCHING = `
+parameters { key: "tritium.batch_tokens" value: { string_value: "${process.env['BENCH_BATCH_TOKENS'] ?? '4096'}" } }
+parameters { key: "tritium.batch_tokens.lengths" value: { string_value: "tokenized_mask" } }
+`;
 
 const DYNAMIC_BATCHING = /\ndynamic_batching \{[^}]*\}\n?/;
 const PADDED_BATCHING = `
@@ -75,6 +84,10 @@ export function writeRepository(root: string, variant: Variant, model: Classifie
     // The seed's configs as written, with adaptive batching where they batch (ensemble, tokenizer).
     edit(join(dir, 'sentiment_ensemble', 'config.pbtxt'), (t) => t + ADAPTIVE);
     edit(join(dir, 'tokenizer', 'config.pbtxt'), (t) => t + ADAPTIVE);
+  }
+  if (variant === 'pipeline-tokens') {
+    // The seed's configs as written, with length-aware batching in the ensemble.
+    edit(join(dir, 'sentiment_ensemble', 'config.pbtxt'), (t) => t + TOKEN_BATCHING);
   }
   if (variant === 'per-step') {
     // Triton's ensemble semantics: each step enters its composing model's own batcher.

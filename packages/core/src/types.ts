@@ -92,6 +92,17 @@ export interface InferRequest {
    * Triton ensemble's requests wait). Never sent to workers.
    */
   readonly carried?: readonly CarriedRequest[];
+  /**
+   * Length-aware batching: the real and padded tokens of this request's rows (one length group of a
+   * pipeline), added to the token statistics of the model that executes it. Never sent to workers.
+   */
+  readonly tokens?: TokenCount;
+}
+
+/** Tokens of a batch's rows: their own lengths summed, and rows × the longest row (what runs). */
+export interface TokenCount {
+  readonly real: number;
+  readonly padded: number;
 }
 
 /** Compute durations (ns) of one execution, as the statistics record them. */

@@ -26,5 +26,6 @@ export function guardedStats(stats: StatsRecorder, log: Logger, model: string): 
     ...(stats.firstResponse ? { firstResponse: guard('firstResponse', stats.firstResponse) } : {}),
     ...(stats.crashRetried ? { crashRetried: guard('crashRetried', stats.crashRetried) } : {}),
     ...(stats.poisonIsolated ? { poisonIsolated: guard('poisonIsolated', stats.poisonIsolated) } : {}),
+    ...(stats.tokens ? { tokens: guard('tokens', stats.tokens) } : {}),
   };
 }

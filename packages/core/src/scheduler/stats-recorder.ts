@@ -3,6 +3,8 @@
  * Schedulers own the timing (they know queue/execute boundaries); the server owns aggregation.
  * All durations in nanoseconds. Failure reasons are Triton's metric labels.
  */
+import type { TokenCount } from '../types.ts';
+
 export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
 
 /**
@@ -47,6 +49,8 @@ export interface StatsRecorder {
   crashRetried?(): void;
   /** A request crashed its instance running alone: it fails alone as the crash's cause (crash-retry.ts). Optional. */
   poisonIsolated?(): void;
+  /** One execution (or a pipeline's length group) of rows whose own lengths sum to `real` tokens, padded to `padded`. Optional. */
+  tokens?(count: TokenCount): void;
 }
 
 export const nullStatsRecorder: StatsRecorder = {

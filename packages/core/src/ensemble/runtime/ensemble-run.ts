@@ -8,7 +8,7 @@
 import { InferError } from '../../errors.ts';
 import { toNumber, type EnsembleStep, type ModelConfig } from '../../config/model-config.ts';
 import type { Tensor } from '../../tensor/tensor.ts';
-import type { CarriedRequest, ComputeSink, InferRequest, InferResponse } from '../../types.ts';
+import type { CarriedRequest, ComputeSink, InferRequest, InferResponse, TokenCount } from '../../types.ts';
 import { CANCELLED_MESSAGE } from '../../scheduler/batch-answers.ts';
 import { adaptTensor, dimsOf } from './adapt.ts';
 import type { Semaphore } from './semaphore.ts';
@@ -22,6 +22,11 @@ export interface EnsembleContext {
   readonly semaphores: readonly Semaphore[];
   /** See {@link firstStepIndex}. */
   readonly firstStep: number;
+  /**
+   * Length-aware batching (`tritium.batch_tokens`, length-batching.ts): runs every step, regrouping
+   * the rows by length after the step that produces the lengths. Undefined: steps run as one batch.
+   */
+  readonly lengthGroups?: (request: InferRequest, tensors: EnsembleTensors, observe: EnsembleObservation | undefined) => Promise<void>;
 }
 
 /** Prefix Triton puts on every ensemble error. */
@@ -71,6 +76,7 @@ export function stepRequest(
     ...(request.trace ? { trace: request.trace.spawnChild() } : {}),
     ...(observe?.computeSink ? { computeSink: observe.computeSink } : {}),
     ...(observe?.carried ? { carried: observe.carried } : {}),
+    ...(observe?.tokens ? { tokens: observe.tokens } : {}),
   };
 }
 
@@ -84,11 +90,19 @@ export interface EnsembleObservation {
   readonly computeSink?: ComputeSink;
   readonly carried?: readonly CarriedRequest[];
   readonly firstCarried?: readonly CarriedRequest[];
+  /** Rows of each carried request, in order (a pipeline batch: for length groups to count each request once). */
+  readonly carriedRows?: readonly number[];
+  /** Length-aware batching: the tokens of each length group, for the ensemble's own statistics. */
+  readonly groupTokens?: (tokens: TokenCount) => void;
+  /** Length-aware batching, inside one length group: the group's tokens for step `index`, if it reads a length-cut tensor. */
+  readonly stepTokens?: (index: number) => TokenCount | undefined;
 }
 
 interface StepObservation {
   readonly computeSink?: ComputeSink;
   readonly carried?: readonly CarriedRequest[];
+  /** The length group's tokens, on the steps that read its length-cut tensors. */
+  readonly tokens?: TokenCount;
 }
 
 /** The step that carries the ensemble batcher's wait: the first (in config order) fed by ensemble inputs only. */
@@ -103,41 +117,66 @@ export function firstStepIndex(config: ModelConfig): number {
 export function stepObservation(ctx: EnsembleContext, index: number, observe: EnsembleObservation | undefined): StepObservation | undefined {
   if (!observe) return undefined;
   const carried = index === ctx.firstStep && observe.firstCarried ? observe.firstCarried : observe.carried;
-  return { computeSink: observe.computeSink, carried };
+  const tokens = observe.stepTokens?.(index);
+  return { computeSink: observe.computeSink, carried, ...(tokens ? { tokens } : {}) };
 }
 
+/** Ensemble tensor name → value; null marks an output a step did not produce (placeholder). */
+export type EnsembleTensors = Map<string, Tensor | null>;
+
 /** Runs `request` (addressed to the ensemble) through its steps; resolves with the ensemble response. */
-export function runEnsemble(ctx: EnsembleContext, request: InferRequest, observe?: EnsembleObservation): Promise<InferResponse> {
-  const { config } = ctx;
-  const steps = config.ensemble_scheduling?.step ?? [];
-  const prefix = ensemblePrefix(config.name);
-  // Ensemble tensor name → value; null marks an output a step did not produce (placeholder).
-  const tensors = new Map<string, Tensor | null>();
+export async function runEnsemble(ctx: EnsembleContext, request: InferRequest, observe?: EnsembleObservation): Promise<InferResponse> {
+  const tensors: EnsembleTensors = new Map();
   for (const t of request.inputs) tensors.set(t.name, t);
-  const started = new Array<boolean>(steps.length).fill(false);
+  if (ctx.lengthGroups) await ctx.lengthGroups(request, tensors, observe);
+  else await runSteps(ctx, request, tensors, undefined, observe);
+  return ensembleResponse(ctx, request, tensors);
+}
+
+/** The ensemble's response to `request` from the tensors its steps produced (Triton's deadlock error when one is missing). */
+export function ensembleResponse(ctx: EnsembleContext, request: InferRequest, tensors: ReadonlyMap<string, Tensor | null>): InferResponse {
+  const { config } = ctx;
+  const wanted = request.outputs && request.outputs.length > 0 ? request.outputs.map((o) => o.name) : config.output.map((o) => o.name);
+  const outputs: Tensor[] = [];
+  for (const name of wanted) {
+    const t = tensors.get(name);
+    if (t === undefined) {
+      throw new InferError('INTERNAL', `${ensemblePrefix(config.name)}unexpected deadlock, at least one output is not set while no more ensemble steps can be made`);
+    }
+    if (t) outputs.push(adaptTensor(t, name, dimsOf(config, name, 'output'), config.max_batch_size > 0));
+  }
+  return { id: request.id, model: config.name, version: ctx.version, outputs };
+}
+
+/** The first error of several step runs that share one ensemble request (its length groups): once set, none starts a step. */
+export interface SharedFailure {
+  error?: InferError;
+}
+
+/**
+ * Runs the steps of `only` (every step when undefined) whose inputs are in `tensors`, adding their
+ * outputs to it, until none can start. Rejects with the first error, prefixed, once the steps in
+ * flight have drained.
+ */
+export function runSteps(
+  ctx: EnsembleContext,
+  request: InferRequest,
+  tensors: EnsembleTensors,
+  only: ReadonlySet<number> | undefined,
+  observe?: EnsembleObservation,
+  shared?: SharedFailure,
+): Promise<void> {
+  const steps = ctx.config.ensemble_scheduling?.step ?? [];
+  const prefix = ensemblePrefix(ctx.config.name);
+  const started = steps.map((_, i) => only !== undefined && !only.has(i));
   let running = 0;
   let firstError: InferError | undefined;
 
-  return new Promise<InferResponse>((resolve, reject) => {
+  return new Promise<void>((resolve, reject) => {
     const finishIfDone = (): void => {
       if (running > 0) return;
-      if (firstError) {
-        reject(firstError.message.startsWith(prefix) ? firstError : firstError.withPrefix(prefix));
-        return;
-      }
-      const wanted = request.outputs && request.outputs.length > 0 ? request.outputs.map((o) => o.name) : config.output.map((o) => o.name);
-      const outputs: Tensor[] = [];
-      for (const name of wanted) {
-        const t = tensors.get(name);
-        if (t === undefined) {
-          reject(
-            new InferError('INTERNAL', `${prefix}unexpected deadlock, at least one output is not set while no more ensemble steps can be made`),
-          );
-          return;
-        }
-        if (t) outputs.push(adaptTensor(t, name, dimsOf(config, name, 'output'), config.max_batch_size > 0));
-      }
-      resolve({ id: request.id, model: config.name, version: ctx.version, outputs });
+      if (firstError) reject(firstError.message.startsWith(prefix) ? firstError : firstError.withPrefix(prefix));
+      else resolve();
     };
 
     const launch = async (index: number): Promise<void> => {
@@ -145,7 +184,7 @@ export function runEnsemble(ctx: EnsembleContext, request: InferRequest, observe
       const sem = ctx.semaphores[index];
       if (sem) await sem.acquire();
       try {
-        if (firstError) return;
+        if (firstError || shared?.error) return;
         if (request.signal?.aborted) throw new InferError('CANCELLED', CANCELLED_MESSAGE);
         const stepConfig = ctx.getModelConfig?.(step.model_name, stepVersion(step));
         const response = await ctx.infer(stepRequest(request, step, stepConfig, (name) => tensors.get(name), stepObservation(ctx, index, observe)));
@@ -157,6 +196,7 @@ export function runEnsemble(ctx: EnsembleContext, request: InferRequest, observe
         }
       } catch (err) {
         firstError ??= InferError.from(err);
+        if (shared) shared.error ??= firstError;
       } finally {
         sem?.release();
         running--;
@@ -166,7 +206,7 @@ export function runEnsemble(ctx: EnsembleContext, request: InferRequest, observe
     };
 
     const schedule = (): void => {
-      if (firstError) return;
+      if (firstError || shared?.error) return;
       for (let i = 0; i < steps.length; i++) {
         if (started[i]) continue;
         const ready = Object.values(steps[i]!.input_map).every((name) => tensors.has(name));

@@ -20,6 +20,8 @@ import { firstStepIndex, runEnsemble, type EnsembleContext } from './ensemble-ru
 import { ComputeTotal } from './compute-total.ts';
 import { hasDecoupledStep, runEnsembleStream, type InferStream } from './ensemble-stream.ts';
 import { Semaphore } from './semaphore.ts';
+import { lengthGroupRunner } from './length-batching.ts';
+import { tokenBudgetOf } from '../../scheduler/token-budget.ts';
 
 export interface EnsembleDeps {
   readonly version: number;
@@ -36,7 +38,7 @@ export interface EnsembleDeps {
 export function ensembleContext(config: ModelConfig, deps: EnsembleDeps): EnsembleContext {
   const steps = config.ensemble_scheduling?.step ?? [];
   const limit = config.ensemble_scheduling?.max_inflight_requests ?? 0;
-  return {
+  const ctx: EnsembleContext = {
     config,
     version: deps.version,
     infer: deps.infer,
@@ -45,6 +47,8 @@ export function ensembleContext(config: ModelConfig, deps: EnsembleDeps): Ensemb
     semaphores: limit > 0 ? steps.map(() => new Semaphore(limit)) : [],
     firstStep: firstStepIndex(config),
   };
+  const budget = tokenBudgetOf(config);
+  return budget ? { ...ctx, lengthGroups: lengthGroupRunner(ctx, budget) } : ctx;
 }
 
 export class EnsembleScheduler implements Scheduler {

@@ -23,14 +23,17 @@
 import { InferError } from '../../errors.ts';
 import type { ExecuteOutput, ModelInstance } from '../../backend/spi.ts';
 import type { ModelConfig } from '../../config/model-config.ts';
-import type { CallFrame, InferRequest } from '../../types.ts';
+import type { CallFrame, InferRequest, TokenCount } from '../../types.ts';
 import { concatInputs, rowsOf, splitOutputs } from '../../tensor/batch.ts';
 import { batcherOptionsFromConfig } from '../../scheduler/batcher-options.ts';
 import { DynamicBatcher } from '../../scheduler/dynamic-batcher.ts';
 import { systemClock, type Clock, type Scheduler } from '../../scheduler/scheduler.ts';
+import type { StatsRecorder } from '../../scheduler/stats-recorder.ts';
+import { guardedStats } from '../../scheduler/guarded-stats.ts';
+import { silentLogger } from '../../logger.ts';
 import { compositeTrace } from '../../trace/request-trace.ts';
 import { ComputeTotal } from './compute-total.ts';
-import { runEnsemble, stepVersion, type EnsembleContext } from './ensemble-run.ts';
+import { runEnsemble, stepVersion, type EnsembleContext, type EnsembleObservation } from './ensemble-run.ts';
 import { ensembleContext, type EnsembleDeps } from './ensemble-scheduler.ts';
 import { requestSemanticsKey } from './merge-key.ts';
 import { PipelineHold } from './pipeline-hold.ts';
@@ -63,6 +66,7 @@ export async function runPipelineBatch(
   signal: AbortSignal,
   callers?: readonly CallFrame[],
   nowUs: () => number = () => Math.round(performance.now() * 1000),
+  stats?: Pick<StatsRecorder, 'tokens'>,
 ): Promise<ExecuteOutput> {
   const first = batch[0]!;
   // The pipeline slot this batch holds, and whoever waits on its requests, go with every step (BLS cycles).
@@ -76,7 +80,13 @@ export async function runPipelineBatch(
   const traces = batch.flatMap((r) => (r.trace ? [r.trace] : []));
   if (traces.length > 1) for (const t of traces) t.linkBatch(traces);
   const trace = compositeTrace(traces);
-  const observe = { computeSink: total, carried: batch.map(() => ({ priorQueueNs: 0 })), firstCarried: waits };
+  const observe: EnsembleObservation = {
+    computeSink: total,
+    carried: batch.map(() => ({ priorQueueNs: 0 })),
+    firstCarried: waits,
+    carriedRows: batch.map(rowsOf),
+    ...(stats?.tokens ? { groupTokens: (t: TokenCount) => stats.tokens!(t) } : {}),
+  };
   if (batch.length === 1) {
     const { trace: _own, ...single } = first;
     const response = await runEnsemble(ctx, { ...single, ...(trace ? { trace } : {}), signal, preformed: true, ...held }, observe);
@@ -108,9 +118,9 @@ export async function runPipelineBatch(
 }
 
 /** A virtual instance: one pipeline batch in flight at a time. */
-function pipelineInstance(ctx: EnsembleContext, clock: Clock): ModelInstance {
+function pipelineInstance(ctx: EnsembleContext, clock: Clock, stats: StatsRecorder | undefined): ModelInstance {
   return {
-    execute: (batch, signal, context) => runPipelineBatch(ctx, batch, signal, context?.callers, () => clock.nowUs()),
+    execute: (batch, signal, context) => runPipelineBatch(ctx, batch, signal, context?.callers, () => clock.nowUs(), stats),
     dispose: () => Promise.resolve(),
   };
 }
@@ -143,7 +153,8 @@ export function createPipelineEnsemble(config: ModelConfig, deps: EnsembleDeps):
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new InferError('INVALID_ARG', `parameter '${PIPELINE_CONCURRENCY_PARAMETER}' must be a positive integer for '${config.name}', got '${raw}'`);
   }
-  const instances = Array.from({ length: concurrency }, () => pipelineInstance(ctx, clock));
+  const stats = deps.stats ? guardedStats(deps.stats, deps.log ?? silentLogger, config.name) : undefined;
+  const instances = Array.from({ length: concurrency }, () => pipelineInstance(ctx, clock, stats));
   const shapeKey = options.shapeKey;
   // Only requests whose parameters, priority and timeout agree share a pipeline batch.
   const pipelineOptions = { ...options, shapeKey: (r: InferRequest) => shapeKey(r) + requestSemanticsKey(r) };
