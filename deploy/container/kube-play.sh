@@ -13,7 +13,7 @@
 # podman publishes each containerPort on the host under the same number, so the second pod's ports
 # are moved by HOST_PORT_OFFSET (as hostPort: the one change besides its name); the probes and
 # inferences go through those published ports on 127.0.0.1.
-# The last lines list what podman did not honour beside what was checked.
+# The last lines list what podman did not honour, each read off this run, beside what was checked.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VERSION=$(node -p "require('./apps/server/package.json').version")
@@ -23,6 +23,7 @@ WORK=$(mktemp -d /tmp/tritium-kube-play.XXXXXX)
 NAMES=(tritium tritium-2)
 HOST_PORT_OFFSET=${HOST_PORT_OFFSET:-10000}
 declare -A OFFSET=([tritium]=0 [tritium-2]=$HOST_PORT_OFFSET)
+declare -A STOP_AT=() SIGTERM_AT=()
 step() { printf '\n[%4ss] %s\n' "$SECONDS" "$*"; }
 cleanup() {
   for f in "$WORK"/*.play.yaml; do [ -f "$f" ] && podman kube down "$f" >/dev/null 2>&1 || true; done
@@ -105,7 +106,13 @@ step "the pod spec as podman ran it"
 C=$(container_of tritium)
 podman inspect "$C" --format '  user {{.Config.User}}, read-only root {{.HostConfig.ReadonlyRootfs}}, caps dropped {{.HostConfig.CapDrop}}, no-new-privileges {{.HostConfig.SecurityOpt}}, memory limit {{.HostConfig.Memory}}, stop timeout {{.Config.StopTimeout}} s, healthcheck {{if .Config.Healthcheck}}{{.Config.Healthcheck.Test}}{{else}}none{{end}}'
 podman inspect "$C" --format '  mounts: {{range .Mounts}}{{.Destination}} ({{.Type}}) {{end}}'
-podman exec "$C" sh -c 'echo "  inside: $(id), PID 1 = $(cat /proc/1/comm), /tmp writable: $(touch /tmp/x && echo yes), / writable: $(touch /x 2>/dev/null && echo yes || echo no)"'
+podman exec "$C" sh -c 'echo "  inside: $(id), PID 1 = $(cat /proc/1/comm), /tmp writable: $(touch /tmp/x && echo yes), / writable: $(touch /x 2>/dev/null && echo yes || echo no), seccomp mode $(sed -n "s/^Seccomp:\t//p" /proc/self/status) (2 = filter)"'
+# What the kubelet would have done and podman did not, read off the running containers for the list at the end.
+STOP_TIMEOUT=$(podman inspect "$C" --format '{{.Config.StopTimeout}}')
+HEALTHCHECK=$(podman inspect "$C" --format '{{if .Config.Healthcheck}}{{.Config.Healthcheck.Test}}{{else}}none{{end}}')
+CPU=$(podman inspect "$C" --format 'CpuShares {{.HostConfig.CpuShares}}, CpuQuota {{.HostConfig.CpuQuota}}, MemoryReservation {{.HostConfig.MemoryReservation}}')
+VOLUMES=$(for n in "${NAMES[@]}"; do podman inspect "$(container_of "$n")" --format "$n:{{range .Mounts}}{{.Name}}{{end}}"; done | paste -sd' ')
+ANNOTATIONS=$(podman inspect "$C" --format '{{range $k, $v := .Config.Annotations}}{{$k}} {{end}}' | tr ' ' '\n' | grep -c '^prometheus\.io/' || true)
 
 # ---- 5. take both down: SIGTERM, drain, exit 0, then the pods removed
 step "podman pod stop (SIGTERM; each server drains within --exit-timeout-secs), podman kube down"
@@ -113,9 +120,11 @@ for n in "${NAMES[@]}"; do
   C=$(container_of "$n")
   P=$(pod_of "$n")
   # terminationGracePeriodSeconds (40) is not applied by podman (its stop timeout stays 10 s): given here.
-  echo "pod $n: podman pod stop at $(date -u +%H:%M:%S.%3N) UTC (a preStop sleep of 5 s would delay the SIGTERM below)"
+  STOP_AT[$n]=$(date -u +%H:%M:%S.%3N)
+  echo "pod $n: podman pod stop at ${STOP_AT[$n]} UTC (a preStop sleep of 5 s would delay the SIGTERM below)"
   podman pod stop -t 40 "$P" >/dev/null 2>&1
   code=$(podman inspect "$C" --format '{{.State.ExitCode}}')
+  SIGTERM_AT[$n]=$(podman logs "$C" 2>&1 | sed -n 's/^I[0-9]* \([0-9:.]*\) .*Received SIGTERM.*/\1/p' | head -1)
   echo "pod $n: exit code $code; $(podman logs "$C" 2>&1 | grep -E 'Received SIGTERM|Server stopped|successfully unloaded' | wc -l) drain lines:"
   podman logs "$C" 2>&1 | grep -E 'Received SIGTERM|Server stopped' | sed 's/^/  /'
   [ "$code" = 0 ] || { echo "pod $n did not stop cleanly" >&2; exit 1; }
@@ -127,4 +136,21 @@ done
 # The emptyDir became one named volume, shared by both pods: removed with the last of them.
 if podman volume exists tmp; then podman volume rm tmp >/dev/null; echo "volume tmp (the emptyDir) removed"; fi
 echo "both pods stopped with exit code 0 and removed"
+
+# ---- 6. what podman kube play did not honour, each as observed above
+step "not honoured by podman kube play $(podman --version | awk '{print $3}') (observed in this run)"
+secs() { awk -F: '{ printf "%.3f", $1 * 3600 + $2 * 60 + $3 }' <<<"$1"; }
+field() { sed -n "s/^ *$1: *\([^ #]*\).*/\1/p" "$DEPLOYMENT" | head -1; }
+PRESTOP=$(for n in "${NAMES[@]}"; do awk -v a="$(secs "${STOP_AT[$n]}")" -v b="$(secs "${SIGTERM_AT[$n]:-0}")" -v n="$n" 'BEGIN { printf "%s %.2f s, ", n, b - a }'; done)
+cat <<LIST
+- kinds $(grep -h '^kind:' "$WORK"/manifests/*.yaml | grep -v Deployment | awk '{print $2}' | paste -sd, | sed 's/,/, /g'): not played (podman plays Pod, Deployment, ConfigMap, PersistentVolumeClaim)
+- replicas and autoscaling: one pod per played Deployment; the second pod is the Deployment played again
+- startupProbe, readinessProbe: not run, no readiness gate (the GETs above are the script's)
+- livenessProbe: became the healthcheck $HEALTHCHECK (named port 'health' lost, no curl in the image); its timer needs systemd
+- terminationGracePeriodSeconds $(field terminationGracePeriodSeconds): stop timeout $STOP_TIMEOUT s (the script stopped with -t 40)
+- preStop sleep 5: SIGTERM reached the server ${PRESTOP%, } after podman pod stop
+- emptyDir: one named volume shared by both pods ($VOLUMES); sizeLimit $(field sizeLimit) not applied
+- resources.requests.cpu: not applied ($CPU: the memory request and limit are)
+- topologySpreadConstraints, strategy (rolling update): no effect on one host; pod template annotations: $ANNOTATIONS of 3 prometheus.io/* on the container
+LIST
 step "done in ${SECONDS} s"

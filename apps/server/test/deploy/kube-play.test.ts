@@ -37,5 +37,8 @@ describe.skipIf(reason !== undefined)('tritium deploy kubernetes under podman ku
       expect(out).toContain(`pod ${pod}: exit code 0`);
     }
     expect(out).toContain('both pods stopped with exit code 0 and removed');
+    // What the runtime did not honour, read off the run: the grace period's stop timeout and the preStop delay.
+    expect(out).toMatch(/- terminationGracePeriodSeconds 40: stop timeout \d+ s/);
+    expect(out).toMatch(/- preStop sleep 5: SIGTERM reached the server tritium -?[\d.]+ s, tritium-2 -?[\d.]+ s after podman pod stop/);
   }, 600_000);
 });
