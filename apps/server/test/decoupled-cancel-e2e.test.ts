@@ -64,8 +64,8 @@ function repeatRequest(id: string, values: number[], delaysMs: number[], waitMs:
 
 async function stats(): Promise<{ success: number; fail: number }> {
   const { model_stats } = await t.grpc.getInferenceStatistics('repeat_int32');
-  const s = model_stats[0].inference_stats;
-  return { success: Number(s.success.count), fail: Number(s.fail.count) };
+  const s = model_stats[0].inference_stats!;
+  return { success: Number(s.success?.count), fail: Number(s.fail?.count) };
 }
 
 it('cancelling the gRPC stream ends a repeat still sending after its execute returned', async () => {

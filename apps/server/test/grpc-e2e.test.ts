@@ -3,7 +3,16 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, Client, type ServiceError } from '@grpc/grpc-js';
 import { InferInput, InferRequestedOutput, InferenceServerException, type InferResult } from '@tritium/client';
-import { encodeInferRequest, decodeInferResponse, plainCodec, type WireInferRequest } from '@tritium/client/proto';
+import {
+  encodeInferRequest,
+  decodeInferResponse,
+  plainCodec,
+  type HealthCheckRequest,
+  type HealthCheckRequestInit,
+  type HealthCheckResponse,
+  type HealthCheckResponseInit,
+  type WireInferRequest,
+} from '@tritium/client/proto';
 import { startTestServer, type TestServer } from './support/start-server.ts';
 
 let s: TestServer;
@@ -64,11 +73,11 @@ describe('gRPC health and metadata', () => {
 
   it('serves grpc.health.v1.Health/Check', async () => {
     const c = new Client(s.grpcUrl, credentials.createInsecure());
-    const req = plainCodec('grpc.health.v1.HealthCheckRequest');
-    const res = plainCodec('grpc.health.v1.HealthCheckResponse');
-    const out = await new Promise<any>((resolve, reject) =>
-      c.makeUnaryRequest('/grpc.health.v1.Health/Check', req.encode, res.decode, { service: '' }, (err: ServiceError | null, v?: unknown) =>
-        err ? reject(err) : resolve(v),
+    const req = plainCodec<HealthCheckRequest, HealthCheckRequestInit>('grpc.health.v1.HealthCheckRequest');
+    const res = plainCodec<HealthCheckResponse, HealthCheckResponseInit>('grpc.health.v1.HealthCheckResponse');
+    const out = await new Promise<HealthCheckResponse>((resolve, reject) =>
+      c.makeUnaryRequest('/grpc.health.v1.Health/Check', req.encode, res.decode, { service: '' }, (err: ServiceError | null, v?: HealthCheckResponse) =>
+        err ? reject(err) : resolve(v!),
       ),
     );
     c.close();
@@ -78,11 +87,11 @@ describe('gRPC health and metadata', () => {
   it('returns the model config as a ModelConfig message, and statistics', async () => {
     const { config } = await s.grpc.getModelConfig('simple');
     expect(config).toMatchObject({ name: 'simple', backend: 'identity', max_batch_size: 8 });
-    expect(config.input[0]).toMatchObject({ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [-1] });
+    expect(config?.input[0]).toMatchObject({ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [-1] });
     await s.grpc.infer('simple', [fp32([1, 2], [1, 2])]);
     const stats = await s.grpc.getInferenceStatistics('simple');
     expect(stats.model_stats[0].name).toBe('simple');
-    expect(stats.model_stats[0].inference_stats.success.count).toBeGreaterThan(0);
+    expect(stats.model_stats[0].inference_stats?.success?.count).toBeGreaterThan(0);
     const all = await s.grpc.getInferenceStatistics();
     expect(all.model_stats.length).toBeGreaterThanOrEqual(4);
   });
@@ -240,7 +249,7 @@ describe('gRPC repository, shared memory, settings', () => {
       output: [{ name: 'OUTPUT0', data_type: 'TYPE_STRING', dims: [-1] }],
     });
     await s.grpc.loadModel('strings', { config: override });
-    expect((await s.grpc.getModelConfig('strings')).config.max_batch_size).toBe(4);
+    expect((await s.grpc.getModelConfig('strings')).config?.max_batch_size).toBe(4);
     const e = await grpcError(s.grpc.loadModel('strings', { config: '{nope' }));
     expect(e.status).toBe('StatusCode.INVALID_ARGUMENT');
     const files = await grpcError(s.grpc.loadModel('strings', { config: override, files: { 'file:1/model.onnx': new Uint8Array(3) } }));

@@ -53,7 +53,7 @@ describe('HTTP health, metadata, routing', () => {
     const config = await s.http.getModelConfig('simple');
     expect(config).toMatchObject({ name: 'simple', max_batch_size: 8, input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [-1] }] });
     const grpcConfig = (await s.grpc.getModelConfig('simple')).config;
-    expect(config.input).toEqual(grpcConfig.input);
+    expect(config.input).toEqual(grpcConfig?.input);
     await s.http.infer('simple', [fp32([1, 1], [1])]);
     expect((await s.http.getInferenceStatistics('simple')).model_stats[0].inference_count).toBeGreaterThan(0);
     expect((await s.http.getInferenceStatistics()).model_stats.length).toBeGreaterThanOrEqual(4);

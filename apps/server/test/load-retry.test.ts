@@ -59,7 +59,7 @@ it('with --model-load-retry-count 1, a model that fails its first load serves; o
   expect(await s.http.isModelReady('fails_once')).toBe(true);
   expect(await s.http.isModelReady('fails_twice')).toBe(false);
   const index = await s.http.getModelRepositoryIndex();
-  const twice = index.find((m: { name: string }) => m.name === 'fails_twice');
-  expect(twice.state).toBe('UNAVAILABLE');
-  expect(twice.reason).toContain('initialize failure 2 of 2');
+  const twice = index.find((m) => m.name === 'fails_twice');
+  expect(twice?.state).toBe('UNAVAILABLE');
+  expect(twice?.reason).toContain('initialize failure 2 of 2');
 });

@@ -14,7 +14,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, existsSync
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GrpcInferenceServerClient, InferInput } from '@tritium/client';
+import { GrpcInferenceServerClient, InferInput, type ModelStatistics, type StatisticDuration } from '@tritium/client';
+import type { InferStatistics } from '@tritium/client/proto';
 import { parseTraceFlags } from '../src/tracing/trace-config.ts';
 import { startTestServer, type TestServer } from './support/start-server.ts';
 import { OtlpReceiver } from './support/otlp-receiver.ts';
@@ -131,7 +132,9 @@ describe('tracing: Triton trace file', () => {
   });
 
   it('writes Triton JSON: ordered activities, ensemble children, frontend timestamps, consistent with the statistics', async () => {
-    const stats = async (): Promise<Record<string, any>> => Object.fromEntries((await s.http.getInferenceStatistics()).model_stats.map((m: { name: string }) => [m.name, m]));
+    const COMPUTE = ['compute_input', 'compute_infer', 'compute_output'] as const;
+    const duration = (m: Record<string, ModelStatistics>, model: string, k: keyof InferStatistics): StatisticDuration => m[model]!.inference_stats![k]!;
+    const stats = async (): Promise<Record<string, ModelStatistics>> => Object.fromEntries((await s.http.getInferenceStatistics()).model_stats.map((m) => [m.name, m]));
     const before = await stats();
     await s.http.infer('ens', [input('IN', 2)], { requestId: 'http-1' });
     await s.grpc.infer('first', [input('INPUT0')], { requestId: 'grpc-1' });
@@ -171,16 +174,12 @@ describe('tracing: Triton trace file', () => {
     for (const model of ['first', 'second']) {
       const mine = [...traces.values()].filter((t) => t.head?.model_name === model);
       const traced = mine.reduce((n, t) => n + (ts(t, 'COMPUTE_END')! - ts(t, 'COMPUTE_START')!), 0);
-      const st = (m: typeof after, k: string) => m[model].inference_stats[k].ns as number;
-      const stats = ['compute_input', 'compute_infer', 'compute_output'].reduce((n, k) => n + st(after, k) - st(before, k), 0);
+      const stats = COMPUTE.reduce((n, k) => n + duration(after, model, k).ns - duration(before, model, k).ns, 0);
       expect(traced).toBe(stats);
-      expect(after[model].inference_stats.success.count - before[model].inference_stats.success.count).toBe(mine.length);
+      expect(duration(after, model, 'success').count - duration(before, model, 'success').count).toBe(mine.length);
     }
     // The ensemble's compute is its steps' sum.
-    const ensCompute = ['compute_input', 'compute_infer', 'compute_output'].reduce(
-      (n, k) => n + after['ens'].inference_stats[k].ns - before['ens'].inference_stats[k].ns,
-      0,
-    );
+    const ensCompute = COMPUTE.reduce((n, k) => n + duration(after, 'ens', k).ns - duration(before, 'ens', k).ns, 0);
     expect(ensCompute).toBe(steps.reduce((n, t) => n + ts(t, 'COMPUTE_END')! - ts(t, 'COMPUTE_START')!, 0));
   }, 60_000);
 });

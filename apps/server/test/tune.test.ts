@@ -66,9 +66,9 @@ describe('tritium tune', () => {
       const client = new HttpInferenceServerClient(`127.0.0.1:${http}`);
       const config = await client.getModelConfig('idm');
       client.close();
-      expect(Number(config.dynamic_batching.max_queue_delay_microseconds)).toBe(Number(delay));
+      expect(Number(config.dynamic_batching?.max_queue_delay_microseconds)).toBe(Number(delay));
       expect(config.instance_group[0].count).toBe(Number(instances));
-      if (preferred !== '-') expect(config.dynamic_batching.preferred_batch_size).toEqual([Number(preferred)]);
+      if (preferred !== '-') expect(config.dynamic_batching?.preferred_batch_size).toEqual([Number(preferred)]);
       expect(config.parameters?.['tritium.batching']?.string_value).toBe(adaptive ? 'adaptive' : undefined);
     } finally {
       await serve.stop();

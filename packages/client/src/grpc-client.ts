@@ -7,8 +7,18 @@ import {
   decodeInferResponse,
   decodeStreamResponse,
   encodeInferRequest,
-  plainCodec,
-  TO_OBJECT_OPTIONS,
+  unaryCodecs,
+  type GRPCInferenceServiceMethods,
+  type CudaSharedMemoryStatusResponseRegionStatus,
+  type LogSettingsRequestSettingValueInit,
+  type ModelConfigResponse,
+  type ModelMetadataResponse,
+  type ModelRepositoryParameterInit,
+  type ModelStatisticsResponse,
+  type RepositoryIndexResponseModelIndex,
+  type ServerMetadataResponse,
+  type SystemSharedMemoryStatusResponseRegionStatus,
+  type UnaryMethod,
   type WireInferRequest,
   type WireInferResponse,
   type WireParams,
@@ -129,53 +139,60 @@ export class GrpcInferenceServerClient {
     this.client.close();
   }
 
-  /** Calls any unary RPC of the service by name with a plain request object. */
-  call<T = any>(method: string, request: object = {}, options: { oneofs?: boolean } = {}): Promise<T> {
-    const req = plainCodec(`inference.${method}Request`);
-    const res = plainCodec(`inference.${method}Response`, { ...TO_OBJECT_OPTIONS, oneofs: options.oneofs ?? false });
+  /**
+   * Calls a unary RPC of the service by name with a plain request object (the message as written,
+   * e.g. `ModelReadyRequestInit`); resolves with the response as decoded. `oneofs`: each decoded
+   * oneof names its member (`parameter_choice`).
+   */
+  call<M extends UnaryMethod>(
+    method: M,
+    request: GRPCInferenceServiceMethods[M]['requestInit'],
+    options: { oneofs?: boolean } = {},
+  ): Promise<GRPCInferenceServiceMethods[M]['response']> {
+    const codecs = unaryCodecs(method, { responseOneofs: options.oneofs });
     return new Promise((resolve, reject) =>
-      this.client.makeUnaryRequest(SERVICE + method, req.encode, res.decode, request, this.metadata(), (err: ServiceError | null, value?: T) =>
-        err ? reject(toException(err)) : resolve(value as T),
+      this.client.makeUnaryRequest(SERVICE + method, codecs.request.encode, codecs.response.decode, request, this.metadata(), (err, value) =>
+        err ? reject(toException(err)) : resolve(value!),
       ),
     );
   }
 
   async isServerLive(): Promise<boolean> {
-    return (await this.call('ServerLive')).live;
+    return (await this.call('ServerLive', {})).live;
   }
   async isServerReady(): Promise<boolean> {
-    return (await this.call('ServerReady')).ready;
+    return (await this.call('ServerReady', {})).ready;
   }
   async isModelReady(name: string, version = ''): Promise<boolean> {
     return (await this.call('ModelReady', { name, version })).ready;
   }
-  getServerMetadata(): Promise<{ name: string; version: string; extensions: string[] }> {
-    return this.call('ServerMetadata');
+  getServerMetadata(): Promise<ServerMetadataResponse> {
+    return this.call('ServerMetadata', {});
   }
-  getModelMetadata(name: string, version = ''): Promise<any> {
+  getModelMetadata(name: string, version = ''): Promise<ModelMetadataResponse> {
     return this.call('ModelMetadata', { name, version });
   }
-  /** `{ config: ModelConfig }` as Triton's ModelConfigResponse. */
-  getModelConfig(name: string, version = ''): Promise<{ config: any }> {
+  /** Triton's ModelConfigResponse: `{ config }` (optional, as every sub-message of a decoded proto3 message). */
+  getModelConfig(name: string, version = ''): Promise<ModelConfigResponse> {
     return this.call('ModelConfig', { name, version });
   }
-  getInferenceStatistics(name = '', version = ''): Promise<{ model_stats: any[] }> {
+  getInferenceStatistics(name = '', version = ''): Promise<ModelStatisticsResponse> {
     return this.call('ModelStatistics', { name, version });
   }
-  async getModelRepositoryIndex(options: { ready?: boolean; repository?: string } = {}): Promise<any[]> {
+  async getModelRepositoryIndex(options: { ready?: boolean; repository?: string } = {}): Promise<RepositoryIndexResponseModelIndex[]> {
     return (await this.call('RepositoryIndex', { repository_name: options.repository ?? '', ready: options.ready ?? false })).models;
   }
   async loadModel(name: string, options: { config?: string; files?: Record<string, Uint8Array>; repository?: string } = {}): Promise<void> {
-    const parameters: Record<string, object> = {};
+    const parameters: Record<string, ModelRepositoryParameterInit> = {};
     if (options.config !== undefined) parameters['config'] = { string_param: options.config };
     for (const [k, v] of Object.entries(options.files ?? {})) parameters[k] = { bytes_param: v };
     await this.call('RepositoryModelLoad', { repository_name: options.repository ?? '', model_name: name, parameters });
   }
   async unloadModel(name: string, options: { unloadDependents?: boolean; repository?: string } = {}): Promise<void> {
-    const parameters = options.unloadDependents ? { unload_dependents: { bool_param: true } } : {};
+    const parameters: Record<string, ModelRepositoryParameterInit> = options.unloadDependents ? { unload_dependents: { bool_param: true } } : {};
     await this.call('RepositoryModelUnload', { repository_name: options.repository ?? '', model_name: name, parameters });
   }
-  async getSystemSharedMemoryStatus(region = ''): Promise<Record<string, any>> {
+  async getSystemSharedMemoryStatus(region = ''): Promise<Record<string, SystemSharedMemoryStatusResponseRegionStatus>> {
     return (await this.call('SystemSharedMemoryStatus', { name: region })).regions;
   }
   async registerSystemSharedMemory(name: string, key: string, byteSize: number, offset = 0): Promise<void> {
@@ -184,32 +201,30 @@ export class GrpcInferenceServerClient {
   async unregisterSystemSharedMemory(name = ''): Promise<void> {
     await this.call('SystemSharedMemoryUnregister', { name });
   }
-  async getCudaSharedMemoryStatus(region = ''): Promise<Record<string, any>> {
+  async getCudaSharedMemoryStatus(region = ''): Promise<Record<string, CudaSharedMemoryStatusResponseRegionStatus>> {
     return (await this.call('CudaSharedMemoryStatus', { name: region })).regions;
   }
   async getTraceSettings(model = ''): Promise<Record<string, string[]>> {
     const res = await this.call('TraceSetting', { model_name: model, settings: {} });
-    return Object.fromEntries(Object.entries(res.settings as Record<string, { value: string[] }>).map(([k, v]) => [k, v.value]));
+    return Object.fromEntries(Object.entries(res.settings).map(([k, v]) => [k, v.value]));
   }
   async updateTraceSettings(settings: Record<string, string[] | null>, model = ''): Promise<Record<string, string[]>> {
     const wire = Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, { value: v ?? [] }]));
     const res = await this.call('TraceSetting', { model_name: model, settings: wire });
-    return Object.fromEntries(Object.entries(res.settings as Record<string, { value: string[] }>).map(([k, v]) => [k, v.value]));
+    return Object.fromEntries(Object.entries(res.settings).map(([k, v]) => [k, v.value]));
   }
   async getLogSettings(): Promise<Record<string, unknown>> {
     return this.updateLogSettings({});
   }
   async updateLogSettings(settings: Record<string, string | number | boolean>): Promise<Record<string, unknown>> {
     const wire = Object.fromEntries(
-      Object.entries(settings).map(([k, v]) => [
+      Object.entries(settings).map(([k, v]): [string, LogSettingsRequestSettingValueInit] => [
         k,
         typeof v === 'boolean' ? { bool_param: v } : typeof v === 'number' ? { uint32_param: v } : { string_param: v },
       ]),
     );
     const res = await this.call('LogSettings', { settings: wire }, { oneofs: true });
-    return Object.fromEntries(
-      Object.entries(res.settings as Record<string, Record<string, unknown>>).map(([k, v]) => [k, v[v['parameter_choice'] as string]]),
-    );
+    return Object.fromEntries(Object.entries(res.settings).map(([k, v]) => [k, v.parameter_choice === undefined ? undefined : v[v.parameter_choice]]));
   }
 
   /** ModelInfer with raw contents. */

@@ -6,6 +6,16 @@ import http from 'node:http';
 import https from 'node:https';
 import zlib from 'node:zlib';
 import { InferenceServerException } from './errors.ts';
+import type {
+  CudaSharedMemoryStatusResponseRegionStatus,
+  ModelConfig,
+  ModelMetadataResponse,
+  ModelStatisticsResponse,
+  RepositoryIndexResponseModelIndex,
+  ServerMetadataResponse,
+  SystemSharedMemoryStatusResponseRegionStatus,
+} from './generated/grpc-types.ts';
+import type { ErrorJson, InferInputJson, InferRequestJson, InferResponseJson, JsonParameterValue } from './http-json.ts';
 import type { InferInput, InferRequestedOutput } from './infer-input.ts';
 import { InferResult, type OutputTensor } from './infer-result.ts';
 import { sequenceParameters, type SequenceOptions } from './sequence-options.ts';
@@ -31,7 +41,7 @@ export interface HttpInferOptions extends SequenceOptions {
   outputs?: readonly InferRequestedOutput[];
   modelVersion?: string;
   requestId?: string;
-  parameters?: Record<string, string | number | boolean>;
+  parameters?: Record<string, JsonParameterValue>;
   priority?: number;
   /** Queue timeout in microseconds. */
   timeout?: number;
@@ -144,19 +154,20 @@ export class HttpInferenceServerClient {
   async isModelReady(model: string, version?: string): Promise<boolean> {
     return (await this.request('GET', `${this.modelPath(model, version)}/ready`)).status === 200;
   }
-  getServerMetadata(): Promise<{ name: string; version: string; extensions: string[] }> {
+  getServerMetadata(): Promise<ServerMetadataResponse> {
     return this.getJson('/v2');
   }
-  getModelMetadata(model: string, version?: string): Promise<any> {
+  getModelMetadata(model: string, version?: string): Promise<ModelMetadataResponse> {
     return this.getJson(this.modelPath(model, version));
   }
-  getModelConfig(model: string, version?: string): Promise<any> {
+  /** Triton's JSON of the config: the ModelConfig message, 64-bit integers as JSON numbers. */
+  getModelConfig(model: string, version?: string): Promise<ModelConfig> {
     return this.getJson(`${this.modelPath(model, version)}/config`);
   }
-  getInferenceStatistics(model?: string, version?: string): Promise<{ model_stats: any[] }> {
+  getInferenceStatistics(model?: string, version?: string): Promise<ModelStatisticsResponse> {
     return this.getJson(model ? `${this.modelPath(model, version)}/stats` : '/v2/models/stats');
   }
-  getModelRepositoryIndex(options: { ready?: boolean; repository?: string } = {}): Promise<any[]> {
+  getModelRepositoryIndex(options: { ready?: boolean; repository?: string } = {}): Promise<RepositoryIndexResponseModelIndex[]> {
     const repo = options.repository ? `/${enc(options.repository)}` : '';
     return this.postJson(`/v2/repository${repo}/index`, options.ready === undefined ? {} : { ready: options.ready });
   }
@@ -175,7 +186,7 @@ export class HttpInferenceServerClient {
       options.unloadDependents ? { parameters: { unload_dependents: true } } : undefined,
     );
   }
-  getSystemSharedMemoryStatus(region?: string): Promise<any[]> {
+  getSystemSharedMemoryStatus(region?: string): Promise<SystemSharedMemoryStatusResponseRegionStatus[]> {
     return this.getJson(`/v2/systemsharedmemory${region ? `/region/${enc(region)}` : ''}/status`);
   }
   async registerSystemSharedMemory(name: string, key: string, byteSize: number, offset = 0): Promise<void> {
@@ -184,7 +195,7 @@ export class HttpInferenceServerClient {
   async unregisterSystemSharedMemory(name?: string): Promise<void> {
     await this.postJson(`/v2/systemsharedmemory${name ? `/region/${enc(name)}` : ''}/unregister`);
   }
-  getCudaSharedMemoryStatus(region?: string): Promise<any[]> {
+  getCudaSharedMemoryStatus(region?: string): Promise<CudaSharedMemoryStatusResponseRegionStatus[]> {
     return this.getJson(`/v2/cudasharedmemory${region ? `/region/${enc(region)}` : ''}/status`);
   }
   /** Triton's HTTP shape: `trace_level` a list, the other settings strings. */
@@ -229,25 +240,25 @@ function jsonWithBigInts(value: unknown): string {
 
 export function buildInferBody(inputs: readonly InferInput[], options: HttpInferOptions): { body: Buffer; headerLength?: number } {
   const binaries: Uint8Array[] = [];
-  const params: Record<string, unknown> = { ...options.parameters };
+  const params: Record<string, JsonParameterValue> = { ...options.parameters };
   if (options.priority !== undefined) params['priority'] = options.priority;
   if (options.timeout !== undefined) params['timeout'] = options.timeout;
   Object.assign(params, sequenceParameters(options));
   if (!options.outputs?.length) params['binary_data_output'] = true;
-  const header: Record<string, unknown> = {};
-  if (options.requestId) header['id'] = options.requestId;
-  if (Object.keys(params).length) header['parameters'] = params;
-  header['inputs'] = inputs.map((i) => {
-    const t: Record<string, unknown> = { name: i.name, shape: i.shape, datatype: i.datatype };
-    const p: Record<string, unknown> = { ...i.parameters };
+  const header: InferRequestJson = { inputs: [] };
+  if (options.requestId) header.id = options.requestId;
+  if (Object.keys(params).length) header.parameters = params;
+  header.inputs = inputs.map((i) => {
+    const t: InferInputJson = { name: i.name, shape: i.shape, datatype: i.datatype };
+    const p: Record<string, JsonParameterValue> = { ...i.parameters };
     if (i.rawData) {
       p['binary_data_size'] = i.rawData.byteLength;
       binaries.push(i.rawData);
-    } else if (i.jsonData) t['data'] = i.jsonData;
-    if (Object.keys(p).length) t['parameters'] = p;
+    } else if (i.jsonData) t.data = i.jsonData;
+    if (Object.keys(p).length) t.parameters = p;
     return t;
   });
-  if (options.outputs?.length) header['outputs'] = options.outputs.map((o) => ({ name: o.name, parameters: o.parameters }));
+  if (options.outputs?.length) header.outputs = options.outputs.map((o) => ({ name: o.name, parameters: o.parameters }));
   const json = Buffer.from(jsonWithBigInts(header));
   if (binaries.length === 0) return { body: json };
   return { body: Buffer.concat([json, ...binaries]), headerLength: json.length };
@@ -256,10 +267,10 @@ export function buildInferBody(inputs: readonly InferInput[], options: HttpInfer
 export function parseInferResponse(res: HttpResponse): InferResult {
   const hl = res.headers['inference-header-content-length'];
   const jsonLength = hl === undefined ? res.body.length : Number(hl);
-  const head = JSON.parse(res.body.subarray(0, jsonLength).toString('utf8'));
+  const head: InferResponseJson = JSON.parse(res.body.subarray(0, jsonLength).toString('utf8'));
   let offset = jsonLength;
-  const outputs: OutputTensor[] = (head.outputs ?? []).map((o: any) => {
-    const size = o.parameters?.binary_data_size;
+  const outputs: OutputTensor[] = (head.outputs ?? []).map((o) => {
+    const size = o.parameters?.['binary_data_size'];
     let data: Uint8Array | undefined;
     if (typeof size === 'number') {
       data = res.body.subarray(offset, offset + size);
@@ -273,8 +284,8 @@ export function parseInferResponse(res: HttpResponse): InferResult {
 function errorOf(res: HttpResponse): InferenceServerException {
   let message = `HTTP ${res.status}`;
   try {
-    const j = JSON.parse(res.body.toString('utf8'));
-    if (typeof j.error === 'string') message = j.error;
+    const j: ErrorJson | null = JSON.parse(res.body.toString('utf8'));
+    if (typeof j?.error === 'string') message = j.error;
   } catch {
     // Not JSON: keep the status line.
   }

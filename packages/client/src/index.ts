@@ -17,6 +17,20 @@ export type { InputData } from './infer-input.ts';
 export { InferResult } from './infer-result.ts';
 export type { OutputTensor, InferResponseInfo } from './infer-result.ts';
 export { InferenceServerException } from './errors.ts';
+// The messages the clients' methods return (all of them: @tritium/client/proto).
+export type {
+  CudaSharedMemoryStatusResponseRegionStatus,
+  ModelConfig,
+  ModelConfigResponse,
+  ModelMetadataResponse,
+  ModelStatistics,
+  ModelStatisticsResponse,
+  RepositoryIndexResponseModelIndex,
+  ServerMetadataResponse,
+  StatisticDuration,
+  SystemSharedMemoryStatusResponseRegionStatus,
+} from './generated/grpc-types.ts';
+export type * from './http-json.ts';
 export type { Datatype, TypedArrayFor, TypedArrayClass } from './tensor-data.ts';
 export { serializeBytes, deserializeBytes, ELEMENT_SIZE, TYPED_ARRAYS } from './tensor-data.ts';
 

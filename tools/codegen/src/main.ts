@@ -1,5 +1,5 @@
 /**
- * `npm run generate`: writes the generated files (generated-files.ts) from model_config.proto.
+ * `npm run generate`: writes the generated files (generated-files.ts) from the vendored protos.
  * `--check` writes nothing and exits 1 naming each file that differs from what would be written.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,6 +29,6 @@ for (const file of generatedFiles(root)) {
   }
 }
 if (stale > 0) {
-  process.stderr.write(`${stale} generated file(s) differ from model_config.proto: run \`npm run generate\`\n`);
+  process.stderr.write(`${stale} generated file(s) differ from the protos: run \`npm run generate\`\n`);
   process.exitCode = 1;
 }

@@ -1,11 +1,12 @@
 /**
- * model_config.proto read with protobufjs into plain data: every message and enum of the file's
- * package in declaration order (a message's nested types before the message itself), every field
- * with its number, label, type, map key, oneof and doc comment. Both renderers work from this.
+ * Protos read with protobufjs into plain data: every message and enum of a package in declaration
+ * order (a message's nested types before the message itself), every field with its number, label,
+ * type, map key, oneof and doc comment, and every service's methods. The renderers work from this.
  */
+import path from 'node:path';
 import protobuf from 'protobufjs';
 
-export type ScalarType = 'string' | 'bool' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'float' | 'double';
+export type ScalarType = 'string' | 'bool' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'float' | 'double' | 'bytes';
 
 export type ProtoValue =
   | { readonly kind: 'scalar'; readonly scalar: ScalarType }
@@ -36,51 +37,66 @@ export interface ProtoEnum {
   readonly values: readonly (readonly [string, number])[];
 }
 
+export interface ProtoMethod {
+  readonly name: string;
+  /** Full names without the leading dot. */
+  readonly requestType: string;
+  readonly responseType: string;
+  readonly requestStream: boolean;
+  readonly responseStream: boolean;
+}
+
+export interface ProtoService {
+  /** Full name without the leading dot, e.g. `inference.GRPCInferenceService`. */
+  readonly name: string;
+  readonly methods: readonly ProtoMethod[];
+}
+
 export interface ProtoSchema {
   readonly packageName: string;
   readonly messages: readonly ProtoMessage[];
   readonly enums: readonly ProtoEnum[];
+  readonly services: readonly ProtoService[];
 }
 
-const SCALARS: ReadonlySet<string> = new Set(['string', 'bool', 'int32', 'uint32', 'int64', 'uint64', 'float', 'double']);
+/** The scalars core's config schema handles (model_config.proto has no `bytes` field). */
+const CONFIG_SCALARS: ReadonlySet<ScalarType> = new Set(['string', 'bool', 'int32', 'uint32', 'int64', 'uint64', 'float', 'double']);
+/** The scalars the gRPC service's messages use. */
+const SERVICE_SCALARS: ReadonlySet<ScalarType> = new Set([...CONFIG_SCALARS, 'bytes']);
 
-function scalar(type: string, where: string): ScalarType {
-  if (!SCALARS.has(type)) throw new Error(`codegen: ${where} has type '${type}', which the config schema does not support`);
+function scalar(type: string, where: string, allowed: ReadonlySet<string>): ScalarType {
+  if (!allowed.has(type)) throw new Error(`codegen: ${where} has type '${type}', which the generator does not support`);
   return type as ScalarType;
 }
 
 const fullName = (t: protobuf.ReflectionObject): string => t.fullName.replace(/^\./, '');
 
-function fieldOf(f: protobuf.Field, where: string): ProtoField {
+function fieldOf(f: protobuf.Field, where: string, allowed: ReadonlySet<string>): ProtoField {
   const resolved = f.resolvedType;
   const value: ProtoValue =
     resolved instanceof protobuf.Type
       ? { kind: 'message', messageName: fullName(resolved) }
       : resolved instanceof protobuf.Enum
         ? { kind: 'enum', enumName: fullName(resolved) }
-        : { kind: 'scalar', scalar: scalar(f.type, where) };
+        : { kind: 'scalar', scalar: scalar(f.type, where, allowed) };
   return {
     name: f.name,
     number: f.id,
     label: f.map ? 'map' : f.repeated ? 'repeated' : 'singular',
     value,
-    ...(f instanceof protobuf.MapField ? { mapKey: scalar(f.keyType, `${where} (map key)`) } : {}),
+    ...(f instanceof protobuf.MapField ? { mapKey: scalar(f.keyType, `${where} (map key)`, allowed) } : {}),
     ...(f.partOf ? { oneof: f.partOf.name } : {}),
     ...(f.comment ? { comment: f.comment } : {}),
   };
 }
 
-/** Reads the proto text of one file (package `inference`) into a ProtoSchema. */
-export function readProtoSchema(text: string): ProtoSchema {
-  const parsed = protobuf.parse(text, new protobuf.Root(), { keepCase: true });
-  const root = parsed.root;
-  root.resolveAll();
-  const packageName = parsed.package;
-  if (!packageName) throw new Error('codegen: the proto declares no package');
+/** Every message, enum and service of `packageName` in `root` (resolved). */
+function packageSchema(root: protobuf.Root, packageName: string, allowed: ReadonlySet<string>): ProtoSchema {
   const pkg = root.lookup(packageName);
   if (!(pkg instanceof protobuf.Namespace)) throw new Error(`codegen: package ${packageName} not found`);
   const messages: ProtoMessage[] = [];
   const enums: ProtoEnum[] = [];
+  const services: ProtoService[] = [];
   const visit = (ns: protobuf.NamespaceBase): void => {
     for (const nested of ns.nestedArray) {
       if (nested instanceof protobuf.Enum) {
@@ -90,12 +106,45 @@ export function readProtoSchema(text: string): ProtoSchema {
         const name = fullName(nested);
         messages.push({
           name,
-          fields: nested.fieldsArray.map((f) => fieldOf(f, `${name}.${f.name}`)),
+          fields: nested.fieldsArray.map((f) => fieldOf(f, `${name}.${f.name}`, allowed)),
           ...(nested.comment ? { comment: nested.comment } : {}),
         });
+      } else if (nested instanceof protobuf.Service) {
+        services.push({ name: fullName(nested), methods: nested.methodsArray.map(methodOf) });
       }
     }
   };
   visit(pkg);
-  return { packageName, messages, enums };
+  return { packageName, messages, enums, services };
+}
+
+function methodOf(m: protobuf.Method): ProtoMethod {
+  m.resolve();
+  return {
+    name: m.name,
+    requestType: fullName(m.resolvedRequestType!),
+    responseType: fullName(m.resolvedResponseType!),
+    requestStream: m.requestStream === true,
+    responseStream: m.responseStream === true,
+  };
+}
+
+/** Reads the proto text of one file (package `inference`, no imports) into a ProtoSchema. */
+export function readProtoSchema(text: string): ProtoSchema {
+  const parsed = protobuf.parse(text, new protobuf.Root(), { keepCase: true });
+  parsed.root.resolveAll();
+  if (!parsed.package) throw new Error('codegen: the proto declares no package');
+  return packageSchema(parsed.root, parsed.package, CONFIG_SCALARS);
+}
+
+/**
+ * Reads `files` of `dir` with their imports (looked up in `dir` by name) and returns the schema of
+ * each package in `packages`, in that order.
+ */
+export function readProtoPackages(dir: string, files: readonly string[], packages: readonly string[]): ProtoSchema[] {
+  const root = new protobuf.Root();
+  root.resolvePath = (_origin, target) => path.join(dir, path.basename(target));
+  root.loadSync([...files], { keepCase: true });
+  root.resolveAll();
+  return packages.map((p) => packageSchema(root, p, SERVICE_SCALARS));
 }

@@ -37,7 +37,7 @@ export function typeName(fullName: string, packageName: string): string {
   return fullName.slice(packageName.length + 1).replace(/\./g, '');
 }
 
-function docComment(text: string | undefined, indent: string): string[] {
+export function docComment(text: string | undefined, indent: string): string[] {
   if (!text) return [];
   const lines = text.split('\n');
   return lines.length === 1 ? [`${indent}/** ${lines[0]} */`] : [`${indent}/**`, ...lines.map((l) => `${indent} * ${l}`.trimEnd()), `${indent} */`];

@@ -1,15 +1,28 @@
 /**
  * model_config.proto is the one source of core's ModelConfig schema table and types and of the
- * datatype tables of core and the client. The generated files are committed (so `tsc -b` needs no
- * generation step); this test fails while any of them differs from what `npm run generate` writes,
- * and checks that what the generator writes follows the proto.
+ * datatype tables of core and the client; grpc_service.proto and health.proto of the client's gRPC
+ * message and service types. The generated files are committed (so `tsc -b` needs no generation
+ * step); this test fails while any of them differs from what `npm run generate` writes, and checks
+ * that what the generator writes follows the protos (and protobufjs's decoding, for presence).
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ELEMENT_SIZE, TYPED_ARRAYS } from '@tritium/client';
+import { plainCodec, tritonProtoRoot } from '@tritium/client/proto';
 import { CONFIG_DATA_TYPES, DATA_TYPE_SIZE, DATA_TYPES, ENUMS, MESSAGES, TYPED_ARRAY_CONSTRUCTORS } from '@tritium/core';
-import { generatedFiles, MODEL_CONFIG_PROTO, readProtoSchema, renderAll } from '../src/index.ts';
+import {
+  generatedFiles,
+  MODEL_CONFIG_PROTO,
+  presentWhenDecoded,
+  PROTO_DIR,
+  readProtoPackages,
+  readProtoSchema,
+  renderAll,
+  renderGrpcTypes,
+  SERVICE_PROTOS,
+} from '../src/index.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const protoText = readFileSync(path.join(ROOT, MODEL_CONFIG_PROTO), 'utf8');
@@ -76,6 +89,63 @@ describe('generated files', () => {
   it('refuses a datatype the table has no row for, naming it', () => {
     expect(() => render(protoText.replace('TYPE_BF16 = 14;', 'TYPE_BF16 = 14;\n  TYPE_FP8 = 15;'))).toThrow(
       'codegen: inference.DataType value TYPE_FP8 has no row in tools/codegen/src/data-types.ts',
+    );
+  });
+});
+
+describe('generated gRPC types', () => {
+  const protoDir = path.join(ROOT, PROTO_DIR);
+  const schemas = () => readProtoPackages(protoDir, SERVICE_PROTOS.map((p) => p.file), SERVICE_PROTOS.map((p) => p.packageName));
+  const withEdit = (edit: (text: string) => string): string => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'codegen-'));
+    for (const file of readdirSync(protoDir)) writeFileSync(path.join(dir, file), readFileSync(path.join(protoDir, file), 'utf8'));
+    const file = path.join(dir, 'grpc_service.proto');
+    writeFileSync(file, edit(readFileSync(file, 'utf8')));
+    try {
+      return renderGrpcTypes(dir).text;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('a field added or retyped in grpc_service.proto changes both forms of its message', () => {
+    const before = renderGrpcTypes(protoDir).text;
+    const after = withEdit((t) => t.replace('message ModelReadyRequest {\n  string name = 1;', 'message ModelReadyRequest {\n  uint64 name = 1;\n  bytes tag = 3;'));
+    expect(before).toContain('export interface ModelReadyRequest {\n  name: string;\n  version: string;\n}');
+    expect(after).toContain('export interface ModelReadyRequest {\n  name: number;\n  tag: Uint8Array;\n  version: string;\n}');
+    expect(after).toContain('export interface ModelReadyRequestInit {\n  readonly name?: number | string;\n  readonly tag?: Uint8Array;');
+  });
+
+  it('every method of both services has its request and response, in both forms', () => {
+    const text = renderGrpcTypes(protoDir).text;
+    const root = tritonProtoRoot();
+    for (const service of ['inference.GRPCInferenceService', 'grpc.health.v1.Health']) {
+      for (const m of root.lookupService(service).methodsArray) {
+        const req = m.requestType.split('.').pop()!;
+        const res = m.responseType.split('.').pop()!;
+        expect(text).toContain(`  ${m.name}: { request: ${req}; requestInit: ${req}Init; response: ${res}; responseInit: ${res}Init };`);
+      }
+    }
+    expect(text).toContain("  parameter_choice?: 'bool_param' | 'int64_param' | 'string_param' | 'bytes_param';");
+  });
+
+  it('a field the types say is always there is in every decoded message, even an empty one', () => {
+    let checked = 0;
+    for (const schema of schemas()) {
+      for (const m of schema.messages) {
+        if (m.name.startsWith('inference.ModelInfer')) continue; // coded by infer-codec.ts, not protobufjs
+        const codec = plainCodec(m.name);
+        const decoded = codec.decode(codec.encode({})) as Record<string, unknown>;
+        expect(Object.keys(decoded).sort(), m.name).toEqual(m.fields.filter(presentWhenDecoded).map((f) => f.name).sort());
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(80);
+  });
+
+  it('refuses two messages whose flattened names collide, naming them', () => {
+    expect(() => withEdit((t) => `${t}\nmessage ModelReadyRequestInit { string x = 1; }\n`)).toThrow(
+      'codegen: inference.ModelReadyRequestInit and another type are both named ModelReadyRequestInit',
     );
   });
 });

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { TYPED_ARRAYS, type Datatype } from '@tritium/client';
+import { TYPED_ARRAYS, type Datatype, type TypedArrayClass } from '@tritium/client';
+import type { ModelConfigInit } from '@tritium/client/proto';
 import type { ModelMetadata, RequestInput } from './perf-client.ts';
 import type { PerfOptions } from './options.ts';
 import { UsageError } from './args.ts';
@@ -11,9 +12,12 @@ import { UsageError } from './args.ts';
  * used round-robin) or `--string-data`. Returns the distinct requests to cycle through.
  */
 
+/** A typed array of any numeric datatype: elements are numbers, or bigints for the 64-bit integers. */
+type NumericArray = ArrayBufferView & { [i: number]: number | bigint; readonly BYTES_PER_ELEMENT: number };
+
 /** The client's typed array class for a datatype name, if it is one. */
-function typedArrayOf(datatype: string): (new (n: number) => ArrayBufferView & ArrayLike<number | bigint>) | undefined {
-  return Object.hasOwn(TYPED_ARRAYS, datatype) ? (TYPED_ARRAYS[datatype as Datatype] as new (n: number) => ArrayBufferView & ArrayLike<number | bigint>) : undefined;
+function typedArrayOf(datatype: string): TypedArrayClass<NumericArray> | undefined {
+  return Object.hasOwn(TYPED_ARRAYS, datatype) ? TYPED_ARRAYS[datatype as Datatype] : undefined;
 }
 
 interface InputSpec {
@@ -79,12 +83,11 @@ function syntheticElement(spec: InputSpec, mode: 'zero' | 'random', options: Per
   if (!Ctor) throw new UsageError(`input ${spec.name}: unsupported datatype ${spec.datatype}`);
   const out = new Ctor(n);
   if (mode === 'random') {
-    const w = out as unknown as { [i: number]: number | bigint };
     const big = spec.datatype === 'INT64' || spec.datatype === 'UINT64';
     const float = spec.datatype === 'FP32' || spec.datatype === 'FP64';
     for (let i = 0; i < n; i++) {
       const r = rng();
-      w[i] = big ? BigInt(Math.floor(r * 100)) : float ? r : spec.datatype === 'BOOL' ? (r < 0.5 ? 0 : 1) : Math.floor(r * 100);
+      out[i] = big ? BigInt(Math.floor(r * 100)) : float ? r : spec.datatype === 'BOOL' ? (r < 0.5 ? 0 : 1) : Math.floor(r * 100);
     }
   }
   return out;
@@ -110,7 +113,7 @@ function jsonElement(spec: InputSpec, value: unknown, file: string): { data: Arr
       }
       const Ctor = typedArrayOf(spec.datatype)!;
       const copy = new Uint8Array(bytes);
-      return { data: new (Ctor as any)(copy.buffer, 0, copy.byteLength / (new Ctor(0) as any).BYTES_PER_ELEMENT), dims };
+      return { data: new Ctor(copy.buffer, 0, copy.byteLength / new Ctor(0).BYTES_PER_ELEMENT), dims };
     }
     content = v.content;
   }
@@ -130,10 +133,10 @@ function jsonElement(spec: InputSpec, value: unknown, file: string): { data: Arr
   if (spec.datatype === 'BYTES') return { data: flat.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))), dims };
   const Ctor = typedArrayOf(spec.datatype);
   if (!Ctor) throw new UsageError(`input ${spec.name}: unsupported datatype ${spec.datatype}`);
-  const out = new Ctor(flat.length) as unknown as { [i: number]: number | bigint };
+  const out = new Ctor(flat.length);
   const big = spec.datatype === 'INT64' || spec.datatype === 'UINT64';
   flat.forEach((x, i) => (out[i] = big ? BigInt(Number(x)) : Number(x)));
-  return { data: out as unknown as ArrayBufferView, dims };
+  return { data: out, dims };
 }
 
 /** Concatenates `batch` elements along a new leading dim (or none for non-batching models). */
@@ -151,16 +154,16 @@ function stack(spec: InputSpec, elements: Array<{ data: ArrayBufferView | string
     total.set(b, o);
     o += b.byteLength;
   }
-  const Ctor = typedArrayOf(spec.datatype)! as any;
-  return { name: spec.name, datatype: spec.datatype, shape, data: new Ctor(total.buffer, 0, total.byteLength / Ctor.BYTES_PER_ELEMENT) };
+  const Ctor = typedArrayOf(spec.datatype)!;
+  return { name: spec.name, datatype: spec.datatype, shape, data: new Ctor(total.buffer, 0, total.byteLength / new Ctor(0).BYTES_PER_ELEMENT) };
 }
 
 /**
  * The distinct requests to send, in order (used round-robin). With `-b N` each request takes N
  * consecutive data entries (or N copies of the synthetic element).
  */
-export function buildRequests(metadata: ModelMetadata, config: Record<string, any>, options: PerfOptions): RequestInput[][] {
-  const maxBatch = Number(config['max_batch_size'] ?? 0);
+export function buildRequests(metadata: ModelMetadata, config: Pick<ModelConfigInit, 'max_batch_size'>, options: PerfOptions): RequestInput[][] {
+  const maxBatch = Number(config.max_batch_size ?? 0);
   const batching = maxBatch > 0;
   if (!batching && options.batchSize > 1) throw new UsageError(`model ${options.model} does not support batching: -b must be 1`);
   if (batching && options.batchSize > maxBatch) {
@@ -175,7 +178,7 @@ export function buildRequests(metadata: ModelMetadata, config: Record<string, an
       entries.push(Object.fromEntries(specs.map((s) => [s.name, { data: syntheticElement(s, source, options, rng), dims: [...s.dims] }])));
       continue;
     }
-    let parsed: any;
+    let parsed: { data?: unknown } | null;
     try {
       parsed = JSON.parse(readFileSync(source, 'utf8'));
     } catch (e) {

@@ -1,4 +1,5 @@
-import { grpc, http, InferInput, type GrpcInferenceServerClient, type HttpInferenceServerClient } from '@tritium/client';
+import { grpc, http, InferInput, type GrpcInferenceServerClient, type HttpInferenceServerClient, type ModelStatistics } from '@tritium/client';
+import type { ModelConfigInit } from '@tritium/client/proto';
 import type { Protocol } from './options.ts';
 import type { StreamOutcome } from './load.ts';
 import { StreamedRequests } from './stream-requests.ts';
@@ -15,9 +16,10 @@ export interface RequestInput {
 /** What the perf tool needs from a server, over either protocol, through `@tritium/client`. */
 export interface PerfClient {
   metadata(model: string, version: string): Promise<ModelMetadata>;
-  config(model: string, version: string): Promise<Record<string, any>>;
-  /** Triton's statistics JSON (`model_stats`), or undefined when the server has no statistics. */
-  statistics(model: string, version: string): Promise<any[] | undefined>;
+  /** The model's config as the server gives it (fields it leaves out are absent). */
+  config(model: string, version: string): Promise<ModelConfigInit>;
+  /** Triton's statistics (`model_stats`), or undefined when the server has no statistics. */
+  statistics(model: string, version: string): Promise<ModelStatistics[] | undefined>;
   /** Whether the server lists the `statistics` extension. */
   hasStatistics(): Promise<boolean>;
   /** Sends one prepared request (inputs built once, reused); a streamed one resolves with its responses. */
@@ -56,7 +58,7 @@ export function createPerfClient(protocol: Protocol, url: string, concurrency = 
     const stream = extra.streaming ? new StreamedRequests(c) : undefined;
     return {
       metadata: (m, v) => c.getModelMetadata(m, v),
-      config: async (m, v) => (await c.getModelConfig(m, v)).config,
+      config: async (m, v) => (await c.getModelConfig(m, v)).config ?? {},
       statistics: async (m, v) => (await c.getInferenceStatistics(m, v)).model_stats,
       hasStatistics: async () => (await c.getServerMetadata()).extensions.includes('statistics'),
       infer: stream

@@ -33,16 +33,15 @@ export async function runPerf(options: PerfOptions, run: RunOptions = {}): Promi
   try {
     const metadata = await client.metadata(options.model, options.modelVersion);
     const config = await client.config(options.model, options.modelVersion);
-    const policy = config?.model_transaction_policy ?? config?.modelTransactionPolicy;
+    const policy = config.model_transaction_policy;
     if (policy?.decoupled && !options.streaming) {
       // As Triton's ModelInfer and HTTP infer refuse such a model: say how to measure it instead.
       throw new UsageError(`model '${options.model}' is decoupled (model_transaction_policy { decoupled: true }): measure it with -i grpc --streaming`);
     }
-    const steps: Array<{ model_name?: string; modelName?: string; model_version?: number | string; modelVersion?: number | string }> =
-      config?.ensemble_scheduling?.step ?? config?.ensembleScheduling?.step ?? [];
-    const composing = steps.map((s) => String(s.model_name ?? s.modelName));
+    const steps = config.ensemble_scheduling?.step ?? [];
+    const composing = steps.map((s) => String(s.model_name));
     const composingVersions = steps.map((s) => {
-      const v = Number(s.model_version ?? s.modelVersion ?? -1);
+      const v = Number(s.model_version ?? -1);
       return v > 0 ? String(v) : '1';
     });
     const serverStats = await client.hasStatistics().catch(() => false);

@@ -1,3 +1,4 @@
+import type { ModelStatistics, StatisticDuration } from '@tritium/client';
 import type { PerfClient } from './perf-client.ts';
 
 /** Cumulative counters of one model, from Triton's statistics extension. */
@@ -28,30 +29,21 @@ export interface ServerBreakdown {
   readonly composing: ReadonlyArray<{ model: string; breakdown: ServerBreakdown }>;
 }
 
-const n = (v: unknown): number => (v === undefined || v === null ? 0 : Number(v));
+const n = (v: number | undefined): number => Number(v ?? 0);
+const ns = (d: StatisticDuration | undefined): number => n(d?.ns);
 
-function pick(o: any, snake: string, camel: string): any {
-  return o?.[snake] ?? o?.[camel];
-}
-
-function duration(stats: any, snake: string, camel: string): { count: number; ns: number } {
-  const d = pick(stats, snake, camel);
-  return { count: n(d?.count), ns: n(d?.ns) };
-}
-
-/** Reads one model's counters out of a `model_stats` entry (HTTP snake_case or gRPC camelCase). */
-export function countersOf(entry: any): ModelCounters {
-  const stats = pick(entry, 'inference_stats', 'inferenceStats') ?? {};
-  const success = duration(stats, 'success', 'success');
+/** Reads one model's counters out of a `model_stats` entry (a duration the server left out counts 0). */
+export function countersOf(entry: ModelStatistics): ModelCounters {
+  const stats = entry.inference_stats;
   return {
-    successCount: success.count,
-    successNs: success.ns,
-    queueNs: duration(stats, 'queue', 'queue').ns,
-    computeInputNs: duration(stats, 'compute_input', 'computeInput').ns,
-    computeInferNs: duration(stats, 'compute_infer', 'computeInfer').ns,
-    computeOutputNs: duration(stats, 'compute_output', 'computeOutput').ns,
-    inferenceCount: n(pick(entry, 'inference_count', 'inferenceCount')),
-    executionCount: n(pick(entry, 'execution_count', 'executionCount')),
+    successCount: n(stats?.success?.count),
+    successNs: ns(stats?.success),
+    queueNs: ns(stats?.queue),
+    computeInputNs: ns(stats?.compute_input),
+    computeInferNs: ns(stats?.compute_infer),
+    computeOutputNs: ns(stats?.compute_output),
+    inferenceCount: n(entry.inference_count),
+    executionCount: n(entry.execution_count),
   };
 }
 
@@ -63,7 +55,7 @@ export async function snapshot(client: PerfClient, models: readonly string[]): P
   const all = (await client.statistics('', '')) ?? [];
   const out = new Map<string, ModelCounters>();
   for (const entry of all) {
-    const name = String(entry.name);
+    const name = entry.name;
     if (!models.includes(name)) continue;
     const c = countersOf(entry);
     const prev = out.get(name);
@@ -72,18 +64,28 @@ export async function snapshot(client: PerfClient, models: readonly string[]): P
   return out;
 }
 
-const COUNTER_KEYS: ReadonlyArray<keyof ModelCounters> = [
-  'successCount', 'successNs', 'queueNs', 'computeInputNs', 'computeInferNs', 'computeOutputNs', 'inferenceCount', 'executionCount',
-];
+/** `f` applied to each counter. */
+function eachCounter(f: (k: keyof ModelCounters) => number): ModelCounters {
+  return {
+    successCount: f('successCount'),
+    successNs: f('successNs'),
+    queueNs: f('queueNs'),
+    computeInputNs: f('computeInputNs'),
+    computeInferNs: f('computeInferNs'),
+    computeOutputNs: f('computeOutputNs'),
+    inferenceCount: f('inferenceCount'),
+    executionCount: f('executionCount'),
+  };
+}
 
 /** Counters added up (versions of one model, or windows of one measurement). */
 export function addCounters(a: ModelCounters, b: ModelCounters): ModelCounters {
-  return Object.fromEntries(COUNTER_KEYS.map((k) => [k, a[k] + b[k]])) as unknown as ModelCounters;
+  return eachCounter((k) => a[k] + b[k]);
 }
 
 function delta(a: ModelCounters | undefined, b: ModelCounters | undefined): ModelCounters {
   const z = (x: ModelCounters | undefined, k: keyof ModelCounters) => (x ? x[k] : 0);
-  return Object.fromEntries(COUNTER_KEYS.map((k) => [k, z(b, k) - z(a, k)])) as unknown as ModelCounters;
+  return eachCounter((k) => z(b, k) - z(a, k));
 }
 
 function averages(d: ModelCounters, per: number): Omit<ServerBreakdown, 'composing'> {

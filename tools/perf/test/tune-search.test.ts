@@ -64,8 +64,8 @@ describe('tune search', () => {
   it('writes candidates into the configs: pipeline batching on the ensemble, or per step', () => {
     const pipeline = applyCandidate(plan, { mode: 'pipeline', delayUs: 500, preferred: 8, adaptive: true, instances: { tok: 2, cls: 1 } });
     expect(pipeline['ens']!['dynamic_batching']).toMatchObject({ preferred_batch_size: [8], max_queue_delay_microseconds: '500' });
-    expect(pipeline['ens']!['parameters']['tritium.batching']).toEqual({ string_value: 'adaptive' });
-    expect(pipeline['tok']!['instance_group'][0].count).toBe(2);
+    expect(pipeline['ens']!.parameters?.['tritium.batching']).toEqual({ string_value: 'adaptive' });
+    expect(pipeline['tok']!.instance_group?.[0]?.count).toBe(2);
     expect(pipeline['tok']!['dynamic_batching']).toBeUndefined();
     const perStep = applyCandidate(plan, { mode: 'per-step', delayUs: 500, preferred: 0, adaptive: false, instances: { tok: 1, cls: 1 } });
     expect(perStep['ens']!['dynamic_batching']).toBeUndefined();

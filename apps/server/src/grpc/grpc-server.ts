@@ -10,13 +10,15 @@ import {
   ServerCredentials,
   setLogger,
   status as GrpcStatus,
+  type handleBidiStreamingCall,
+  type handleUnaryCall,
   type Metadata,
-  type UntypedHandleCall,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
+import type { GRPCInferenceServiceMethods, HealthCheckRequest, HealthCheckResponseInit, UnaryMethod } from '@tritium/client/proto';
 import type { TransportContext } from '../protocol/context.ts';
 import { mapError } from '../protocol/status.ts';
-import { failedRestriction, grpcRestrictedMessage, GRPC_METHOD_CATEGORY, type Restrictions } from '../protocol/restricted.ts';
+import { failedRestriction, grpcRestrictedMessage, GRPC_METHOD_CATEGORY, type GrpcMethod, type Restrictions } from '../protocol/restricted.ts';
 import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';
 import { gracefulStop } from '../protocol/graceful-stop.ts';
 import { DecodeFailure, healthServiceDefinition, inferenceServiceDefinition } from './service-definition.ts';
@@ -63,8 +65,8 @@ function connectionOptions(c: GrpcConnectionOptions | undefined): Record<string,
   return out;
 }
 
-type AnyCall = { metadata: Metadata; emit(event: 'error', e: unknown): boolean };
-type AnyHandler = (call: AnyCall, callback?: (err: unknown, value?: unknown) => void) => void;
+/** A unary call of `M` as grpc-js hands it over: the request decoded (or its DecodeFailure), the response as written. */
+type UnaryCall<M extends UnaryMethod> = handleUnaryCall<GRPCInferenceServiceMethods[M]['request'] | DecodeFailure, GRPCInferenceServiceMethods[M]['responseInit']>;
 
 /** Triton's bound on response messages (INT32_MAX). */
 const MAX_SEND_MESSAGE = 2147483647;
@@ -91,49 +93,71 @@ export class GrpcTransport {
   }
 
   /**
-   * Wraps a handler with Triton's restriction check for its method's category: a call without the
-   * metadata gets UNAVAILABLE before the handler runs (a stream ends with that status).
+   * Triton's restriction check for `method`'s category: the UNAVAILABLE status a call without the
+   * metadata gets before its handler runs; undefined when the category is not restricted.
    */
-  private gate(method: string, handler: AnyHandler): UntypedHandleCall {
+  private refusal(method: GrpcMethod): ((metadata: Metadata) => { code: GrpcStatus; details: string } | undefined) | undefined {
     const restrictions = this.options.restricted;
     const category = GRPC_METHOD_CATEGORY[method];
-    if (!restrictions || !category || !restrictions[category]) return handler as UntypedHandleCall;
-    return ((call: AnyCall, callback?: (err: unknown, value?: unknown) => void) => {
+    if (!restrictions || !restrictions[category]) return undefined;
+    return (metadata) => {
       const failed = failedRestriction(restrictions, category, (name) => {
-        const values = call.metadata.get(name);
+        const values = metadata.get(name);
         return values.length === 1 ? String(values[0]) : undefined;
       });
-      if (!failed) return handler(call, callback);
-      const status = { code: GrpcStatus.UNAVAILABLE, details: grpcRestrictedMessage(failed) };
-      if (callback) callback(status);
-      else call.emit('error', status);
-    }) as UntypedHandleCall;
+      return failed ? { code: GrpcStatus.UNAVAILABLE, details: grpcRestrictedMessage(failed) } : undefined;
+    };
+  }
+
+  /** A unary handler behind the restriction check of its method: a refused call is answered with the status. */
+  private gateUnary<Req, Res>(method: GrpcMethod, handler: handleUnaryCall<Req, Res>): handleUnaryCall<Req, Res> {
+    const refuse = this.refusal(method);
+    if (!refuse) return handler;
+    return (call, callback) => {
+      const status = refuse(call.metadata);
+      if (status) callback(status);
+      else handler(call, callback);
+    };
+  }
+
+  /** A streaming handler behind the restriction check of its method: a refused stream ends with the status. */
+  private gateStream<Req, Res>(method: GrpcMethod, handler: handleBidiStreamingCall<Req, Res>): handleBidiStreamingCall<Req, Res> {
+    const refuse = this.refusal(method);
+    if (!refuse) return handler;
+    return (call) => {
+      const status = refuse(call.metadata);
+      if (status) call.emit('error', status);
+      else handler(call);
+    };
+  }
+
+  /** `method`'s handler (unary-handlers.ts) as grpc-js calls it: failures to decode and errors become statuses. */
+  private unary<M extends UnaryMethod>(method: M): UnaryCall<M> {
+    const handler = UNARY_HANDLERS[method];
+    return (call, respond) => {
+      const request = call.request;
+      if (request instanceof DecodeFailure) {
+        respond({ code: GrpcStatus.INVALID_ARGUMENT, details: request.message });
+        return;
+      }
+      Promise.resolve()
+        .then(() => handler(request, this.ctx))
+        .then(
+          (value) => respond(null, value),
+          (e) => {
+            const m = mapError(e);
+            respond({ code: m.grpcStatus, details: m.message });
+          },
+        );
+    };
   }
 
   private implementation(): UntypedServiceImplementation {
     const impl: UntypedServiceImplementation = {
-      ModelInfer: this.gate('ModelInfer', modelInferHandler(this.ctx) as unknown as AnyHandler),
-      ModelStreamInfer: this.gate('ModelStreamInfer', modelStreamInferHandler(this.ctx, this.streams) as unknown as AnyHandler),
+      ModelInfer: this.gateUnary('ModelInfer', modelInferHandler(this.ctx)),
+      ModelStreamInfer: this.gateStream('ModelStreamInfer', modelStreamInferHandler(this.ctx, this.streams)),
     };
-    for (const [name, handler] of Object.entries(UNARY_HANDLERS)) {
-      impl[name] = this.gate(name, (call, callback) => {
-        const respond = callback!;
-        const request = (call as unknown as { request: unknown }).request;
-        if (request instanceof DecodeFailure) {
-          respond({ code: GrpcStatus.INVALID_ARGUMENT, details: request.message });
-          return;
-        }
-        Promise.resolve()
-          .then(() => handler(request, this.ctx))
-          .then(
-            (value) => respond(null, value),
-            (e) => {
-              const m = mapError(e);
-              respond({ code: m.grpcStatus, details: m.message });
-            },
-          );
-      });
-    }
+    for (const method of Object.keys(UNARY_HANDLERS) as UnaryMethod[]) impl[method] = this.gateUnary(method, this.unary(method));
     return impl;
   }
 
@@ -160,11 +184,10 @@ export class GrpcTransport {
       ],
     });
     server.addService(inferenceServiceDefinition(), this.implementation());
-    server.addService(healthServiceDefinition(), {
-      Check: this.gate('Check', (_call, callback) => {
-        callback!(null, { status: this.ctx.api.isReady() ? 'SERVING' : 'NOT_SERVING' });
-      }),
-    });
+    const check: handleUnaryCall<HealthCheckRequest | DecodeFailure, HealthCheckResponseInit> = (_call, callback) => {
+      callback(null, { status: this.ctx.api.isReady() ? 'SERVING' : 'NOT_SERVING' });
+    };
+    server.addService(healthServiceDefinition(), { Check: this.gateUnary('Check', check) });
     const tls = this.options.tls && loadTlsMaterial('grpc', this.options.tls);
     // Triton's SslServerCredentials: the server's key pair; with mutual TLS the root certificate
     // verifies clients, and a client without a valid certificate fails the handshake.

@@ -4,7 +4,7 @@
  * protobufjs. A message that fails to decode does not throw inside grpc-js (which would answer
  * INTERNAL): it arrives as a DecodeFailure so the handler answers INVALID_ARGUMENT.
  */
-import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
+import type { ServiceDefinition } from '@grpc/grpc-js';
 import {
   checkWireFormat,
   decodeInferRequest,
@@ -38,9 +38,12 @@ const ONEOF_REQUESTS = new Set(['LogSettings', 'RepositoryModelLoad', 'Repositor
 
 export const INFERENCE_SERVICE = 'inference.GRPCInferenceService';
 
+/** One method's entry: grpc-js types the table's entries loosely, each handler states its own types. */
+type MethodEntry = ServiceDefinition[string];
+
 export function inferenceServiceDefinition(): ServiceDefinition {
   const service = tritonProtoRoot().lookupService(INFERENCE_SERVICE);
-  const def: Record<string, MethodDefinition<any, any>> = {};
+  const def: Record<string, MethodEntry> = {};
   for (const method of service.methodsArray) {
     method.resolve();
     const path = `/${INFERENCE_SERVICE}/${method.name}`;

@@ -57,7 +57,7 @@ const LABELS = { http: ['HTTP', '--http-max-connections'], grpc: ['gRPC', '--grp
 /** The caps that fit below `limit` (as wanted when they do, or when the limit is unknown). */
 export function planConnections(wanted: WantedConnections, limit: number | undefined): ConnectionPlan {
   const keys: (keyof typeof LABELS)[] = wanted.openai ? ['http', 'grpc', 'openai'] : ['http', 'grpc'];
-  const as = (f: (k: keyof typeof LABELS) => number): ConnectionPlan => Object.fromEntries(keys.map((k) => [k, f(k)])) as unknown as ConnectionPlan;
+  const as = (f: (k: keyof typeof LABELS) => number): ConnectionPlan => ({ http: f('http'), grpc: f('grpc'), ...(wanted.openai ? { openai: f('openai') } : {}) });
   const want = (k: keyof typeof LABELS): number => wanted[k] ?? 0;
   if (limit === undefined) return as(want);
   const reserved = reservedDescriptors(limit);

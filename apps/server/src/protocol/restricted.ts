@@ -7,6 +7,7 @@
  * `This protocol is restricted, expecting header 'triton-grpc-protocol-<key>'`.
  */
 import { timingSafeEqual } from 'node:crypto';
+import type { GRPCInferenceServiceMethods, HealthMethods } from '@tritium/client/proto';
 
 /** Triton's category names, in its order (RESTRICTED_CATEGORY_NAMES). */
 export const RESTRICTED_CATEGORIES = [
@@ -90,8 +91,11 @@ export function failedRestriction(
 export const httpRestrictedMessage = (r: Restriction): string => `This API is restricted, expecting header '${r.header}'`;
 export const grpcRestrictedMessage = (r: Restriction): string => `This protocol is restricted, expecting header '${r.header}'`;
 
+/** A method of the services the gRPC transport serves. */
+export type GrpcMethod = keyof GRPCInferenceServiceMethods | keyof HealthMethods;
+
 /** Each gRPC method's category, as Triton's grpc_server.cc registers them. */
-export const GRPC_METHOD_CATEGORY: Readonly<Record<string, RestrictedCategory>> = {
+export const GRPC_METHOD_CATEGORY: Readonly<Record<GrpcMethod, RestrictedCategory>> = {
   ServerLive: 'health',
   ServerReady: 'health',
   ModelReady: 'health',

@@ -148,20 +148,19 @@ export class TraceSettingsStore {
     const current = model ? this.models.get(model) : this.global;
     const fallback = model ? this.global : this.defaults;
     const specified = new Set<Field>();
-    const values: Record<string, unknown> = { ...fallback.values };
+    const values: { -readonly [K in keyof TraceValues]: TraceValues[K] } = { ...fallback.values };
+    const set = <K extends Field>(field: K, value: TraceValues[K]): void => {
+      specified.add(field);
+      values[field] = value;
+    };
     for (const f of FIELDS) {
       const change = update[f];
       if (change === null) continue;
-      if (change !== undefined) {
-        specified.add(f);
-        values[f] = change;
-      } else if (current?.specified.has(f)) {
-        specified.add(f);
-        values[f] = current.values[f];
-      }
+      if (change !== undefined) set(f, change);
+      else if (current?.specified.has(f)) set(f, current.values[f]);
     }
     if (model && specified.size === 0) return undefined;
-    const setting = new TraceSetting(values as unknown as TraceValues, specified);
+    const setting = new TraceSetting(values, specified);
     const level = setting.values.level;
     if (!setting.valid && (level.timestamps || level.tensors) && setting.invalidReason !== '') {
       throw new InferError('INVALID_ARG', `Attempting to set invalid trace setting :${setting.invalidReason}`);

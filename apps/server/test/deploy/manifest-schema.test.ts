@@ -88,13 +88,19 @@ describe('manifests against the cluster schemas', () => {
   });
 });
 
+/** The object at `keys` under `root` (object fields and array indexes). */
+function nodeAt(root: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  let node = root;
+  for (const k of keys) node = node[k] as Record<string, unknown>;
+  return node;
+}
+
 /** Renames the last key of `at` (a dotted path with [i] indexes) to `to`, in a deep copy. */
 function renameField(manifest: object, at: string, to: string): object {
   const copy = structuredClone(manifest) as Record<string, unknown>;
   const keys = at.replace(/\[(\d+)\]/g, '.$1').split('.');
   const last = keys.pop()!;
-  let node: any = copy;
-  for (const k of keys) node = node[k];
+  const node = nodeAt(copy, keys);
   if (!(last in node)) throw new Error(`no field ${at} to misspell`);
   node[to] = node[last];
   delete node[last];
@@ -105,8 +111,7 @@ function setField(manifest: object, at: string, value: unknown): object {
   const copy = structuredClone(manifest) as Record<string, unknown>;
   const keys = at.replace(/\[(\d+)\]/g, '.$1').split('.');
   const last = keys.pop()!;
-  let node: any = copy;
-  for (const k of keys) node = node[k];
+  const node = nodeAt(copy, keys);
   node[last] = value;
   return copy;
 }

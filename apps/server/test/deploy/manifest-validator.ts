@@ -39,8 +39,9 @@ export interface ManifestProblem {
   readonly message: string;
 }
 
+/** A kubernetes-models class; each takes its own manifest type, checked by `validate()` instead. */
 interface ModelClass {
-  new (data: any): { validate(): void };
+  new (data: never): { validate(): void };
 }
 
 /** apiVersion/kind → the kubernetes-models class (its ajv validator) and its TypeScript declaration. */
@@ -80,7 +81,7 @@ export function ajvProblems(errors: readonly ErrorObject[] | null | undefined, p
 /** The ajv errors a kubernetes-models class reports for `data`. */
 function modelProblems(cls: ModelClass, data: object, prefix = ''): ManifestProblem[] {
   try {
-    new cls(data).validate();
+    new cls(data as never).validate();
     return [];
   } catch (e) {
     const errors = (e as { errors?: ErrorObject[] }).errors;

@@ -147,7 +147,7 @@ describe('gRPC --grpc-restricted-protocol', () => {
     await s.grpc.stopStream();
     expect(streamErrors).toEqual(["This protocol is restricted, expecting header 'triton-grpc-protocol-infer-key'"]);
     expect((await s.grpc.getModelMetadata('simple')).name).toBe('simple');
-    expect((await s.grpc.getModelConfig('simple')).config.name).toBe('simple');
+    expect((await s.grpc.getModelConfig('simple')).config?.name).toBe('simple');
   });
 
   it('a client with the metadata gets through', async () => {

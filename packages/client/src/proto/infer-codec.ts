@@ -375,7 +375,7 @@ function writeParams(w: ProtoWriter, field: number, params: WireParams | undefin
 }
 
 function writeContents(w: ProtoWriter, c: WireContents): void {
-  const packed = (field: number, values: readonly unknown[] | undefined, put: (x: ProtoWriter, v: any) => void) => {
+  const packed = <T>(field: number, values: readonly T[] | undefined, put: (x: ProtoWriter, v: T) => void) => {
     if (!values || values.length === 0) return;
     const inner = new ProtoWriter(values.length * 4 + 8);
     for (const v of values) put(inner, v);

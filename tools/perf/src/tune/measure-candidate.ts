@@ -10,7 +10,7 @@ import { DEFAULTS, type PerfOptions } from '../options.ts';
 import { runPerf } from '../run.ts';
 import type { PerfClient } from '../perf-client.ts';
 import type { LevelResult } from '../profiler.ts';
-import { applyCandidate, type Candidate, type ModelPlan } from './search-space.ts';
+import { applyCandidate, type Candidate, type JsonConfig, type ModelPlan } from './search-space.ts';
 import type { TuneOptions } from './tune-options.ts';
 
 /** Loads a model with a config override (Triton's load API `config` parameter). */
@@ -30,7 +30,7 @@ export interface LevelFigures {
 
 export interface Measured {
   readonly candidate: Candidate;
-  readonly configs: Readonly<Record<string, Record<string, unknown>>>;
+  readonly configs: Readonly<Record<string, JsonConfig>>;
   readonly levels: readonly LevelFigures[];
   /** The best level within the SLO, or undefined when none is. */
   readonly best: LevelFigures | undefined;

@@ -5,8 +5,10 @@
  * writes it into copies of the models' configs (Triton JSON, as the server returned them).
  */
 
-/** A model config as Triton JSON (the server's completed config). */
-export type JsonConfig = Record<string, any>;
+import type { ModelConfigInit, ModelDynamicBatchingInit, ModelInstanceGroupInit } from '@tritium/client/proto';
+
+/** A model config as Triton JSON: the server's completed config, or a copy to load (64-bit integers numbers or strings). */
+export type JsonConfig = ModelConfigInit;
 
 export interface Candidate {
   /** Ensembles only: 'pipeline' = the ensemble batches (Tritium's pipeline batching); 'per-step' = each step does. */
@@ -35,33 +37,33 @@ export const DELAY_LADDER = [0, 250, 500, 1000, 2000, 5000, 10000, 20000] as con
 /** Preferred batch sizes tried (0 = none), filtered to the target's max_batch_size. */
 export const PREFERRED_LADDER = [0, 4, 8, 16, 32, 64, 128] as const;
 
-const maxBatch = (c: JsonConfig): number => Number(c['max_batch_size'] ?? 0);
-const firstCount = (c: JsonConfig): number => Math.max(1, Number(c['instance_group']?.[0]?.count ?? 1));
+const maxBatch = (c: JsonConfig): number => Number(c.max_batch_size ?? 0);
+const firstCount = (c: JsonConfig): number => Math.max(1, Number(c.instance_group?.[0]?.count ?? 1));
 
 /** The candidate the configs are now (what the search starts from). */
 export function baselineCandidate(plan: ModelPlan): Candidate {
   const target = plan.base[plan.target]!;
   const ensemble = plan.steps.length > 0;
-  const batcher = ensemble && !target['dynamic_batching'] ? plan.base[plan.steps[0]!] ?? target : target;
-  const db = batcher['dynamic_batching'] ?? {};
-  const preferred = (db['preferred_batch_size'] ?? []) as number[];
+  const batcher = ensemble && !target.dynamic_batching ? plan.base[plan.steps[0]!] ?? target : target;
+  const db = batcher.dynamic_batching ?? {};
+  const preferred = db.preferred_batch_size ?? [];
   const instanceModels = ensemble ? plan.steps : [plan.target];
   return {
-    mode: ensemble ? (target['dynamic_batching'] ? 'pipeline' : 'per-step') : 'model',
-    delayUs: Number(db['max_queue_delay_microseconds'] ?? 0),
+    mode: ensemble ? (target.dynamic_batching ? 'pipeline' : 'per-step') : 'model',
+    delayUs: Number(db.max_queue_delay_microseconds ?? 0),
     preferred: preferred.length > 0 ? Math.max(...preferred.map(Number)) : 0,
-    adaptive: batcher['parameters']?.['tritium.batching']?.['string_value'] === 'adaptive',
+    adaptive: batcher.parameters?.['tritium.batching']?.string_value === 'adaptive',
     instances: Object.fromEntries(instanceModels.map((m) => [m, firstCount(plan.base[m]!)])),
   };
 }
 
-function batching(c: Candidate, mb: number): JsonConfig {
+function batching(c: Candidate, mb: number): ModelDynamicBatchingInit {
   const preferred = c.preferred > 0 && c.preferred <= mb ? [c.preferred] : [];
   return { preferred_batch_size: preferred, max_queue_delay_microseconds: String(c.delayUs) };
 }
 
 function withAdaptive(config: JsonConfig, on: boolean): JsonConfig {
-  const parameters = { ...(config['parameters'] ?? {}) };
+  const parameters = { ...(config.parameters ?? {}) };
   if (on) parameters['tritium.batching'] = { string_value: 'adaptive' };
   else delete parameters['tritium.batching'];
   return { ...config, parameters };
@@ -71,20 +73,20 @@ function withAdaptive(config: JsonConfig, on: boolean): JsonConfig {
 export function applyCandidate(plan: ModelPlan, candidate: Candidate): Record<string, JsonConfig> {
   const out: Record<string, JsonConfig> = {};
   const setInstances = (c: JsonConfig, n: number | undefined): JsonConfig => {
-    if (n === undefined || !Array.isArray(c['instance_group']) || c['instance_group'].length === 0) return c;
-    const groups = c['instance_group'].map((g: JsonConfig, i: number) => (i === 0 ? { ...g, count: n } : g));
+    if (n === undefined || !Array.isArray(c.instance_group) || c.instance_group.length === 0) return c;
+    const groups = c.instance_group.map((g: ModelInstanceGroupInit, i: number) => (i === 0 ? { ...g, count: n } : g));
     return { ...c, instance_group: groups };
   };
   if (plan.steps.length === 0) {
     let c = structuredClone(plan.base[plan.target]!);
-    if (maxBatch(c) > 0) c = withAdaptive({ ...c, dynamic_batching: { ...(c['dynamic_batching'] ?? {}), ...batching(candidate, maxBatch(c)) } }, candidate.adaptive);
+    if (maxBatch(c) > 0) c = withAdaptive({ ...c, dynamic_batching: { ...(c.dynamic_batching ?? {}), ...batching(candidate, maxBatch(c)) } }, candidate.adaptive);
     out[plan.target] = setInstances(c, candidate.instances[plan.target]);
     return out;
   }
   const ensemble = structuredClone(plan.base[plan.target]!);
   const pipeline = candidate.mode === 'pipeline';
   if (pipeline) {
-    out[plan.target] = withAdaptive({ ...ensemble, dynamic_batching: { ...(ensemble['dynamic_batching'] ?? {}), ...batching(candidate, maxBatch(ensemble)) } }, candidate.adaptive);
+    out[plan.target] = withAdaptive({ ...ensemble, dynamic_batching: { ...(ensemble.dynamic_batching ?? {}), ...batching(candidate, maxBatch(ensemble)) } }, candidate.adaptive);
   } else {
     const { dynamic_batching: _drop, ...rest } = ensemble;
     out[plan.target] = withAdaptive(rest, false);
@@ -92,7 +94,7 @@ export function applyCandidate(plan: ModelPlan, candidate: Candidate): Record<st
   for (const step of new Set(plan.steps)) {
     let c = structuredClone(plan.base[step]!);
     if (!pipeline && maxBatch(c) > 0) {
-      c = withAdaptive({ ...c, dynamic_batching: { ...(c['dynamic_batching'] ?? {}), ...batching(candidate, maxBatch(c)) } }, candidate.adaptive);
+      c = withAdaptive({ ...c, dynamic_batching: { ...(c.dynamic_batching ?? {}), ...batching(candidate, maxBatch(c)) } }, candidate.adaptive);
     }
     out[step] = setInstances(c, candidate.instances[step]);
   }

@@ -52,7 +52,7 @@ function adminClient(protocol: TuneOptions['protocol'], url: string): Admin {
   if (protocol === 'grpc') {
     const c = new grpc.InferenceServerClient(url);
     return {
-      config: async (m) => (await c.getModelConfig(m)).config,
+      config: async (m) => (await c.getModelConfig(m)).config ?? {},
       load: (m, config) => c.loadModel(m, { config }),
       close: () => c.close(),
     };
@@ -72,10 +72,10 @@ async function planFor(admin: Admin, tune: TuneOptions): Promise<ModelPlan> {
   } catch (error) {
     throw new TuneError(`unknown model '${tune.model}': the server answered: ${(error as Error).message}`);
   }
-  const steps: string[] = (target['ensemble_scheduling']?.['step'] ?? []).map((s: JsonConfig) => String(s['model_name']));
+  const steps: string[] = (target.ensemble_scheduling?.step ?? []).map((s) => String(s.model_name));
   const base: Record<string, JsonConfig> = { [tune.model]: target };
   for (const s of steps) base[s] ??= await admin.config(s);
-  if (steps.length === 0 && Number(target['max_batch_size'] ?? 0) === 0) {
+  if (steps.length === 0 && Number(target.max_batch_size ?? 0) === 0) {
     throw new TuneError(`model '${tune.model}' has max_batch_size 0: it cannot batch, there is nothing for tune to search but instance counts; give it max_batch_size > 0`);
   }
   // Tritium takes `tritium.batching: adaptive`; another server may refuse it (the search then stops
