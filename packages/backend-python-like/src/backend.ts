@@ -21,6 +21,14 @@ export interface PythonLikeBackendOptions {
    * is `error`) skips the check. See type-check/model-check.ts.
    */
   readonly typeCheck?: TypeCheckMode;
+  /**
+   * Models whose instances open Node's inspector on 127.0.0.1 (a free port, its URL logged):
+   * `tritium dev --inspect <model>`. They run as worker threads (a debugger attaches to a thread's
+   * inspector; a process-isolated config is overridden, with a warning). Never for uploaded models.
+   */
+  readonly inspect?: readonly string[];
+  /** How long the type-check worker stays after its last check (default 30 s; `Infinity` keeps it: `tritium dev`). */
+  readonly typeCheckIdleMs?: number;
 }
 
 let loads = 0;
@@ -56,10 +64,18 @@ export function pythonLikeBackend(options: PythonLikeBackendOptions = {}): Backe
         ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
         tag: `v${spec.version}-${process.pid}-${++loads}`,
       });
+      const inspect = options.inspect?.includes(spec.config.name) === true && !spec.uploadedFiles;
+      if (inspect && params.isolation === 'process') {
+        spec.log.warn(`model '${spec.config.name}': --inspect runs its instances as worker threads (its config asks for process isolation)`);
+      }
       const checked = typeChecked(spec, modelFile, bundle, options);
       // A check-only load (tritium config) waits for the check; a serving load runs it beside its instances' start.
       if (spec.checkOnly) await checked;
-      return new PythonLikeModel(spec, modelFile, bundle, params, { ...(options.restart ? { restart: options.restart } : {}), checked });
+      return new PythonLikeModel(spec, modelFile, bundle, inspect ? { ...params, isolation: 'thread' } : params, {
+        ...(options.restart ? { restart: options.restart } : {}),
+        checked,
+        inspect,
+      });
     },
   };
 }
@@ -77,6 +93,7 @@ async function typeChecked(spec: LoadSpec, modelFile: string, bundle: Transpiled
     cacheDir: options.cacheDir ?? defaultCacheDir(),
     ownPackages: (await ownPackageFile(spec.modelDir)) !== undefined,
     log: spec.log,
+    ...(options.typeCheckIdleMs !== undefined ? { idleMs: options.typeCheckIdleMs } : {}),
   });
   applyCheck(problems, mode, { config: spec.config, log: spec.log });
 }

@@ -24,6 +24,8 @@ export interface PythonLikeModelOptions {
   readonly restart?: WorkerRestartPolicy;
   /** The model's type check, run beside its instances' start: an instance starts only once it passed. */
   readonly checked?: Promise<void>;
+  /** Each instance opens Node's inspector (see PythonLikeBackendOptions.inspect). */
+  readonly inspect?: boolean;
 }
 
 /**
@@ -66,6 +68,7 @@ export class PythonLikeModel implements BackendModel {
       config,
       configJson: modelConfigToJson(config),
       instance: { name: spec.name, kind: spec.kind, device: spec.device },
+      ...(this.#options.inspect ? { inspect: true } : {}),
     };
     const p = this.#params;
     const started = spawnWorkerInstance<PythonLikeInit>({

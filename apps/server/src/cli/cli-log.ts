@@ -4,20 +4,13 @@
  * escaped (core's logLines), so nothing a model wrote can pass for a line of the CLI's.
  */
 import { logLines, type ModelLogLine } from '@tritium/core';
+import { modelLineText } from '../dev/dev-protocol.ts';
 
 export type WriteText = (text: string) => unknown;
 
 /** Writes `message` as lines, each starting with `prefix`. */
 export function writeLines(write: WriteText, prefix: string, message: string): void {
   write(logLines(message).map((line) => `${prefix}${line}\n`).join(''));
-}
-
-/**
- * A model's line as a terminal shows it to its author: what it printed as it printed it, a log
- * call with its level (`INFO: ...`, as the author API writes outside a server).
- */
-export function modelLineText(line: Pick<ModelLogLine, 'source' | 'level' | 'text'>): string {
-  return line.source === 'log' ? `${line.level.toUpperCase()}: ${line.text}` : line.text;
 }
 
 /** Writes a model's line (see modelLineText), escaped. */

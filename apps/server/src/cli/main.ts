@@ -12,6 +12,10 @@ export const COMMANDS: Readonly<Record<string, { summary: string; load: () => Pr
     summary: 'serve model repositories over HTTP, gRPC and metrics (tritonserver flags)',
     load: async () => (await import('./serve-command.ts')).serveCommand,
   },
+  dev: {
+    summary: 'serve a repository and reload each model as its files are saved; model run answers from it, warm',
+    load: async () => (await import('./dev-command.ts')).devCommand,
+  },
   config: {
     summary: 'check models or repositories as serve would load them; print their configs as Triton JSON',
     load: async () => (await import('./config-command.ts')).configCommand,

@@ -9,8 +9,10 @@
  * a process-isolated child or native code alike), and the result comes back over IPC.
  */
 import { spawn } from 'node:child_process';
-import { FlagError, parseSomeServeFlags, type ServeOptions } from './flags.ts';
+import type { ServeOptions } from './flags.ts';
 import type { ModelRunResult, RunArgs } from './model-run.ts';
+import { modelLineText, type DevRunReply } from '../dev/dev-protocol.ts';
+import { askDevServer } from './dev-client.ts';
 
 const USAGE = `usage: tritium model run <repository>/<model> --input NAME=<json> [--input NAME=<json> ...] [options]
 
@@ -25,9 +27,14 @@ unloads. What the model prints (console.log) and the server's warnings go to std
   --version N         the version to run (default: the highest its version policy serves)
   --output NAME       return only this output (repeatable)
   --verbose           the server's info log too (loading, the model table)
+  --cold              load the model here even when a tritium dev serves its repository
   --model-config-name <name>, --disable-auto-complete-config, --backend-config <backend>,<k>=<v>,
   --model-type-check error|warn|off
                       as for serve
+
+When \`tritium dev\` serves the model's repository, the run is answered by it (warm: nothing loads;
+the lines the models wrote meanwhile come on stderr). Otherwise, or with one of serve's flags above,
+the model loads here, runs once and unloads.
 
 examples:
   tritium model run model_repository/tokenizer --input 'TEXT=["I love this movie"]'
@@ -38,20 +45,16 @@ const SERVE_FLAGS = ['model-config-name', 'disable-auto-complete-config', 'stric
 /** Set in the child that does the work (see the file comment). */
 const CHILD_ENV = 'TRITIUM_MODEL_RUN_CHILD';
 
-function parseArgs(args: string[]): RunArgs | string {
-  let parsed: { options: ServeOptions; rest: string[] };
-  try {
-    parsed = parseSomeServeFlags(args, SERVE_FLAGS);
-  } catch (e) {
-    if (e instanceof FlagError) return e.message;
-    throw e;
-  }
-  const rest = parsed.rest;
+/** The run's own arguments (serve's flags already taken out). */
+type RunOwnArgs = Omit<RunArgs, 'serve'> & { readonly cold: boolean };
+
+function parseRunArgs(rest: readonly string[]): RunOwnArgs | string {
   let folder: string | undefined;
   const inputs: Record<string, unknown> = {};
   const outputs: string[] = [];
   let version: number | undefined;
   let verbose = false;
+  let cold = false;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
     const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -76,6 +79,8 @@ function parseArgs(args: string[]): RunArgs | string {
       version = v;
     } else if (flag === '--verbose') {
       verbose = true;
+    } else if (flag === '--cold') {
+      cold = true;
     } else if (flag.startsWith('-')) {
       return `unknown option '${flag}'`;
     } else if (folder === undefined) {
@@ -85,7 +90,38 @@ function parseArgs(args: string[]): RunArgs | string {
     }
   }
   if (!folder) return 'missing <repository>/<model>';
-  return { folder, inputs, outputs, verbose, serve: parsed.options, ...(version !== undefined ? { version } : {}) };
+  return { folder, inputs, outputs, verbose, cold, ...(version !== undefined ? { version } : {}) };
+}
+
+/** With serve's flags (they need the server's code, so only the cold path parses them). */
+async function parseArgs(args: string[]): Promise<RunArgs | string> {
+  const { FlagError, parseSomeServeFlags } = await import('./flags.ts');
+  let parsed: { options: ServeOptions; rest: string[] };
+  try {
+    parsed = parseSomeServeFlags(args, SERVE_FLAGS);
+  } catch (e) {
+    if (e instanceof FlagError) return e.message;
+    throw e;
+  }
+  const own = parseRunArgs(parsed.rest);
+  return typeof own === 'string' ? own : { ...own, serve: parsed.options };
+}
+
+/** Serve's flags change how a model loads: a run that names one loads it itself. */
+function namesServeFlag(args: readonly string[]): boolean {
+  return args.some((a) => SERVE_FLAGS.includes(a.replace(/^--/, '').split('=')[0]!) && a.startsWith('--'));
+}
+
+/** Prints a dev server's answer as the cold path would; resolves with the exit code. */
+function printDevReply(reply: DevRunReply, verbose: boolean): number {
+  const lines = reply.logs.filter((l) => l.level !== 'verbose' || verbose).map((l) => `${modelLineText(l)}\n`);
+  process.stderr.write(lines.join(''));
+  if (!reply.ok) {
+    process.stderr.write(`tritium model run: ${reply.code}: ${reply.message}\n`);
+    return 1;
+  }
+  process.stdout.write(`${formatJson(reply.result)}\n`);
+  return 0;
 }
 
 /** Indented JSON with arrays of plain values kept on one line (shapes and data stay readable). */
@@ -155,12 +191,22 @@ export async function modelCommand(args: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const parsed = parseArgs(rest);
+  const child = process.env[CHILD_ENV] === '1' && process.send;
+  if (!child && !namesServeFlag(rest)) {
+    // Warm: a tritium dev serving the model's repository answers without loading anything here.
+    const own = parseRunArgs(rest);
+    if (typeof own !== 'string' && !own.cold) {
+      const { folder, cold: _cold, verbose, ...request } = own;
+      const reply = await askDevServer(folder, request).catch((e: unknown) => ({ ok: false as const, code: 'INTERNAL', message: (e as Error).message, logs: [] }));
+      if (reply) return printDevReply(reply, verbose);
+    }
+  }
+  const parsed = await parseArgs(rest);
   if (typeof parsed === 'string') {
     process.stderr.write(`tritium model run: ${parsed}\n${USAGE}`);
     return 1;
   }
-  if (process.env[CHILD_ENV] === '1' && process.send) return runAsChild(parsed);
+  if (child) return runAsChild(parsed);
   const outcome = await runInChild(rest);
   if (!outcome.ok) {
     process.stderr.write(`tritium model run: ${outcome.code}: ${outcome.message}\n`);

@@ -3,7 +3,7 @@
  * of a repository with core's InferenceServer as `tritium serve` would, run one request, unload.
  */
 import path from 'node:path';
-import { InferError, InferenceServer, type InferRequest, type InferResponse, type Logger } from '@tritium/core';
+import { InferError, InferenceServer, type InferenceServerApi, type InferRequest, type InferResponse, type Logger } from '@tritium/core';
 import { tensorFromJson, tensorToJson, type JsonOutput } from '@tritium/backend-python-like';
 import { defaultBackends } from './serve-command.ts';
 import type { ServeOptions } from './flags.ts';
@@ -38,6 +38,40 @@ function stderrLog(verbose: boolean): Logger {
   };
 }
 
+/**
+ * One request to a loaded model, built from JSON inputs in the shape its config implies; every
+ * response (a decoupled model may send several). Used by the offline run and by `tritium dev` for
+ * the runs it answers.
+ */
+export async function runRequest(
+  server: Pick<InferenceServerApi, 'modelConfig' | 'isDecoupled' | 'infer' | 'inferStream' | 'repositoryIndex'>,
+  name: string,
+  a: Pick<RunArgs, 'version' | 'inputs' | 'outputs'>,
+): Promise<ModelRunResult> {
+  const versionText = a.version !== undefined ? String(a.version) : undefined;
+  const config = server.modelConfig(name, versionText);
+  const request: InferRequest = {
+    id: 'model-run',
+    model: name,
+    ...(a.version !== undefined ? { version: a.version } : {}),
+    inputs: Object.entries(a.inputs).map(([input, value]) => tensorFromJson(config, input, value)),
+    ...(a.outputs.length > 0 ? { outputs: a.outputs.map((output) => ({ name: output })) } : {}),
+  };
+  const responses: InferResponse[] = [];
+  if (server.isDecoupled(name, versionText)) {
+    await new Promise<void>((resolve, reject) =>
+      server.inferStream(request, { response: (r) => void responses.push(r), complete: (e) => (e ? reject(e) : resolve()) }),
+    );
+  } else {
+    responses.push(await server.infer(request));
+  }
+  return {
+    model: name,
+    version: responses[0]?.version ?? a.version ?? Math.max(...(await server.repositoryIndex({ readyOnly: true })).filter((e) => e.name === name).map((e) => Number(e.version))),
+    responses: responses.map((r) => ({ outputs: r.outputs.map(tensorToJson), ...(r.parameters ? { parameters: r.parameters } : {}) })),
+  };
+}
+
 /** Loads the model from its repository, runs one request through the server, unloads. */
 export async function runModel(a: RunArgs): Promise<ModelRunResult> {
   const dir = path.resolve(a.folder);
@@ -56,28 +90,7 @@ export async function runModel(a: RunArgs): Promise<ModelRunResult> {
   });
   try {
     await server.start();
-    const versionText = a.version !== undefined ? String(a.version) : undefined;
-    const config = server.modelConfig(name, versionText);
-    const request: InferRequest = {
-      id: 'model-run',
-      model: name,
-      ...(a.version !== undefined ? { version: a.version } : {}),
-      inputs: Object.entries(a.inputs).map(([input, value]) => tensorFromJson(config, input, value)),
-      ...(a.outputs.length > 0 ? { outputs: a.outputs.map((output) => ({ name: output })) } : {}),
-    };
-    const responses: InferResponse[] = [];
-    if (server.isDecoupled(name, versionText)) {
-      await new Promise<void>((resolve, reject) =>
-        server.inferStream(request, { response: (r) => void responses.push(r), complete: (e) => (e ? reject(e) : resolve()) }),
-      );
-    } else {
-      responses.push(await server.infer(request));
-    }
-    return {
-      model: name,
-      version: responses[0]?.version ?? a.version ?? Math.max(...(await server.repositoryIndex({ readyOnly: true })).filter((e) => e.name === name).map((e) => Number(e.version))),
-      responses: responses.map((r) => ({ outputs: r.outputs.map(tensorToJson), ...(r.parameters ? { parameters: r.parameters } : {}) })),
-    };
+    return await runRequest(server, name, a);
   } finally {
     await server.stop();
   }

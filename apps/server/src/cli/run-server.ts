@@ -13,12 +13,23 @@ import type { ServeOptions } from './flags.ts';
 import { exitProcess } from './exit-process.ts';
 
 /** Resolves with the process exit code once the server has stopped (or failed to start). */
-export async function runServer(server: TritiumServer, options: Pick<ServeOptions, 'exitTimeoutSecs'> & Partial<Pick<ServeOptions, 'flagsWithoutEffect'>>): Promise<number> {
+/** What a command runs beside the server (`tritium dev`'s watcher): after the start, and before the stop. */
+export interface RunHooks {
+  started?(): Promise<void>;
+  stopping?(): Promise<void>;
+}
+
+export async function runServer(
+  server: TritiumServer,
+  options: Pick<ServeOptions, 'exitTimeoutSecs'> & Partial<Pick<ServeOptions, 'flagsWithoutEffect'>>,
+  hooks: RunHooks = {},
+): Promise<number> {
   const log = server.log;
   // A Triton deployment's flags start the server unchanged; say which of them do nothing here.
   for (const { flag, why } of options.flagsWithoutEffect ?? []) log.warn(`--${flag} has no effect in Tritium: ${why}`);
   try {
     await server.start();
+    await hooks.started?.();
   } catch (e) {
     // A port problem is already a whole line in Triton's words; anything else gets the prefix.
     log.error(e instanceof ListenError ? e.message : `failed to start the server: ${(e as Error).message}`);
@@ -42,7 +53,10 @@ export async function runServer(server: TritiumServer, options: Pick<ServeOption
         void exitProcess(1, log);
       }, options.exitTimeoutSecs * 1000 + 2000);
       hardStop.unref();
-      server.stop().then(
+      (hooks.stopping?.() ?? Promise.resolve())
+        .catch(() => undefined)
+        .then(() => server.stop())
+        .then(
         (inTime) => {
           clearTimeout(hardStop);
           process.off('SIGTERM', onSignal);

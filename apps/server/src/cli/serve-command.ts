@@ -15,8 +15,14 @@ import { runServer } from './run-server.ts';
 import { FlagError, parseServeFlags, SERVE_USAGE, type ServeOptions } from './flags.ts';
 
 /** The backends `tritium serve` binds by default: ours, and Triton's example backends (identity, repeat, square). */
-export function defaultBackends(options: Partial<Pick<ServeOptions, 'modelTypeCheck'>> = {}): Backend[] {
-  return [pythonLikeBackend({ typeCheck: options.modelTypeCheck ?? 'error' }), onnxBackend(), tensorrtBackend(), ...exampleBackends()];
+export function defaultBackends(options: Partial<Pick<ServeOptions, 'modelTypeCheck'>> & { inspect?: readonly string[]; dev?: boolean } = {}): Backend[] {
+  const python = pythonLikeBackend({
+    typeCheck: options.modelTypeCheck ?? 'error',
+    ...(options.inspect ? { inspect: options.inspect } : {}),
+    // tritium dev checks on every save: its type checker stays warm.
+    ...(options.dev ? { typeCheckIdleMs: Infinity } : {}),
+  });
+  return [python, onnxBackend(), tensorrtBackend(), ...exampleBackends()];
 }
 
 export async function serveCommand(args: string[]): Promise<number> {

@@ -46,6 +46,7 @@ function callerSite(): string {
 
 export class TritonLog implements Logger {
   private fd: number | undefined;
+  private readonly modelListeners = new Set<(line: ModelLogLine) => void>();
 
   /** `options.file` (`--log-file`) is opened here once: nothing changes it afterwards (see LOG_FILE_UPDATE_MESSAGE). */
   constructor(
@@ -67,6 +68,12 @@ export class TritonLog implements Logger {
     else this.stream.write(text);
   }
 
+  /** Calls `listener` with every line a model writes until the returned function is called (tritium dev's runs). */
+  listenToModels(listener: (line: ModelLogLine) => void): () => void {
+    this.modelListeners.add(listener);
+    return () => void this.modelListeners.delete(listener);
+  }
+
   /** A table the server made: its first line after the prefix, the rest as Triton prints them (see Logger.block). */
   block(level: 'info' | 'warn' | 'error', text: string): void {
     const on = { info: this.options.info, warn: this.options.warning, error: this.options.error }[level];
@@ -78,6 +85,7 @@ export class TritonLog implements Logger {
 
   /** A model's log call reads as the server's line at its level; what it printed names the writer. */
   model(line: ModelLogLine): void {
+    for (const listener of this.modelListeners) listener(line);
     const text = line.source === 'log' ? line.text : `${line.label} ${line.source}: ${line.text}`;
     if (line.level === 'verbose') this.verbose(line.verbosity ?? 1, text);
     else this[line.level](text);

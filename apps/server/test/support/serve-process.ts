@@ -31,13 +31,14 @@ export class ServeExited extends Error {
 }
 
 /**
- * Starts `tritium serve <args>` with loopback addresses and port 0 unless `args` say otherwise;
+ * Starts `tritium serve <args>` (or `tritium dev <repository> <args>`: the repository first) with
+ * loopback addresses and port 0 unless `args` say otherwise;
  * `noFile` runs it under `ulimit -n <noFile>` (its pid is still the server's: the shell execs it).
  */
-export function startServeProcess(args: readonly string[], env: NodeJS.ProcessEnv = process.env, noFile?: number): ServeProcess {
+export function startServeProcess(args: readonly string[], env: NodeJS.ProcessEnv = process.env, noFile?: number, command: 'serve' | 'dev' = 'serve'): ServeProcess {
   const defaults = ['--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--metrics-address=127.0.0.1', '--http-port=0', '--grpc-port=0', '--metrics-port=0'];
   const given = new Set(args.map((a) => a.split('=')[0]));
-  const argv = [TRITIUM_BIN, 'serve', ...defaults.filter((d) => !given.has(d.split('=')[0])), ...args];
+  const argv = [TRITIUM_BIN, command, ...(command === 'dev' ? args.slice(0, 1) : []), ...defaults.filter((d) => !given.has(d.split('=')[0])), ...(command === 'dev' ? args.slice(1) : args)];
   const child =
     noFile === undefined
       ? spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'], env })

@@ -37,6 +37,8 @@ export interface ModelCheck {
   /** The model resolves its packages from its own package.json only (no fallback to the server's). */
   readonly ownPackages: boolean;
   readonly log: Logger;
+  /** See CheckInput.idleMs. */
+  readonly idleMs?: number;
 }
 
 /** Reasons a check was skipped that were logged already (once per process each). */
@@ -79,6 +81,7 @@ export async function checkModel(check: ModelCheck): Promise<string[]> {
     ...(check.ownPackages || !server.modelApi ? {} : { fallbackDir: path.dirname(server.modelApi) }),
     sources: check.bundle.sources,
     cacheDir: check.cacheDir,
+    ...(check.idleMs !== undefined ? { idleMs: check.idleMs } : {}),
   });
   if ('skipped' in outcome) {
     if (!warned.has(outcome.skipped)) {

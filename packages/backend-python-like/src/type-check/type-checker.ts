@@ -3,7 +3,8 @@
  * (check-worker.ts), so the main thread only routes; results are kept by content hash (in memory,
  * and on disk in the bundle folder, private to this user), so loading a model whose files did not
  * change costs a hash. Bounds: one check at a time, 60 s each (past it the worker is ended and the
- * check skipped, with a warning), a 1 GiB heap; the worker ends after 30 s idle (its memory goes).
+ * check skipped, with a warning), a 1 GiB heap; the worker ends after 30 s idle (its memory goes;
+ * `tritium dev` keeps it, so a reload does not pay for TypeScript's start again).
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -30,6 +31,8 @@ export interface CheckInput extends Omit<CheckRequest, 'id'> {
   readonly sources: readonly string[];
   /** Folder for the on-disk cache (the bundle folder). */
   readonly cacheDir: string;
+  /** How long the worker stays after its last check (default 30 s; Infinity: while the process runs, as tritium dev wants). */
+  readonly idleMs?: number;
 }
 
 let tsVersion: string | null | undefined;
@@ -69,8 +72,10 @@ class CheckWorker {
   private nextId = 1;
   private readonly waiting = new Map<number, Waiting>();
   private idle: NodeJS.Timeout | undefined;
+  private idleMs = IDLE_MS;
 
-  run(request: Omit<CheckRequest, 'id'>): Promise<CheckOutcome> {
+  run(request: Omit<CheckRequest, 'id'>, idleMs: number = IDLE_MS): Promise<CheckOutcome> {
+    this.idleMs = idleMs;
     const worker = this.start();
     clearTimeout(this.idle);
     const id = this.nextId++;
@@ -123,7 +128,8 @@ class CheckWorker {
   private rest(): void {
     this.worker?.unref();
     clearTimeout(this.idle);
-    this.idle = setTimeout(() => this.stop(), IDLE_MS);
+    if (!Number.isFinite(this.idleMs)) return;
+    this.idle = setTimeout(() => this.stop(), this.idleMs);
     this.idle.unref();
   }
 
@@ -146,8 +152,8 @@ export async function checkModelSources(input: CheckInput): Promise<CheckOutcome
   const key = await cacheKey(input, version);
   const known = memory.get(key) ?? (await readCachedCheck(input.cacheDir, key));
   if (known) return { problems: known };
-  const { sources: _sources, cacheDir, ...request } = input;
-  const outcome = await checker.run({ ...request, readRoots: [...request.readRoots, path.dirname(input.rootFile)] });
+  const { sources: _sources, cacheDir, idleMs, ...request } = input;
+  const outcome = await checker.run({ ...request, readRoots: [...request.readRoots, path.dirname(input.rootFile)] }, idleMs);
   if ('problems' in outcome) {
     if (memory.size >= MEMORY_ENTRIES) memory.delete(memory.keys().next().value!);
     memory.set(key, outcome.problems);

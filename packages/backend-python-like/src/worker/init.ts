@@ -14,4 +14,6 @@ export interface PythonLikeInit {
   /** `config` as Triton's JSON text. */
   readonly configJson: string;
   readonly instance: { readonly name: string; readonly kind: string; readonly device: number };
+  /** Open Node's inspector in this worker (`tritium dev --inspect`): 127.0.0.1, a free port, its URL logged. */
+  readonly inspect?: boolean;
 }
