@@ -43,6 +43,13 @@ output [ { name: "LENGTHS" data_type: TYPE_INT64 dims: [ 1 ] }, { name: "SCORES"
 /** A typed model.ts; `mistakes` adds one of each kind of error, each on its own line. */
 function modelSource(mistakes: boolean): string {
   return `import { InferenceResponse, Tensor, type Request } from './model-types.js';
+import { TritonError } from '@tritium/backend-python-like/model';
+
+/** Reads members TritonError inherits from the server's own error type. */
+export function codeOf(e: unknown): TritonError {
+  const code = e instanceof TritonError ? e.code : TritonError.INTERNAL;
+  return new TritonError(e instanceof Error ? e.message : String(e), code);
+}
 
 export default class TritonPythonModel {
   execute(requests: Request[]) {
@@ -91,10 +98,10 @@ describe('tritium types', () => {
     expect(tscBad.code).not.toBe(0);
     const diagnostics = tscBad.out.split('\n').filter((l) => /^bad\/1\/model\.ts\(\d+,\d+\): error TS\d+/.test(l));
     expect(diagnostics).toEqual([
-      expect.stringMatching(/^bad\/1\/model\.ts\(6,\d+\): error TS2345: Argument of type '"TXET"' is not assignable to parameter of type '"TEXT"'/),
-      expect.stringMatching(/^bad\/1\/model\.ts\(7,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/),
-      expect.stringMatching(/^bad\/1\/model\.ts\(11,\d+\): error TS2345: Argument of type '"LENGHTS"' is not assignable to parameter of type '"LENGTHS" \| "SCORES"'/),
-      expect.stringMatching(/^bad\/1\/model\.ts\(11,\d+\): error TS2345: Argument of type 'Float64Array<ArrayBuffer>' is not assignable to parameter of type 'Float32Array/),
+      expect.stringMatching(/^bad\/1\/model\.ts\(13,\d+\): error TS2345: Argument of type '"TXET"' is not assignable to parameter of type '"TEXT"'/),
+      expect.stringMatching(/^bad\/1\/model\.ts\(14,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/),
+      expect.stringMatching(/^bad\/1\/model\.ts\(18,\d+\): error TS2345: Argument of type '"LENGHTS"' is not assignable to parameter of type '"LENGTHS" \| "SCORES"'/),
+      expect.stringMatching(/^bad\/1\/model\.ts\(18,\d+\): error TS2345: Argument of type 'Float64Array<ArrayBuffer>' is not assignable to parameter of type 'Float32Array/),
     ]);
 
   }, SLOW);
@@ -104,19 +111,19 @@ describe('tritium types', () => {
     expect(checked.code).toBe(1);
     expect(checked.err).not.toContain(path.join(good, '1'));
     const model = path.join(bad, '1', 'model.ts');
-    for (const [line, code] of [[6, 2345], [7, 2322], [11, 2345]] as const) {
+    for (const [line, code] of [[13, 2345], [14, 2322], [18, 2345]] as const) {
       expect(checked.err).toMatch(new RegExp(`^${model.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:${line}:\\d+: error TS${code}: `, 'm'));
     }
     const warned = await tritium('config', '-q', '--model-type-check=warn', bad);
     expect(warned.code, warned.err).toBe(0);
-    expect(warned.err).toMatch(/^warning: model 'bad': .*model\.ts:7:\d+: error TS2322/m);
+    expect(warned.err).toMatch(/^warning: model 'bad': .*model\.ts:14:\d+: error TS2322/m);
   }, SLOW);
 
   it('tritium serve refuses to load the model that does not type-check', async () => {
     const served = await tritium('serve', '--model-repository', repo, '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0', '--exit-timeout-secs', '1');
     expect(served.code).not.toBe(0);
     expect(served.err).toMatch(/failed to load 'bad' version 1: .*does not type-check/);
-    expect(served.err).toMatch(/bad\/1\/model\.ts:7:\d+: error TS2322/);
+    expect(served.err).toMatch(/bad\/1\/model\.ts:14:\d+: error TS2322/);
     expect(served.err).toMatch(/successfully loaded 'good' version 1/);
   }, SLOW);
 

@@ -77,7 +77,7 @@ export async function checkModel(check: ModelCheck): Promise<string[]> {
     overlay: stale.ownDeclarations ? {} : { [path.join(path.dirname(check.modelFile), `${MODEL_TYPES_BASENAME}.d.ts`)]: stale.declarations },
     options: modelCompilerOptions(server),
     modelDir: check.modelDir,
-    readRoots: [server.modelApi, server.typeRoot].flatMap((p) => (p ? [path.dirname(p)] : [])),
+    readRoots: [...[server.modelApi, server.typeRoot].flatMap((p) => (p ? [path.dirname(p)] : [])), ...(server.coreTypes ? [server.coreTypes] : [])],
     ...(check.ownPackages || !server.modelApi ? {} : { fallbackDir: path.dirname(server.modelApi) }),
     sources: check.bundle.sources,
     cacheDir: check.cacheDir,

@@ -7,7 +7,7 @@
  * `tritium dev` keeps it, so a reload does not pay for TypeScript's start again).
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -52,9 +52,26 @@ export function typescriptVersion(): string | null {
 
 const memory = new Map<string, readonly string[]>();
 
+/** Names, sizes and times of the declaration files directly in `dir` ('' when it cannot be read). */
+async function declarationsStamp(dir: string): Promise<string> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const stamps = await Promise.all(
+    names
+      .filter((name) => name.endsWith('.d.ts'))
+      .sort()
+      .map(async (name) => {
+        const info = await stat(path.join(dir, name)).catch(() => undefined);
+        return info ? `${name}:${info.size}:${info.mtimeMs}` : name;
+      }),
+  );
+  return stamps.join(',');
+}
+
 async function cacheKey(input: CheckInput, version: string): Promise<string> {
   const hash = createHash('sha256').update(`typescript ${version}\0${JSON.stringify(input.options)}\0${input.rootFile}\0${input.fallbackDir ?? ''}\0`);
   for (const [file, text] of Object.entries(input.overlay).sort(([a], [b]) => a.localeCompare(b))) hash.update(`${file}\0${text}\0`);
+  // The server's declarations the model is checked against: a server updated in place checks again.
+  for (const root of input.readRoots) hash.update(`${root}\0${await declarationsStamp(root)}\0`);
   for (const file of [...input.sources].sort()) {
     const text = await readFile(file).catch(() => undefined);
     hash.update(`${file}\0`).update(text ?? '\u0000missing').update('\0');

@@ -4,7 +4,7 @@
  * exactly as the server does. The author API resolves to this package's shipped declarations and
  * Node's types to the `@types/node` the server has, wherever the model lives.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,12 @@ export interface ServerTypePaths {
   readonly modelApi: string | undefined;
   /** The folder holding `@types/node` (a `node_modules/@types`), when installed. */
   readonly typeRoot: string | undefined;
+  /**
+   * `@tritium/core`'s compiled folder, whose declarations the author API's re-export (TritonError's
+   * `code`, ModelConfig, ...). In a workspace it is reached through a symlink and read at its real
+   * path, outside any node_modules, so the check's file reads must allow it by name.
+   */
+  readonly coreTypes: string | undefined;
 }
 
 let found: ServerTypePaths | undefined;
@@ -38,7 +44,13 @@ export function serverTypePaths(): ServerTypePaths {
     } catch {
       typeRoot = undefined;
     }
-    found = { modelApi, typeRoot };
+    let coreTypes: string | undefined;
+    try {
+      coreTypes = path.dirname(realpathSync(createRequire(import.meta.url).resolve('@tritium/core')));
+    } catch {
+      coreTypes = undefined;
+    }
+    found = { modelApi, typeRoot, coreTypes };
   }
   return found;
 }
