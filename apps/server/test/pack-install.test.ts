@@ -235,8 +235,14 @@ it('installs every publishable package from its tarball, with no workspace link 
     expect(existsSync(path.join(dir, 'dist')), `${name} ships dist/`).toBe(true);
     expect(existsSync(path.join(dir, 'test')), `${name} ships no tests`).toBe(false);
   }
+  // The server runs compiled JavaScript: no TypeScript loader is installed. TypeScript itself comes
+  // only as backend-python-like's optional dependency, the model.ts type checker.
   expect(existsSync(path.join(app, 'node_modules/tsx'))).toBe(false);
-  expect(existsSync(path.join(app, 'node_modules/typescript'))).toBe(false);
+  expect(existsSync(path.join(app, 'node_modules/ts-node'))).toBe(false);
+  const pythonLike = JSON.parse(readFileSync(path.join(app, 'node_modules/@tritium/backend-python-like/package.json'), 'utf8')) as {
+    optionalDependencies?: Record<string, string>;
+  };
+  expect(Object.keys(pythonLike.optionalDependencies ?? {})).toContain('typescript');
 });
 
 it('serves the repository from the install and answers one inference through the installed client', async () => {
