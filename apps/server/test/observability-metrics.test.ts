@@ -58,6 +58,17 @@ output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
 model_metrics { metric_control [ { metric_identifier { family: "nv_inference_first_response_histogram_ms" } histogram_options { buckets: [ 1, 1000 ] } } ] }
 `;
 
+/** Pads rows to the batch's longest (tritium.pad), so its executions count tokens; two requests make a batch. */
+const PADDED = `name: "padded"
+backend: "identity"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+dynamic_batching { preferred_batch_size: [ 2 ] max_queue_delay_microseconds: 5000000 }
+parameters { key: "tritium.pad.INPUT0" value: { string_value: "0" } }
+parameters { key: "tritium.unpad.OUTPUT0" value: { string_value: "INPUT0" } }
+`;
+
 async function scrape(port: number): Promise<string> {
   const res = await fetch(`http://127.0.0.1:${port}/metrics`);
   return res.text();
@@ -73,6 +84,8 @@ describe('metrics: custom model metrics, --metrics-config, the Grafana dashboard
     writeFileSync(path.join(repo, 'metrics', '1', 'model.ts'), MODEL);
     mkdirSync(path.join(repo, 'simple', '1'), { recursive: true });
     writeFileSync(path.join(repo, 'simple', 'config.pbtxt'), SIMPLE);
+    mkdirSync(path.join(repo, 'padded', '1'), { recursive: true });
+    writeFileSync(path.join(repo, 'padded', 'config.pbtxt'), PADDED);
     s = await startTestServer(
       {
         modelRepositories: [repo],
@@ -126,6 +139,24 @@ describe('metrics: custom model metrics, --metrics-config, the Grafana dashboard
     expect(body).toMatch(/^nv_inference_first_response_histogram_ms_bucket\{model="simple",version="1",le="\+Inf"\} 3$/m);
   }, 60_000);
 
+  it('counts padded tokens per execution and padding efficiency, in /metrics and the statistics', async () => {
+    const row = (n: number) => new InferInput('INPUT0', [1, n], 'FP32').setData(new Float32Array(n).fill(1));
+    // Lengths 2 and 6 in one batch (preferred size 2): 8 real tokens, padded to 2 x 6 = 12.
+    const answers = await Promise.all([s.http.infer('padded', [row(2)]), s.http.infer('padded', [row(6)])]);
+    expect(answers.map((a) => a.asTypedArray('OUTPUT0', 'FP32').length)).toEqual([2, 6]);
+    const body = await scrape(s.metricsPort);
+    expect(body).toContain('# TYPE tritium_inference_padded_tokens histogram');
+    expect(body).toMatch(/^tritium_inference_padded_tokens_count\{model="padded",version="1"\} 1$/m);
+    expect(body).toMatch(/^tritium_inference_padded_tokens_sum\{model="padded",version="1"\} 12$/m);
+    expect(body).toMatch(/^tritium_inference_padded_tokens_bucket\{model="padded",version="1",le="16"\} 1$/m);
+    expect(body).toMatch(/^tritium_inference_real_tokens_total\{model="padded",version="1"\} 8$/m);
+    expect(body).toMatch(/^tritium_inference_padding_efficiency\{model="padded",version="1"\} 0.6666/m);
+    // Models that pad nothing have no token samples.
+    expect(body).not.toMatch(/^tritium_inference_real_tokens_total\{model="simple"/m);
+    const stats = (await (await fetch(`http://${s.httpUrl}/v2/models/padded/stats`)).json()) as { model_stats: { tritium?: unknown }[] };
+    expect(stats.model_stats[0]!.tritium).toEqual({ tokens: { executions: 1, real: 8, padded: 12, padding_efficiency: 8 / 12 } });
+  }, 60_000);
+
   it('the Grafana dashboard uses only metric names this server exports', async () => {
     const dashboard = JSON.parse(readFileSync(path.join(ROOT, 'deploy/grafana/tritium-dashboard.json'), 'utf8'));
     const exprs: string[] = dashboard.panels.flatMap((p: { targets: { expr: string }[] }) => p.targets.map((t) => t.expr));
@@ -142,6 +173,8 @@ describe('metrics: custom model metrics, --metrics-config, the Grafana dashboard
     }
     // What the issue asks the dashboard to show.
     const titles = dashboard.panels.map((p: { title: string }) => p.title.toLowerCase()).join('\n');
-    for (const t of ['throughput', 'latency percentiles', 'queue time', 'compute time', 'batch size', 'failure by reason']) expect(titles).toContain(t);
+    for (const t of ['throughput', 'latency percentiles', 'queue time', 'compute time', 'batch size', 'failure by reason', 'padding efficiency', 'padded tokens']) {
+      expect(titles).toContain(t);
+    }
   }, 60_000);
 });

@@ -96,7 +96,7 @@ export * from './config/index.ts';
 export { InferenceServer } from './server/inference-server.ts';
 export type { InferenceServerOptions, ModelControlMode } from './server/inference-server.ts';
 export { ModelStats, EnsembleStats } from './server/model-stats.ts';
-export type { LatencySnapshot, LatencySummaryName } from './server/model-stats.ts';
+export type { LatencySnapshot, LatencySummaryName, TokenStats } from './server/model-stats.ts';
 export { CustomMetrics, RESERVED_PREFIXES as CUSTOM_METRIC_RESERVED_PREFIXES } from './metrics/custom-metrics.ts';
 export type { MetricOp, MetricKind, CustomFamilySnapshot, CustomMetricSnapshot } from './metrics/custom-metrics.ts';
 export { DEFAULT_SUMMARY_QUANTILES, DEFAULT_FIRST_RESPONSE_BUCKETS, SlidingSummary, Histogram } from './metrics/latency-metrics.ts';

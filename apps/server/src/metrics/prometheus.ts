@@ -6,7 +6,7 @@
  * families models published (python-like MetricFamily).
  */
 import os from 'node:os';
-import type { CustomFamilySnapshot, LatencySummaryName, ModelMetricsSnapshot } from '@tritium/core';
+import type { CustomFamilySnapshot, LatencySummaryName, ModelMetricsSnapshot, TokenStats } from '@tritium/core';
 
 const escape = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 
@@ -95,6 +95,9 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     logDropped: family('tritium_log_lines_dropped_total', 'counter', 'Number of lines of a model instance\'s output dropped over --model-log-rate'),
     crashRetries: family('tritium_inference_crash_retry_total', 'counter', 'Number of requests re-run alone because their instance crashed running their batch'),
     poison: family('tritium_inference_poison_request_total', 'counter', 'Number of requests that crashed their instance running alone and failed alone as the cause'),
+    paddedTokens: family('tritium_inference_padded_tokens', 'histogram', 'Padded tokens (rows x longest row) per execution of padded or length-grouped rows'),
+    realTokens: family('tritium_inference_real_tokens_total', 'counter', 'Tokens of the rows themselves (without padding) in padded or length-grouped executions'),
+    efficiency: family('tritium_inference_padding_efficiency', 'gauge', 'Real tokens / padded tokens of padded or length-grouped executions since the model loaded'),
     firstResponse: family('nv_inference_first_response_histogram_ms', 'histogram', 'Duration from request to first response in milliseconds'),
     cacheHits: family('nv_cache_num_hits_per_model', 'counter', 'Number of cache hits per model'),
     cacheHitUs: family('nv_cache_hit_duration_per_model', 'counter', 'Total cache hit duration per model, in microseconds'),
@@ -102,7 +105,8 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     cacheMissUs: family('nv_cache_miss_duration_per_model', 'counter', 'Total cache miss (insert+lookup) duration per model, in microseconds'),
   };
   // Only models that answer from the response cache have these (Triton's reporter adds them per model).
-  const cacheFamilies = new Set([f.cacheHits, f.cacheHitUs, f.cacheMisses, f.cacheMissUs]);
+  // Only models that padded rows have token families (padding-aware or length-aware batching).
+  const cacheFamilies = new Set([f.cacheHits, f.cacheHitUs, f.cacheMisses, f.cacheMissUs, f.realTokens, f.efficiency]);
   const summaries = SUMMARIES.map(([key, name, help]) => ({ key, fam: family(name, 'summary', help) }));
   for (const s of snapshots) {
     const base: Record<string, string> = { model: s.model, version: s.version };
@@ -131,6 +135,7 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
       f.cacheMisses.lines.push(`nv_cache_num_misses_per_model${l} ${s.cache.misses}`);
       f.cacheMissUs.lines.push(`nv_cache_miss_duration_per_model${l} ${Math.round(s.cache.missDurationUs)}`);
     }
+    if (s.tokens) renderTokens(f, s.tokens, base);
     const latency = s.latency;
     if (latency?.summaries) {
       for (const { key, fam } of summaries) {
@@ -175,6 +180,24 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
   );
   for (const fam of options.custom ?? []) out.push(...renderCustom(fam));
   return out.join('\n') + '\n';
+}
+
+interface TokenFamilies {
+  readonly paddedTokens: Family;
+  readonly realTokens: Family;
+  readonly efficiency: Family;
+}
+
+/** A version's token counts: padded tokens per execution (histogram), real tokens, efficiency. */
+function renderTokens(f: TokenFamilies, t: TokenStats, base: Record<string, string>): void {
+  const l = labels(base);
+  const h = t.paddedPerExecution;
+  const name = f.paddedTokens.name;
+  f.paddedTokens.lines.push(`${name}_count${l} ${h.count}`, `${name}_sum${l} ${h.sum}`);
+  for (const b of h.buckets) f.paddedTokens.lines.push(`${name}_bucket${labels({ ...base, le: String(b.le) })} ${b.count}`);
+  f.paddedTokens.lines.push(`${name}_bucket${labels({ ...base, le: '+Inf' })} ${h.count}`);
+  f.realTokens.lines.push(`tritium_inference_real_tokens_total${l} ${t.real}`);
+  f.efficiency.lines.push(`tritium_inference_padding_efficiency${l} ${t.padded > 0 ? num(t.real / t.padded) : 1}`);
 }
 
 const helpText = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');

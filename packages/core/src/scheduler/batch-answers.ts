@@ -18,7 +18,7 @@ import { InferError } from '../errors.ts';
 import type { ExecuteContext, ExecuteOutput, ExecuteTimings, ModelInstance } from '../backend/spi.ts';
 import type { Logger } from '../logger.ts';
 import { reportCompute } from '../trace/request-trace.ts';
-import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import type { CallFrame, InferRequest, InferResponse, ResponseSink, TokenCount } from '../types.ts';
 import type { CallCycleGuard } from './call-cycles.ts';
 import type { Clock } from './scheduler.ts';
 import type { FailureReason, StatsRecorder } from './stats-recorder.ts';
@@ -167,11 +167,13 @@ export class BatchAnswers<E extends AnsweredRequest> {
 
   /**
    * An execution of `batchSize` rows that started at `startUs` ended now: its timings (those the
-   * instance `reported`, else its wall time), recorded, and reported to the traces of `entries`.
+   * instance `reported`, else its wall time), recorded with its `tokens` when it padded rows, and
+   * reported to the traces of `entries`.
    */
-  executed(entries: readonly E[], batchSize: number, startUs: number, reported?: ExecuteTimings): Timings {
+  executed(entries: readonly E[], batchSize: number, startUs: number, reported?: ExecuteTimings, tokens?: TokenCount): Timings {
     const timings = timingsOf(reported, (this.clock.nowUs() - startUs) * 1000);
     this.stats.execution(batchSize, timings);
+    if (tokens) this.stats.tokens?.(tokens);
     if (this.traceCompute) for (const e of entries) if (e.request.trace) reportCompute(e.request.trace, startUs * 1000, timings);
     return timings;
   }

@@ -9,6 +9,7 @@ import { InferError } from '../errors.ts';
 import type { ExecuteContext, ExecuteOutput } from '../backend/spi.ts';
 import { isInstanceFailure } from '../backend/instance-failure.ts';
 import { padBatch, unpadResponse } from '../tensor/pad.ts';
+import { executionTokens } from './execution-tokens.ts';
 import type { InferRequest, InferResponse } from '../types.ts';
 import type { BatchAnswers, AnsweredRequest, Timings } from './batch-answers.ts';
 import type { Candidate } from './batch-formation.ts';
@@ -155,14 +156,15 @@ export class BatchRunner {
     } catch (err) {
       call = Promise.reject(err);
     }
+    const tokens = executionTokens(live.map((e) => e.request), requests, this.opts.tokenInput);
     return call.then(
       (output) => {
-        const timings = this.answers.executed(live, batchSize, startUs, output?.timings);
+        const timings = this.answers.executed(live, batchSize, startUs, output?.timings, tokens);
         this.answer(live, requests, output, timings);
         return undefined;
       },
       (err: unknown) => {
-        this.answers.executed(live, batchSize, startUs);
+        this.answers.executed(live, batchSize, startUs, undefined, tokens);
         const error = InferError.from(err);
         if (!isInstanceFailure(error)) return error;
         this.crashed(live, error);

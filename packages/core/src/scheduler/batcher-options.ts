@@ -7,6 +7,7 @@ import { toNumber, type ModelConfig, type ModelQueuePolicy } from '../config/mod
 import type { InferRequest } from '../types.ts';
 import { batchSizeOf } from '../tensor/batch.ts';
 import { paddingSpecFromConfig, unpaddingSpecFromConfig } from '../tensor/pad.ts';
+import { modelTokenBudget, tokenInputOf, type TokenBudget } from './token-budget.ts';
 import type { ModelInstance } from '../backend/spi.ts';
 import type { Logger } from '../logger.ts';
 import type { BatchHold } from './batch-hold.ts';
@@ -47,6 +48,10 @@ export interface BatcherOptions {
   readonly padding: ReadonlyMap<string, Uint8Array>;
   /** Outputs trimmed back per request after padding (`tritium.unpad.<OUTPUT>` = input name). */
   readonly unpadding: ReadonlyMap<string, string>;
+  /** Length-aware batching of a model (`tritium.batch_tokens`): each batch is its head's length group. */
+  readonly tokens: TokenBudget | undefined;
+  /** The input whose dim 1 is a request's length in tokens (token statistics), if one is padded. */
+  readonly tokenInput: string | undefined;
   /** Batch size of a request (throws INVALID_ARG). */
   batchSize(request: InferRequest): number;
   /** Requests co-batch only when their keys are equal (equal-shape + optional-presence rules). */
@@ -168,6 +173,9 @@ export function batcherOptionsFromConfig(config: ModelConfig, version: number, d
   }
   const padding = db && maxBatchSize > 0 ? paddingSpecFromConfig(config) : new Map<string, Uint8Array>();
   const unpadding = padding.size > 0 ? unpaddingSpecFromConfig(config) : new Map<string, string>();
+  // An ensemble's budget is its pipeline's (ensemble/runtime/length-batching.ts), not its batcher's.
+  const ensemble = config.platform === 'ensemble' || !!config.ensemble_scheduling;
+  const tokens = ensemble ? undefined : modelTokenBudget(config, padding, !!db && maxBatchSize > 0);
   return {
     modelName: config.name,
     version,
@@ -182,6 +190,8 @@ export function batcherOptionsFromConfig(config: ModelConfig, version: number, d
     policyOf: (level) => specificPolicies.get(level) ?? defaultPolicy,
     padding,
     unpadding,
+    tokens,
+    tokenInput: ensemble ? undefined : tokenInputOf(config, padding, tokens),
     batchSize: (r) => batchSizeOf(r, config),
     shapeKey: shapeKeyFor(config, padding),
   };

@@ -24,6 +24,7 @@ import { AdaptiveDelay } from './adaptive-delay.ts';
 import { onAbort } from './abort-listeners.ts';
 import { BatchAnswers, CANCELLED_MESSAGE, type Deliver } from './batch-answers.ts';
 import { formBatch, formationRules, type FormationRules } from './batch-formation.ts';
+import { headLengthGroup } from './head-length-group.ts';
 import { HoldGate } from './batch-hold.ts';
 import { BatchRunner, type DynamicEntry } from './batch-runner.ts';
 import { queuePlacement, type BatcherDeps, type BatcherOptions } from './batcher-options.ts';
@@ -252,7 +253,7 @@ export class DynamicBatcher implements Scheduler {
           }
           if (this.held(now, decision.entries)) break;
           this.adaptive?.dispatched(now);
-          this.dispatch(slot, decision.entries, now);
+          this.dispatch(slot, this.opts.tokens ? headLengthGroup(decision.entries, this.opts.tokens, this.opts.maxBatchSize) : decision.entries, now);
         }
       } while (this.repump);
     } finally {

@@ -19,24 +19,27 @@ export interface GroupingLimits {
 }
 
 /**
- * Groups of row indices (each ascending by length, groups shortest first) covering every row of
- * `lengths` exactly once.
+ * Groups of item indices (each ascending by length, groups shortest first) covering every item of
+ * `lengths` exactly once. An item is one row, or `rows[i]` rows of the same length (a request of
+ * several rows, kept whole); a group of one item may exceed the limits.
  */
-export function groupByLength(lengths: ArrayLike<number>, limits: GroupingLimits): number[][] {
+export function groupByLength(lengths: ArrayLike<number>, limits: GroupingLimits, rows?: ArrayLike<number>): number[][] {
   const n = lengths.length;
   if (n === 0) return [];
   const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => lengths[a]! - lengths[b]! || a - b);
   const len = (k: number): number => Math.max(1, lengths[order[k]!]!);
-  // best[i]: least cost of grouping the i shortest rows; from[i]: where the last group starts.
+  const weight = (k: number): number => (rows ? rows[order[k]!]! : 1);
+  // best[i]: least cost of grouping the i shortest items; from[i]: where the last group starts.
   const best = new Float64Array(n + 1).fill(Number.POSITIVE_INFINITY);
   const from = new Int32Array(n + 1);
   best[0] = 0;
   for (let i = 1; i <= n; i++) {
     const longest = len(i - 1);
+    let groupRows = 0;
     for (let j = i - 1; j >= 0; j--) {
-      const rows = i - j;
-      if (rows > 1 && (rows > limits.maxRows || rows * longest > limits.budget)) break;
-      const cost = best[j]! + rows * longest + limits.executionTokens;
+      groupRows += weight(j);
+      if (j < i - 1 && (groupRows > limits.maxRows || groupRows * longest > limits.budget)) break;
+      const cost = best[j]! + groupRows * longest + limits.executionTokens;
       if (cost < best[i]!) {
         best[i] = cost;
         from[i] = j;

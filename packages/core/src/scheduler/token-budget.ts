@@ -65,3 +65,35 @@ export function tokenBudgetOf(config: Pick<ModelConfig, 'name' | 'parameters'>):
   }
   return { budget, lengths: lengths.trim(), executionTokens };
 }
+
+/**
+ * A model's (not an ensemble's) token budget: its lengths input must be padded by
+ * `tritium.pad.<INPUT>` (so requests of different lengths batch at all) and be one row of tokens
+ * per batch row (`dims: [ -1 ]`); the model must batch dynamically. Refuses otherwise, naming why.
+ */
+export function modelTokenBudget(
+  config: Pick<ModelConfig, 'name' | 'parameters' | 'input'>,
+  padding: ReadonlyMap<string, Uint8Array>,
+  batching: boolean,
+): TokenBudget | undefined {
+  const budget = tokenBudgetOf(config);
+  if (!budget) return undefined;
+  const raw = config.parameters[BATCH_TOKENS_PARAMETER]!.string_value;
+  if (!batching) refuse(config, BATCH_TOKENS_PARAMETER, raw, 'needs dynamic_batching and max_batch_size > 0 (it shapes batches)');
+  const input = config.input.find((i) => i.name === budget.lengths);
+  if (!input) refuse(config, BATCH_TOKENS_LENGTHS_PARAMETER, budget.lengths, 'must name an input of the model');
+  if (!padding.has(input.name)) {
+    refuse(config, BATCH_TOKENS_LENGTHS_PARAMETER, budget.lengths, `names an input without 'tritium.pad.${input.name}' (requests of other lengths could not batch)`);
+  }
+  if (input.dims.length !== 1) refuse(config, BATCH_TOKENS_LENGTHS_PARAMETER, budget.lengths, 'must name an input of one row of tokens per batch row (dims: [ -1 ])');
+  return budget;
+}
+
+/**
+ * The input whose dim 1 is a request's length in tokens, for token statistics: the budget's lengths
+ * input, else the first padded input of one row of tokens per batch row. Undefined when none pads.
+ */
+export function tokenInputOf(config: Pick<ModelConfig, 'input'>, padding: ReadonlyMap<string, Uint8Array>, budget: TokenBudget | undefined): string | undefined {
+  if (budget) return budget.lengths;
+  return config.input.find((i) => padding.has(i.name) && i.dims.length === 1)?.name;
+}

@@ -675,6 +675,7 @@ export class InferenceServer implements InferenceServerApi {
         const live = record.slots.get(ver)!.live!;
         const s = live.stats.snapshot();
         const us = (d: { ns: number }): number => Math.round(d.ns / 1000);
+        const tokens = live.stats.tokenStats();
         out.push({
           model: record.name,
           version: String(ver),
@@ -693,6 +694,7 @@ export class InferenceServer implements InferenceServerApi {
           loadDurationSecs: live.stats.loadDurationSecs,
           crashRetries: live.stats.crashRetries,
           poisonRequests: live.stats.poisonRequests,
+          ...(tokens ? { tokens } : {}),
           latency: live.stats.latency(),
           ...(this.caching?.enabledFor(live)
             ? {

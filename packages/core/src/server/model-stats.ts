@@ -4,6 +4,7 @@
  * metrics. All durations are kept in nanoseconds.
  */
 import type { FailureReason, ResponseOutcome, StatsRecorder, SuccessDurations } from '../scheduler/stats-recorder.ts';
+import type { TokenCount } from '../types.ts';
 import type { ModelStatistics, StatisticDuration } from './server-api.ts';
 import { Histogram, SlidingSummary, type HistogramSnapshot, type LatencyMetricsOptions, type SummarySnapshot } from '../metrics/latency-metrics.ts';
 
@@ -14,6 +15,19 @@ export type LatencySummaryName = 'request' | 'queue' | 'compute_input' | 'comput
 export interface LatencySnapshot {
   readonly summaries?: Readonly<Record<LatencySummaryName, SummarySnapshot>>;
   readonly firstResponse?: HistogramSnapshot;
+}
+
+/** Upper bounds of the padded-tokens-per-execution histogram (tritium_inference_padded_tokens): powers of 4 from 16 to 64 Ki. */
+export const PADDED_TOKEN_BUCKETS: readonly number[] = [16, 64, 256, 1024, 4096, 16384, 65536];
+
+/** Tokens of the executions that padded rows (padding-aware or length-aware batching). */
+export interface TokenStats {
+  readonly executions: number;
+  /** The rows' own lengths, summed. */
+  readonly real: number;
+  /** Rows × longest row, summed: what the model computed on. */
+  readonly padded: number;
+  readonly paddedPerExecution: HistogramSnapshot;
 }
 
 const duration = (): StatisticDuration => ({ count: 0, ns: 0 });
@@ -71,6 +85,8 @@ export class ModelStats implements StatsRecorder {
   crashRetries = 0;
   /** Requests that crashed their instance running alone (tritium_inference_poison_request_total). */
   poisonRequests = 0;
+  /** Tokens of padded or length-grouped executions; created by the first one (other models report none). */
+  private tokenCounts: { real: number; histogram: Histogram } | undefined;
 
   private readonly summaries: Record<LatencySummaryName, SlidingSummary> | undefined;
   private readonly firstResponses: Histogram | undefined;
@@ -100,6 +116,20 @@ export class ModelStats implements StatsRecorder {
 
   poisonIsolated(): void {
     this.poisonRequests++;
+  }
+
+  tokens(count: TokenCount): void {
+    this.tokenCounts ??= { real: 0, histogram: new Histogram(PADDED_TOKEN_BUCKETS) };
+    this.tokenCounts.real += count.real;
+    this.tokenCounts.histogram.observe(count.padded);
+  }
+
+  /** Tokens of this version's padded or length-grouped executions so far; undefined when it had none. */
+  tokenStats(): TokenStats | undefined {
+    const t = this.tokenCounts;
+    if (!t) return undefined;
+    const padded = t.histogram.snapshot();
+    return { executions: padded.count, real: t.real, padded: padded.sum, paddedPerExecution: padded };
   }
 
   /** The summaries and histogram enabled by `--metrics-config`, as they stand. */
@@ -229,6 +259,7 @@ export class ModelStats implements StatsRecorder {
 
   /** Triton's ModelStatistics for this version. */
   snapshot(): ModelStatistics {
+    const tokens = this.tokenStats();
     return {
       name: this.name,
       version: this.version,
@@ -269,6 +300,18 @@ export class ModelStats implements StatsRecorder {
             },
           ]),
       ),
+      ...(tokens
+        ? {
+            tritium: {
+              tokens: {
+                executions: tokens.executions,
+                real: tokens.real,
+                padded: tokens.padded,
+                padding_efficiency: tokens.padded > 0 ? tokens.real / tokens.padded : 1,
+              },
+            },
+          }
+        : {}),
     };
   }
 

@@ -6,7 +6,7 @@
 import type { DataType } from '../tensor/data-type.ts';
 import type { ModelConfig } from '../config/model-config.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
-import type { LatencySnapshot } from './model-stats.ts';
+import type { LatencySnapshot, TokenStats } from './model-stats.ts';
 import type { CustomFamilySnapshot } from '../metrics/custom-metrics.ts';
 
 export type ModelState = 'UNKNOWN' | 'LOADING' | 'READY' | 'UNLOADING' | 'UNAVAILABLE';
@@ -83,6 +83,13 @@ export interface ModelStatistics {
       cancel: StatisticDuration;
     }
   >;
+  /**
+   * Tritium's own fields (HTTP's JSON only; gRPC's ModelStatistics has no field for them), present
+   * when the version padded rows: tokens of its executions (padding-aware or length-aware batching).
+   */
+  tritium?: {
+    tokens: { executions: number; real: number; padded: number; padding_efficiency: number };
+  };
 }
 
 /** Per-model counters behind Triton's Prometheus metrics (nv_inference_*). */
@@ -107,6 +114,8 @@ export interface ModelMetricsSnapshot {
   readonly crashRetries: number;
   /** Requests that crashed their instance running alone and failed alone as its cause. */
   readonly poisonRequests: number;
+  /** Tokens of padded or length-grouped executions, when the version had any. */
+  readonly tokens?: TokenStats;
   /** `--metrics-config` summaries / first-response histogram, when enabled. */
   readonly latency?: LatencySnapshot;
   /** Response cache counters (Triton's nv_cache_*_per_model), for versions that answer from the cache. */

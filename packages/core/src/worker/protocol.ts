@@ -14,7 +14,7 @@ import type { MetricOp } from '../metrics/custom-metrics.ts';
 export const BRAND = 'tritium-worker/1' as const;
 
 /** An InferRequest as it crosses: everything but the (uncloneable) signal and the server-side state (callers, trace hooks). */
-export type WireRequest = Omit<InferRequest, 'signal' | 'callers' | 'trace' | 'computeSink' | 'carried'>;
+export type WireRequest = Omit<InferRequest, 'signal' | 'callers' | 'trace' | 'computeSink' | 'carried' | 'tokens'>;
 
 /** One slot of an execute's results. */
 export type WireResult = { readonly ok: true; readonly response: InferResponse } | { readonly ok: false; readonly error: WireError };
@@ -102,9 +102,9 @@ export function isProtocolMessage(value: unknown): value is { brand: typeof BRAN
   return typeof value === 'object' && value !== null && (value as { brand?: unknown }).brand === BRAND;
 }
 
-/** Strips the signal (not cloneable), the callers and the trace hooks (server state, never shown to a worker); keeps the rest as plain data. */
+/** Strips the signal (not cloneable), the callers, the trace hooks and the token counts (server state, never shown to a worker); keeps the rest as plain data. */
 export function toWireRequest(request: InferRequest): WireRequest {
-  const { signal: _signal, callers: _callers, trace: _trace, computeSink: _sink, carried: _carried, ...rest } = request;
+  const { signal: _signal, callers: _callers, trace: _trace, computeSink: _sink, carried: _carried, tokens: _tokens, ...rest } = request;
   return rest;
 }
 
@@ -173,7 +173,7 @@ function jsonSafe(parameters: Readonly<Record<string, unknown>> | undefined): vo
 }
 
 /** Request fields with their own place in the table, and those that never cross (see toWireRequest). */
-const NOT_IN_REQUEST_JSON: ReadonlySet<string> = new Set(['id', 'model', 'version', 'inputs', 'signal', 'callers', 'trace', 'computeSink', 'carried']);
+const NOT_IN_REQUEST_JSON: ReadonlySet<string> = new Set(['id', 'model', 'version', 'inputs', 'signal', 'callers', 'trace', 'computeSink', 'carried', 'tokens']);
 
 /** Packs requests for an execute message (undefined: send them unpacked). */
 export function packRequests(batch: readonly InferRequest[], transferList: ArrayBuffer[] | undefined, transferWhole: boolean): PackedBatch | undefined {

@@ -327,8 +327,8 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         break;
       }
       case 'bls': {
-        // Only plain fields cross from the worker: the signal, callers and trace hooks are the host's to set.
-        const { signal: _s, callers: _c, trace: _t, computeSink: _k, carried: _r, ...wire } = readBlsRequest(msg.request);
+        // Only plain fields cross from the worker: the signal, callers, trace hooks and token counts are the host's to set.
+        const { signal: _s, callers: _c, trace: _t, computeSink: _k, carried: _r, tokens: _n, ...wire } = readBlsRequest(msg.request);
         const parent = msg.parent === undefined ? undefined : (gen.pending.get(msg.parent) ?? gen.streams.get(msg.parent));
         // A call from inside an execute is cancelled with it and names who waits on it; a stream can
         // also be cancelled by the worker itself.
