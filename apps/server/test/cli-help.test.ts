@@ -49,4 +49,14 @@ describe('tritium CLI help and version', () => {
     expect(await main(['serv'])).toBe(1);
     expect(io.err()).toContain("tritium: unknown command 'serv'");
   });
+
+  it.each(['constructor', 'toString', '__proto__'])("'%s' (a property every object inherits) is an unknown command", async (name) => {
+    const io = capture();
+    expect(await main([name])).toBe(1);
+    expect(io.err()).toContain(`tritium: unknown command '${name}'`);
+    vi.restoreAllMocks();
+    const help = capture();
+    expect(await main(['help', name])).toBe(0);
+    expect(help.out()).toMatch(/^usage: tritium <command>/);
+  });
 });

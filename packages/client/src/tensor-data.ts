@@ -12,8 +12,12 @@ export type { Datatype, TypedArrayClass, TypedArrayFor } from './generated/data-
 
 export type AnyTypedArray = TypedArrayFor[Datatype];
 
-/** Views `bytes` as the datatype's typed array (copies only when misaligned). */
+/**
+ * Views `bytes` as the datatype's typed array (copies only when misaligned). The datatype may come from
+ * a server's answer: only the table's own rows are datatypes (`constructor` is refused).
+ */
 export function viewAs<T extends Datatype>(datatype: T, bytes: Uint8Array): TypedArrayFor[T] {
+  if (!Object.hasOwn(TYPED_ARRAYS, datatype)) throw new Error(`unknown datatype '${String(datatype)}'`);
   const size = ELEMENT_SIZE[datatype] || 1;
   if (bytes.byteLength % size !== 0) throw new Error(`${bytes.byteLength} bytes is not a whole number of ${datatype} elements`);
   let b = bytes;

@@ -48,7 +48,7 @@ const kebab = (key: string): string => `--${key.replace(/[A-Z]/g, (c) => `-${c.t
 
 /** Builds the model `kind` with `options`; an option the kind does not take is refused, naming the valid ones. */
 export function buildByKind(kind: string, options: Record<string, string | number>): Uint8Array {
-  const valid = CLI_OPTIONS[kind];
+  const valid = Object.hasOwn(CLI_OPTIONS, kind) ? CLI_OPTIONS[kind] : undefined;
   if (!valid) throw new Error(`unknown model kind '${kind}'\n${USAGE}`);
   for (const key of Object.keys(options)) {
     if (!valid.includes(key)) {

@@ -82,6 +82,7 @@ describe('onnx-gen', () => {
   it('parses CLI options and rejects unknown kinds', () => {
     expect(parseOptions(['--vocab-size=50', '--input-ids=INPUT_IDS'])).toEqual({ vocabSize: 50, inputIds: 'INPUT_IDS' });
     expect(() => buildByKind('nope', {})).toThrow(/unknown model kind 'nope'/);
+    expect(() => buildByKind('constructor', { seed: 1 })).toThrow(/unknown model kind 'constructor'/);
     expect(() => parseOptions(['vocab'])).toThrow(/bad option/);
     // An option the kind does not take is refused, with the valid ones listed.
     expect(() => buildByKind('bert', { vocabSize: 50, hiden: 64 })).toThrow(

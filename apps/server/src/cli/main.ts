@@ -56,18 +56,24 @@ function usage(): string {
   );
 }
 
+/** The command named `name`; only the table's own entries (`constructor` is no command). */
+function commandNamed(name: string | undefined): (typeof COMMANDS)[string] | undefined {
+  return name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--version' || name === '-V' || name === 'version') {
     process.stdout.write(`tritium ${tritiumVersion()}\n`);
     return 0;
   }
-  if (name === 'help' && rest[0] && COMMANDS[rest[0]]) return (await COMMANDS[rest[0]]!.load())(['--help']);
+  const helpFor = name === 'help' ? commandNamed(rest[0]) : undefined;
+  if (helpFor) return (await helpFor.load())(['--help']);
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     (name ? process.stdout : process.stderr).write(usage());
     return name ? 0 : 1;
   }
-  const command = COMMANDS[name];
+  const command = commandNamed(name);
   if (!command) {
     process.stderr.write(`tritium: unknown command '${name}'\n${usage()}`);
     return 1;

@@ -15,9 +15,12 @@ export function isDataType(value: string): value is DataType {
   return Object.prototype.hasOwnProperty.call(DATA_TYPE_SIZE, value);
 }
 
-/** `TYPE_FP32` → `FP32`, `TYPE_STRING` → `BYTES`; undefined for TYPE_INVALID or unknown names. */
+/**
+ * `TYPE_FP32` → `FP32`, `TYPE_STRING` → `BYTES`; undefined for TYPE_INVALID or unknown names. Only the
+ * table's own rows answer: `constructor` or `__proto__` (from a config or a request) are unknown names.
+ */
 export function configToWireDataType(configType: string): DataType | undefined {
-  return CONFIG_TO_WIRE[configType as ConfigDataType];
+  return Object.hasOwn(CONFIG_TO_WIRE, configType) ? CONFIG_TO_WIRE[configType as ConfigDataType] : undefined;
 }
 
 /** `FP32` → `TYPE_FP32`, `BYTES` → `TYPE_STRING`. */
