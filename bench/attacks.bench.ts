@@ -1,5 +1,5 @@
 /**
- * Attacks on `tritium serve` (issue 26), each beside steady neighbours: for every scenario a fresh
+ * Attacks on `tritium serve`, each beside steady neighbours: for every scenario a fresh
  * server starts, small HTTP and gRPC infers run one at a time every 10 ms throughout, and the report
  * gives the server's RSS before, at its peak during and after the attack, its CPU-seconds, and each
  * neighbour's latency (p50/p99/max) and failures quiet, under attack and after.

@@ -1,5 +1,5 @@
 /**
- * Hole 5 of issue 11: large JSON bodies beside a steady client. `tritium serve` runs as its own
+ * Large JSON bodies beside a steady client. `tritium serve` runs as its own
  * process with a model.ts that sums its input; this process keeps one steady client (a small binary infer every
  * 20 ms, one at a time) and, meanwhile, sends rounds of 3 concurrent maximum-size JSON infer bodies
  * (just under `--http-max-json-size`, 16 MiB by default): flat numbers, then one-element arrays

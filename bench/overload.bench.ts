@@ -1,5 +1,5 @@
 /**
- * Hole 9 of issue 11: health checks under overload. `tritium serve` runs a model whose queue is
+ * Health checks under overload. `tritium serve` runs a model whose queue is
  * bounded (`dynamic_batching { default_queue_policy { max_queue_size } }`) and whose execute takes
  * 20 ms, so most requests are rejected (503). A load process keeps C keep-alive connections (2000 by
  * default) each sending small binary infers back to back; meanwhile this process probes

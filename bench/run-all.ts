@@ -387,7 +387,7 @@ function ratios(configs: readonly ConfigResult[], limit: LimitResult): Ratio[] {
         sameBatchText(servingCpuMsPerInference(row), row.modelBatch, limit),
     });
   }
-  // Adaptive batching: a lone client no longer pays the queue delay; under load it batches as well.
+  // Adaptive batching: a lone client does not pay the queue delay; under load it batches as well.
   const adaptive1 = at("(a'')", 1);
   const none1 = at('(c)', 1);
   const gapMs = (adaptive1.latency.p50Us - none1.latency.p50Us) / 1000;

@@ -1,5 +1,5 @@
 /**
- * "Done when" of issue 16: every case of Triton's L0_model_config corpus that needs Triton's
+ * Every case of Triton's L0_model_config corpus that needs Triton's
  * `identity` backend loads through a real `tritium serve` process (the CLI, its built-in example
  * backends, nothing injected) and fails or succeeds exactly as Triton's expected output says,
  * harnessed as Triton's qa/L0_model_config/test.sh does:

@@ -77,7 +77,7 @@ describe('JSON tensor data', () => {
       -(2n ** 63n),
       2n ** 63n - 1n,
     ]);
-    // gRPC's int_contents carries int32 values: INT8 300 is refused the same way (it was stored as 44).
+    // gRPC's int_contents carries int32 values: INT8 300 is refused the same way, never stored as 44 (300 mod 256).
     expect(() => contentsToBytes('INT8', { int_contents: [300] }, 1, 'x', 'm')).toThrow('300 to INT8 for input \'x\': out of range [-128, 127]');
   });
 

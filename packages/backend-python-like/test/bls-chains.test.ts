@@ -1,5 +1,5 @@
 /**
- * BLS call chains through a real server and real model.ts workers (issue 12 item 4): a call that
+ * BLS call chains through a real server and real model.ts workers: a call that
  * could only wait on instances its own callers hold is refused at once naming the chain, and
  * cancelling a client request cancels the BLS calls below it (through ensembles too), so the
  * instances come free and the server stops without waiting out its exit timeout. The relay

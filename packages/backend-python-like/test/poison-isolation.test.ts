@@ -1,5 +1,5 @@
 /**
- * Poison isolation in the example pipeline's shape (issue 12 item 1), through real model.ts workers:
+ * Poison isolation in the example pipeline's shape, through real model.ts workers:
  * the seed's `tokenizer` config (its own dynamic_batching block) and `sentiment_ensemble` config
  * (pipeline batching) from `model_repository/`, with stand-in models (see
  * fixtures/pipeline_poison/README.md). Concurrent requests with poisoned ones among them: exactly

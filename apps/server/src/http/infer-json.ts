@@ -227,9 +227,8 @@ function rawBinaryRequest(
   let data: Uint8Array = body;
   if (input.datatype === 'BYTES') {
     // Triton (InferenceRequest::Normalize): the body is the one element of an input shaped [1], sent
-    // without the 4-byte length prefix BYTES elements carry, which the server prepends. The body went
-    // to the model as it was, so its first 4 bytes were read as a length and every raw BYTES request
-    // failed 'malformed BYTES data' (or, by chance, passed on different bytes).
+    // without the 4-byte length prefix BYTES elements carry, which the server prepends (passed on as
+    // it is, its first 4 bytes would be read as a length).
     if (dims.some((d) => d < 0) || dims.reduce((a, b) => a * b, 1) !== 1) {
       throw invalidArg(`For BYTE datatype raw input '${input.name}', the model must have input shape [1]`);
     }

@@ -166,8 +166,8 @@ export const ROUTES: readonly Route[] = [
     handle: async (input) => {
       const body = await jsonBody(input);
       const params = (body['parameters'] ?? {}) as Record<string, unknown>;
-      // Triton parses it as a boolean and refuses anything else; `"true"` was read as false, so the
-      // composing models a client asked to unload stayed loaded.
+      // Triton parses it as a boolean and refuses anything else: read as false, `"true"` would leave
+      // loaded the composing models a client asked to unload.
       const deps = params['unload_dependents'];
       if (deps !== undefined && typeof deps !== 'boolean') {
         throw invalidArg(`Unable to parse 'unload_dependents': expected a boolean, got ${JSON.stringify(deps)}`);

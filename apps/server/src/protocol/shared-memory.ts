@@ -98,8 +98,8 @@ export class SharedMemoryRegistry {
 
   /**
    * `offset` and `byteSize` as the request carried them (any JSON value over HTTP): each must be a
-   * non-negative integer, refused naming the field otherwise. HTTP used to read any offset that was
-   * not a number as 0, so `"offset": "16"` registered the region 16 bytes early without a word.
+   * non-negative integer, refused naming the field otherwise: `"offset": "16"` is refused, never
+   * read as 0 (which would register the region 16 bytes early without a word).
    */
   register(name: string, key: string, offset: unknown, byteSize: unknown): void {
     this.requireAllowed();

@@ -39,7 +39,7 @@ describe('classification: unsupported output types are refused as Triton refuses
     ['id_bf16', 'BF16', Uint16Array.of(0x3f80, 0xc000, 0x3f00)],
     ['id_bool', 'BOOL', Uint8Array.of(1, 0, 1)],
   ] as const) {
-    it(`${datatype}: HTTP 400 and gRPC INVALID_ARGUMENT naming the type (it answered 200 with ranked raw bits)`, async () => {
+    it(`${datatype}: HTTP 400 and gRPC INVALID_ARGUMENT naming the type, never 200 with ranked raw bits`, async () => {
       const input = () => [new InferInput('INPUT0', [3], datatype).setData(data)];
       const message = `class result not available for output due to unsupported type '${datatype}'`;
       await expect(s.http.infer(model, input(), { outputs: top(1) })).rejects.toThrow(message);

@@ -1,8 +1,8 @@
 /**
- * Hole 10: slow clients. A client that trickles its headers or body used to hold its connection for
- * Node's 300 s default, and connections were unbounded. Now `--http-headers-timeout-secs`,
- * `--http-request-timeout-secs` and `--http-max-connections` bound them (short values here; the
- * defaults are 60 s, 60 s and 10000). Waiting for a slow model does not count against the client.
+ * Slow clients: a client that trickles its headers or body holds its connection only as long as
+ * `--http-headers-timeout-secs` and `--http-request-timeout-secs` allow, and `--http-max-connections`
+ * bounds how many it holds (short values here; the defaults are 60 s, 60 s and 10000). Waiting for
+ * a slow model does not count against the client.
  */
 import http from 'node:http';
 import net from 'node:net';

@@ -1,5 +1,5 @@
 /**
- * Hole 3 (CVE-2024-0087 class): `POST /v2/logging {"log_file": ...}` and gRPC LogSettings must not
+ * The CVE-2024-0087 class: `POST /v2/logging {"log_file": ...}` and gRPC LogSettings must not
  * redirect the server's log to a path of the caller's choosing. Refused as Triton does; the other
  * settings are validated and bounded.
  */

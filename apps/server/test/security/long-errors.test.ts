@@ -1,7 +1,7 @@
 /**
- * Hole 6: an error that echoes a huge value (a 200 KB model name, a 100,000-dim shape) used to
- * travel whole in the grpc-message trailer, past what HTTP/2 clients accept: the call never got its
- * status and the channel's other calls hung. Every error message is now capped and marked as cut.
+ * An error that echoes a huge value (a 200 KB model name, a 100,000-dim shape) is capped and marked
+ * as cut: whole, it would travel in the grpc-message trailer past what HTTP/2 clients accept, the
+ * call would never get its status and the channel's other calls would hang.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferInput, InferenceServerException, GrpcInferenceServerClient } from '@tritium/client';

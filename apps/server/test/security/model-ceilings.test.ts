@@ -4,8 +4,8 @@
  * --model-max-processes 16, --model-max-execute-ms 60000, --model-max-start-ms 60000), refusing a config over one with 400 /
  * INVALID_ARGUMENT naming the key, its value and the ceiling, before anything starts; a model that
  * sets no execute timeout gets the ceiling's. --model-limits=all holds the repository's models to
- * them too. (An upload with `tritium.memory_mb: 1000000`, `heap_mb: 900000` and `count: 128` used to
- * load: 384 processes, +2.8 GB.)
+ * them too. (Without them, an upload with `tritium.memory_mb: 1000000`, `heap_mb: 900000` and
+ * `count: 128` would start 128 processes.)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

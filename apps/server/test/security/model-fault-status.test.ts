@@ -1,5 +1,5 @@
 /**
- * Hole 10: a model that builds an output with a shape like [NaN,-1] is at fault, not the client:
+ * A model that builds an output with a shape like [NaN,-1] is at fault, not the client:
  * 500 / INTERNAL, never 400 / INVALID_ARGUMENT. The author API's Tensor is where that error is made.
  */
 import fs from 'node:fs';

@@ -19,7 +19,7 @@ const MESSAGE = "'repository_name' specification is not supported";
 
 describe('repository API: a repository name is refused, not ignored', () => {
   for (const action of ['unload', 'load'] as const) {
-    it(`HTTP POST /v2/repository/elsewhere/models/simple/${action}: 501 with Triton's message, the model untouched (it answered 200)`, async () => {
+    it(`HTTP POST /v2/repository/elsewhere/models/simple/${action}: 501 with Triton's message, the model untouched`, async () => {
       const res = await fetch(`http://${s.httpUrl}/v2/repository/elsewhere/models/simple/${action}`, { method: 'POST' });
       expect(res.status).toBe(501);
       expect(await res.json()).toEqual({ error: MESSAGE });

@@ -1,9 +1,9 @@
 /**
  * Two request forms answered as Triton answers them, through a real server:
- * - an output named more than once is one requested output (Triton keeps them in a set): it was
- *   answered once per repeat, so a small request drew an answer of any size;
+ * - an output named more than once is one requested output (Triton keeps them in a set), answered
+ *   once, so a small request cannot draw an answer of any size;
  * - a raw binary request (`Inference-Header-Content-Length: 0`) to a BYTES input is that input's one
- *   element: the server prepends the length (the body used to be read as if it carried one).
+ *   element: the server prepends the length (the body carries none).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferInput, InferRequestedOutput } from '@tritium/client';
@@ -72,7 +72,7 @@ describe('raw binary request to a BYTES input', () => {
     return { shape: head.outputs[0].shape, length: data.readUInt32LE(0), bytes: data.subarray(4) };
   };
 
-  it('the body is the element, whatever its bytes (it failed 400 "malformed BYTES data")', async () => {
+  it('the body is the element, whatever its bytes (no length prefix is read from it)', async () => {
     const body = Buffer.from('hello world, \u0000 raw bytes \u00ff', 'latin1');
     const res = await raw('bytes_one', body);
     expect(res.status).toBe(200);

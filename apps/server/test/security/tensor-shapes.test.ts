@@ -27,7 +27,7 @@ async function stillServes(): Promise<void> {
 }
 
 describe('request shapes past 2^53', () => {
-  it('HTTP: shape [0, 9007199254740993] answers 400 naming the dimension (it crashed the instance: 500 and a restart)', async () => {
+  it('HTTP: shape [0, 9007199254740993] answers 400 naming the dimension; the instance that would echo it keeps serving', async () => {
     const res = await postJson(`/v2/models/simple/infer`, '{"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[0,9007199254740993],"data":[]}]}');
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe(
@@ -77,7 +77,7 @@ describe('64-bit integers in JSON data', () => {
     expect(await res.text()).toContain('"OUTPUT0":[9007199254740993,9223372036854775807]');
   });
 
-  it('past the datatype, answers 400 naming the exact value (it named the rounded 9223372036854775808)', async () => {
+  it('past the datatype, answers 400 naming the exact value, not a rounded one', async () => {
     const res = await inferJson('int64', 'INT64', '1,9223372036854775809,3');
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe(

@@ -1,8 +1,8 @@
 /**
  * `unload_dependents` is a boolean (Triton: HTTP parses it with AsBool, gRPC takes only bool_param);
  * anything else is refused before anything is unloaded. A string "true" (HTTP) or an int64_param 1
- * (gRPC) was read as false: the model was unloaded without the composing models the client asked to
- * unload with it, and the client was told it worked.
+ * (gRPC) read as false would unload the model without the composing models the client asked to
+ * unload with it, and tell the client it worked.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/start-server.ts';
@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 describe('unload_dependents must be a boolean', () => {
-  it('HTTP: "true", 1 or an object is refused 400 naming the parameter; the model stays loaded (it answered 200 and unloaded it)', async () => {
+  it('HTTP: "true", 1 or an object is refused 400 naming the parameter; the model stays loaded', async () => {
     for (const [value, shown] of [['true', '"true"'], [1, '1'], [{}, '{}']] as const) {
       const res = await s.http.request('POST', '/v2/repository/models/simple/unload', JSON.stringify({ parameters: { unload_dependents: value } }), {
         'content-type': 'application/json',
