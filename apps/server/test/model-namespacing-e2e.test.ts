@@ -5,7 +5,9 @@
  * hold `simple_ensemble`) and dynamic_resolution (a composing model removed and put back while the
  * server runs). Its ensemble configs are Triton's; its Python models are ported to model.ts with the
  * same behaviour (auto-completed I/O; OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1, or the
- * reverse for subadd).
+ * reverse for subadd). no_duplication also runs qa/L0_metrics' namespacing case: each repository
+ * appears as a `namespace` label. In explicit mode, as in Triton's test, a model answers as soon as
+ * its load returns; in poll mode the test waits for the poll instead of sleeping.
  */
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -161,6 +163,9 @@ for (const mode of ['poll', 'explicit'] as const) {
       if (mode === 'explicit') for (const m of ['simple_addsub', 'simple_subadd']) await c.loadModel(m);
       for (const m of ['simple_addsub', 'composing_addsub']) await expectAddSub(c, m);
       for (const m of ['simple_subadd', 'composing_subadd']) await expectSubAdd(c, m);
+      // qa/L0_metrics test_model_namespacing_label_with_namespace_on: a label per repository.
+      const metrics = await (await fetch(`http://127.0.0.1:${(await serve!.started).metrics}/metrics`)).text();
+      for (const repo of ['addsub_repo', 'subadd_repo']) expect(metrics).toContain(`namespace="${path.join(root!, repo)}"`);
     });
 
     it('duplication: each ensemble uses the composing model of its own repository; the shared name is ambiguous', async () => {
@@ -190,17 +195,19 @@ for (const mode of ['poll', 'explicit'] as const) {
       // Step 1: composing_model leaves addsub_repo; both ensembles use subadd_repo's.
       renameSync(before, aside);
       if (mode === 'explicit') for (const m of ['simple_addsub', 'simple_subadd']) await c.loadModel(m);
-      await until(async () => {
+      const step1 = async () => {
         for (const m of ['simple_subadd', 'simple_addsub', 'composing_model']) await expectSubAdd(c, m);
-      });
-      // Step 2: it comes back.
+      };
+      await (mode === 'poll' ? until(step1) : step1());
+      // Step 2: it comes back; in explicit mode loading one ensemble reloads what it resolves to.
       renameSync(aside, before);
       if (mode === 'explicit') await c.loadModel('simple_addsub');
-      await until(async () => {
+      const step2 = async () => {
         await expectAddSub(c, 'simple_addsub');
         await expectSubAdd(c, 'simple_subadd');
         await expectAmbiguous(c, 'composing_model');
-      });
+      };
+      await (mode === 'poll' ? until(step2) : step2());
     });
   });
 }

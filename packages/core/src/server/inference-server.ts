@@ -26,7 +26,7 @@ import type { RepositorySource } from '../repository/source/repository-source.ts
 import type { ConfigCodec } from '../repository/config-codec.ts';
 import { defaultConfigCodec } from '../repository/config-codec.ts';
 import { assertSafeModelName } from '../repository/model-name.ts';
-import { modelKey } from '../repository/model-identifier.ts';
+import { modelIdText, modelKey } from '../repository/model-identifier.ts';
 import type {
   InferenceServerApi,
   LoadOptions,
@@ -612,10 +612,16 @@ export class InferenceServer implements InferenceServerApi {
    * model that is known but cannot serve (its config or load failed, an instance gave up, an
    * ensemble lost a composing model): Triton answers "not found" / "no available versions" there;
    * Tritium answers UNAVAILABLE with the reason (`model 'm' version 1 is unavailable: <why>`).
+   * With namespacing (Triton's FindModelIdentifier, then its lifecycle's lookup): a client's name
+   * that no repository holds now is INVALID_ARG, and the lifecycle's messages name the model as
+   * `namespace::name`. `namespace`: an ensemble step's, which Triton looks up by identifier.
    */
   private route(name: string, version: number | undefined, namespace?: string): LoadedVersion {
-    const prefix = `Request for unknown model: '${name}'`;
     const record = this.lifecycle.resolve(name, namespace);
+    if (this.options.modelNamespacing === true && namespace === undefined && !record?.present) {
+      throw new InferError('INVALID_ARG', `Request for unknown model: '${name}' is not found`);
+    }
+    const prefix = `Request for unknown model: '${modelIdText(record?.namespace ?? '', name)}'`;
     if (!record || (record.slots.size === 0 && !record.resolved)) {
       if (record?.error && record.slots.size === 0) throw new InferError('UNAVAILABLE', `model '${name}' is unavailable: ${record.error}`);
       throw new InferError('NOT_FOUND', `${prefix} is not found`);

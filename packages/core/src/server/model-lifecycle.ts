@@ -13,8 +13,8 @@ import type { Logger } from '../logger.ts';
 import type { ModelRepository, ModelSource, ResolvedModel } from '../repository/model-repository.ts';
 import type { ConfigCodec } from '../repository/config-codec.ts';
 import { assertSafeModelName } from '../repository/model-name.ts';
-import { ambiguousModelMessage, modelKey } from '../repository/model-identifier.ts';
-import { checkComposingModels, composingModels, findCircularDependency, type ComposingModelView } from '../ensemble/validate/ensemble-dependencies.ts';
+import { ambiguousModelMessage, modelIdText, modelKey } from '../repository/model-identifier.ts';
+import { checkComposingModels, composingModels, findCycle, type ComposingModelView, type DependencyNode } from '../ensemble/validate/ensemble-dependencies.ts';
 import { validateEnsembleModels } from '../ensemble/validate/ensemble-models.ts';
 import type { LoadOptions } from './server-api.ts';
 import { ModelRecord } from './model-record.ts';
@@ -288,7 +288,7 @@ export class ModelLifecycle {
   /** Why an ensemble cannot run against the models serving now, or undefined when it can. */
   private composingProblem(config: ModelConfig, namespace: string): string | undefined {
     try {
-      checkComposingModels(config, (name) => this.composingView(name, namespace));
+      checkComposingModels(config, (name) => this.composingView(name, namespace), modelIdText(namespace, config.name));
       return undefined;
     } catch (err) {
       return InferError.from(err).message;
@@ -466,16 +466,19 @@ export class ModelLifecycle {
         p = (async () => {
           const model = resolved.get(key)!;
           const { name, namespace } = model.source;
-          const configOf = (m: string): ModelConfig | undefined => {
-            const k = readKey(m, namespace);
-            return k ? resolved.get(k)!.config : this.tryResolve(m, namespace)?.resolved?.config;
-          };
           const deps = composingModels(model.config)
             .map((d) => readKey(d, namespace))
             .filter((k): k is string => k !== undefined && k !== key);
           // Through loaded models too: reloading eb -> ea while ea -> eb serves closed a cycle that
-          // loaded, and every request to either recursed until the stack overflowed.
-          const cycle = composingModels(model.config).length > 0 ? findCircularDependency(name, configOf) : undefined;
+          // loaded, and every request to either recursed until the stack overflowed. Each step
+          // resolves from the repository of the ensemble that names it.
+          const stepOf = (from: StepNode, m: string): StepNode | undefined => {
+            const k = readKey(m, from.namespace);
+            const source = k ? resolved.get(k)! : this.tryResolve(m, from.namespace)?.resolved;
+            return source && { id: modelIdText(source.source.namespace, source.source.name), namespace: source.source.namespace, config: source.config };
+          };
+          const start = { id: modelIdText(namespace, name), namespace, config: model.config };
+          const cycle = composingModels(model.config).length > 0 ? findCycle(start, stepOf) : undefined;
           if (!cycle) await Promise.all(deps.map((d) => apply(d)));
           failures.push(...(await this.applyModel(model, cycle, overrides.has(name))));
         })();
@@ -618,8 +621,13 @@ export class ModelLifecycle {
    * ValidateEnsembleConfig) and returns its config completed with the decoupled flag it inherits.
    */
   private completeEnsemble(config: ModelConfig, namespace: string): ModelConfig {
-    checkComposingModels(config, (name) => this.composingView(name, namespace));
-    const result = validateEnsembleModels(config, (m) => this.tryResolve(m, namespace)!.latestServing()!.config);
+    const ensembleId = modelIdText(namespace, config.name);
+    checkComposingModels(config, (name) => this.composingView(name, namespace), ensembleId);
+    const stepRecord = (m: string): ModelRecord => this.tryResolve(m, namespace)!;
+    const result = validateEnsembleModels(config, (m) => stepRecord(m).latestServing()!.config, {
+      ensemble: ensembleId,
+      step: (m) => modelIdText(stepRecord(m).namespace, m),
+    });
     // Triton always writes the inherited flag, so an ensemble's config carries
     // `model_transaction_policy` (decoupled false or true) once loaded.
     return { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled: result.decoupled } };
@@ -630,12 +638,18 @@ export class ModelLifecycle {
     if (!r || (!r.resolved && !r.error)) return { known: false, readyVersions: [] };
     return {
       known: true,
+      id: modelIdText(r.namespace, r.name),
       configError: !r.resolved ? r.error : undefined,
       // A model whose instances are down for now still counts: it recovers by itself.
       readyVersions: r.servingVersions(),
       loadError: r.loadError(),
     };
   }
+}
+
+/** A model the cycle check reaches, with the repository its own steps resolve from. */
+interface StepNode extends DependencyNode {
+  readonly namespace: string;
 }
 
 /** Removes the record's upload folders that `unused` picks. */

@@ -64,14 +64,24 @@ export interface EnsembleValidation {
 }
 
 /**
+ * How the messages name the ensemble and a step's model: Triton prints identifiers
+ * (`namespace::name` with model namespacing). Default: the names.
+ */
+export interface EnsembleModelIds {
+  readonly ensemble: string;
+  readonly step: (modelName: string) => string;
+}
+
+/**
  * Validates `ensemble` against the configs of its composing models (`composing(name)` returns the
  * config of the version a step would use). Throws INVALID_ARG with Triton's message.
  */
 export function validateEnsembleModels(
   ensemble: ModelConfig,
   composing: (modelName: string) => ModelConfig,
+  ids?: EnsembleModelIds,
 ): EnsembleValidation {
-  const E = ensemble.name;
+  const E = ids?.ensemble ?? ensemble.name;
   const batching = ensemble.max_batch_size > 0;
   const tensors = new Map<string, TensorNode>();
   for (const input of ensemble.input) {
@@ -89,11 +99,11 @@ export function validateEnsembleModels(
 
   for (const step of ensemble.ensemble_scheduling?.step ?? []) {
     const config = composing(step.model_name);
-    const M = step.model_name;
+    const M = ids ? ids.step(step.model_name) : step.model_name;
     if (config.max_batch_size !== 0 && config.max_batch_size < ensemble.max_batch_size) {
       throw new InferError(
         'INVALID_ARG',
-        `ensemble ${E} allows maximum batch size ${ensemble.max_batch_size}, but it contains model ${M} which only allows maximum batch size to be ${config.max_batch_size}`,
+        `ensemble ${E} allows maximum batch size ${ensemble.max_batch_size}, but it contains model ${step.model_name} which only allows maximum batch size to be ${config.max_batch_size}`,
       );
     }
     const stepBatching = config.max_batch_size > 0;
