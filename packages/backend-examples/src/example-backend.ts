@@ -6,6 +6,7 @@
  */
 import {
   BACKEND_API_VERSION,
+  instanceWorkerOptions,
   spawnWorkerInstance,
   type Backend,
   type BackendModel,
@@ -62,11 +63,7 @@ export function exampleBackend<Init>(spec: ExampleBackendSpec<Init>, options: Ex
           const worker = await spawnWorkerInstance({
             entry: spec.entry,
             init: spec.instanceInit ? spec.instanceInit(plan.init, index) : plan.init,
-            model: load.config.name,
-            instanceName: instance.name,
-            log: load.log,
-            ...(instance.onUnavailable ? { onUnavailable: instance.onUnavailable } : {}),
-            ...(instance.onAvailable ? { onAvailable: instance.onAvailable } : {}),
+            ...instanceWorkerOptions(load, instance),
             ...(executeTimeoutMs ? { executeTimeoutMs } : {}),
             ...(options.restart ? { restart: options.restart } : {}),
           });

@@ -13,7 +13,7 @@ import {
   BACKEND_API_VERSION,
   InferError,
   configTensorPlan,
-  instanceHooks,
+  instanceWorkerOptions,
   isolationParameters,
   sequenceTensors,
   spawnWorkerInstance,
@@ -134,13 +134,10 @@ class OnnxModel implements BackendModel {
     return spawnWorkerInstance({
       entry: ENTRY,
       init,
-      model: config.name,
-      instanceName: instance.name,
-      log,
+      ...instanceWorkerOptions(this.spec, instance),
       ...workerBounds(p),
       ...(timeouts.length > 0 ? { executeTimeoutMs: Math.min(...timeouts) } : {}),
       ...isolationOptions(p, this.spec.modelDir, this.modelPath),
-      ...instanceHooks(instance),
     });
   }
 

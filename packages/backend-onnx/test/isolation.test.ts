@@ -4,7 +4,7 @@
  * Loop of 2^62 iterations) cannot be stopped inside a thread; in a process the execute timeout kills
  * the child, its request fails, and the instance restarts and serves.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferError, normalizeModelConfig, parseModelConfigText, tensorFromTyped, typedView, type InferResponse } from '@tritium/core';
 // Tests generate their models with the workspace's ONNX generator (a tool, not a runtime dependency).
@@ -116,6 +116,23 @@ describe('uploaded files', () => {
       await model.dispose();
     }
     if (linux) expect(isolatedChildren()).toEqual([]);
+  }, 60_000);
+
+  it.runIf(linux)("takes the server's worker policy: --strict-sandbox refuses a session whose sandbox would lack a guarantee", async () => {
+    // A model folder closed to everyone but its owner: the sandbox's uid cannot read it, a missing guarantee.
+    const { modelDir, versionDir } = await repo.model('strict', LOOP);
+    chmodSync(modelDir, 0o700);
+    const config = normalizeModelConfig({ ...parseModelConfigText(CONFIG(param('tritium.isolation', 'process'))), name: 'strict', backend: 'onnxruntime' }, { modelName: 'strict' });
+    const model = await onnxBackend({ cores: 2 }).loadModel({ config, version: 1, modelDir, versionDir, log: captureLog(), workerPolicy: { strictSandbox: true } });
+    try {
+      await expect(model.createInstance({ name: 'strict_0', kind: 'CPU', device: 0, groupName: 'strict' })).rejects.toMatchObject({
+        code: 'UNSUPPORTED',
+        message: expect.stringMatching(/does NOT enforce: .*refused by --strict-sandbox$/),
+      });
+      expect(isolatedChildren()).toEqual([]);
+    } finally {
+      await model.dispose();
+    }
   }, 60_000);
 
   it('a bad tritium.isolation is refused naming the key', async () => {

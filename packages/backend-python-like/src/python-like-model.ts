@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import {
   InferError,
   modelConfigToJson,
+  instanceWorkerOptions,
   spawnWorkerInstance,
   workerBounds,
   type BackendModel,
@@ -58,7 +59,7 @@ export class PythonLikeModel implements BackendModel {
   }
 
   async createInstance(spec: InstanceSpec): Promise<ModelInstance> {
-    const { config, version, modelDir, log } = this.#spec;
+    const { config, version, modelDir } = this.#spec;
     const init: PythonLikeInit = {
       bundleUrl: pathToFileURL(this.#bundle.file).href,
       modelFile: this.#modelFile,
@@ -74,19 +75,12 @@ export class PythonLikeModel implements BackendModel {
     const started = spawnWorkerInstance<PythonLikeInit>({
       entry: ENTRY_URL,
       init,
-      model: config.name,
-      version,
-      instanceName: spec.name,
-      ...(this.#spec.workerPolicy ? { policy: this.#spec.workerPolicy } : {}),
+      ...instanceWorkerOptions(this.#spec, spec),
       ...workerBounds(p),
       ...(this.#options.restart ? { restart: this.#options.restart } : {}),
       infer: (request) => this.#bls(request),
       ...(this.#spec.metrics ? { metrics: this.#spec.metrics } : {}),
       ...(this.#spec.inferStream ? { inferStream: this.#spec.inferStream } : {}),
-      ...(spec.onUnavailable ? { onUnavailable: spec.onUnavailable } : {}),
-      ...(spec.onAvailable ? { onAvailable: spec.onAvailable } : {}),
-      ...(spec.signal ? { signal: spec.signal } : {}),
-      log,
       ...isolationOptions(p, modelDir, this.#bundle),
     });
     const [instance, checked] = await Promise.allSettled([started, this.#options.checked]);

@@ -12,7 +12,7 @@ import { dirname } from 'node:path';
 import {
   BACKEND_API_VERSION,
   configTensorPlan,
-  instanceHooks,
+  instanceWorkerOptions,
   spawnWorkerInstance,
   type AutoCompleteSpec,
   type Backend,
@@ -93,14 +93,11 @@ class TrtModel implements BackendModel {
     return spawnWorkerInstance({
       entry: ENTRY,
       init,
-      model: config.name,
-      instanceName: instance.name,
-      log,
+      ...instanceWorkerOptions(this.spec, instance),
       isolation,
       ...(isolation === 'process'
         ? { execArgv: ['--allow-addons'], processPermissions: { allowRead: [dirname(this.enginePath), dirname(this.shimPath)] } }
         : {}),
-      ...instanceHooks(instance),
       ...(executeTimeoutMs ? { executeTimeoutMs } : {}),
       ...(this.options.restart ? { restart: this.options.restart } : {}),
     });

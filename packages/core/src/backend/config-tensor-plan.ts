@@ -1,13 +1,11 @@
 /**
  * What a backend that batches inside one instance (ONNX Runtime, TensorRT) sends its worker about
- * each config input and output, and which of the server's instance hooks it passes on to the worker
- * host: written once here, as the backend conformance suite runs both backends through the same
- * contract.
+ * each config input and output: written once here, as the backend conformance suite runs both
+ * backends through the same contract.
  */
 import { InferError } from '../errors.ts';
 import type { ModelInput, ModelOutput } from '../config/model-config.ts';
 import { configToWireDataType, type DataType } from '../tensor/data-type.ts';
-import type { InstanceSpec } from './spi.ts';
 
 /** A config input's or output's wire datatype, dims and reshape (plain data, for a worker's init). */
 export interface ConfigTensorPlan {
@@ -36,14 +34,5 @@ export function configTensorPlan(io: ModelInput | ModelOutput, model: string, un
     dims: [...io.dims],
     ...(io.reshape ? { reshape: [...io.reshape.shape] } : {}),
     ...('optional' in io && io.optional ? { optional: true } : {}),
-  };
-}
-
-/** The InstanceSpec hooks a worker-hosted instance hands `spawnWorkerInstance` (those the server set). */
-export function instanceHooks(instance: InstanceSpec): Pick<InstanceSpec, 'onUnavailable' | 'onAvailable' | 'signal'> {
-  return {
-    ...(instance.onUnavailable ? { onUnavailable: instance.onUnavailable } : {}),
-    ...(instance.onAvailable ? { onAvailable: instance.onAvailable } : {}),
-    ...(instance.signal ? { signal: instance.signal } : {}),
   };
 }

@@ -4,6 +4,7 @@
  */
 import { BACKEND_API_VERSION, type Backend, type BackendModel, type LoadSpec, type ModelInstance } from '../backend/spi.ts';
 import { spawnWorkerInstance } from '../worker/worker-host.ts';
+import { instanceWorkerOptions } from '../backend/instance-worker.ts';
 import type { WorkerInstanceOptions } from '../worker/types.ts';
 import type { TestModelInit } from './entries/common.ts';
 
@@ -32,15 +33,9 @@ export function workerTestBackend(name: string, entry: URL, options: TestBackend
             ...options,
             entry,
             init,
-            model: spec.config.name,
-            version: spec.version,
-            instanceName: instance.name,
-            ...(spec.workerPolicy ? { policy: spec.workerPolicy } : {}),
+            ...instanceWorkerOptions(spec, instance),
             log: options.log ?? spec.log,
             infer: spec.infer,
-            onUnavailable: instance.onUnavailable,
-            onAvailable: instance.onAvailable,
-            signal: instance.signal,
           });
           instances.add(created);
           const dispose = created.dispose.bind(created);
