@@ -80,6 +80,9 @@ export class RedisResponseCache implements ResponseCacheStore {
   static async open(settings: Readonly<Record<string, string>>, options: RedisCacheOptions = {}): Promise<RedisResponseCache> {
     const log = options.log ?? silentLogger;
     const parsed = parseRedisSettings(settings, options.env);
+    for (const name of parsed.ignored ?? []) {
+      log.warn(`--cache-config redis,${name} has no effect without --cache-config redis,tls_enabled=true (Triton ignores it too)`);
+    }
     let tls: ConnectionOptions | undefined;
     try {
       tls = parsed.tls ? await tlsOptions(parsed.tls, parsed.host) : undefined;

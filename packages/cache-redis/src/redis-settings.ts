@@ -33,6 +33,8 @@ export interface RedisCacheSettings {
   /** Present when `tls_enabled=true`. */
   readonly tls?: RedisTlsSettings;
   readonly maxEntryBytes: number;
+  /** TLS settings given without `tls_enabled=true`: Triton reads them only with TLS on, so they do nothing. */
+  readonly ignored?: readonly string[];
 }
 
 export const USERNAME_ENV = 'TRITONCACHE_REDIS_USERNAME';
@@ -100,11 +102,11 @@ export function parseRedisSettings(settings: Readonly<Record<string, string>>, e
   if (tlsFlag !== undefined && tlsFlag !== 'true' && tlsFlag !== 'false') {
     throw new RedisSettingsError(`invalid value for --cache-config redis,tls_enabled: '${tlsFlag}' (expected true or false)`);
   }
+  // Triton reads the TLS settings only under tls_enabled=true and ignores them otherwise: a Triton
+  // command line with them starts here too, and the opener warns that they do nothing.
   const tlsOnly = ['cert', 'key', 'cacert', 'cacert_dir', 'sni'].filter((k) => settings[k] !== undefined);
-  if (tlsFlag !== 'true' && tlsOnly.length > 0) {
-    throw new RedisSettingsError(`--cache-config redis,${tlsOnly[0]} needs --cache-config redis,tls_enabled=true`);
-  }
-  if ((settings['cert'] === undefined) !== (settings['key'] === undefined)) {
+  const ignored = tlsFlag === 'true' ? [] : tlsOnly;
+  if (tlsFlag === 'true' && (settings['cert'] === undefined) !== (settings['key'] === undefined)) {
     throw new RedisSettingsError('--cache-config redis: cert and key go together (a client certificate and its key)');
   }
   const user = settings['user'] ?? env[USERNAME_ENV];
@@ -131,5 +133,6 @@ export function parseRedisSettings(settings: Readonly<Record<string, string>>, e
         }
       : {}),
     maxEntryBytes: integer(settings, 'max_entry_bytes', DEFAULT_MAX_ENTRY_BYTES, 1024, MAX_MAX_ENTRY_BYTES),
+    ...(ignored.length > 0 ? { ignored } : {}),
   };
 }

@@ -67,6 +67,17 @@ describe.skipIf(!available)('RedisResponseCache on a real redis-server', () => {
     }
   });
 
+  it('opens with TLS settings but no tls_enabled=true, as Triton, warning that they do nothing', async () => {
+    const log = recordingLog();
+    const cache = await open({ cacert: '/nowhere/ca.pem' }, log);
+    try {
+      expect(await cache.insert('plain', { outputs: [f32('OUT', [1])] })).toBe('inserted');
+      expect(log.lines).toContain('W: --cache-config redis,cacert has no effect without --cache-config redis,tls_enabled=true (Triton ignores it too)');
+    } finally {
+      await cache.close();
+    }
+  });
+
   it('keeps no entry over max_entry_bytes and serves none that a writer made larger', async () => {
     const cache = await open({ max_entry_bytes: '2048' });
     try {

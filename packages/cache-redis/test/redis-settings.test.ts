@@ -30,6 +30,12 @@ describe('parseRedisSettings', () => {
     expect(parseRedisSettings({ ...base, password: 'flag' }, env)).toMatchObject({ user: 'envuser', password: 'flag' });
   });
 
+  it('accepts TLS settings without tls_enabled=true as Triton does, as ignored', () => {
+    expect(parseRedisSettings({ ...base, cacert: '/ca', sni: 'r' }, {})).toMatchObject({ ignored: ['cacert', 'sni'] });
+    const off = parseRedisSettings({ ...base, tls_enabled: 'false', cert: '/c' }, {});
+    expect([off.tls, off.ignored]).toEqual([undefined, ['cert']]);
+  });
+
   it('refuses, naming the setting', () => {
     expect(() => parseRedisSettings({ host: 'redis' }, {})).toThrow(MISSING_ADDRESS);
     expect(() => parseRedisSettings({ port: '1' }, {})).toThrow("didn't specify address");
@@ -38,7 +44,6 @@ describe('parseRedisSettings', () => {
     expect(() => parseRedisSettings({ ...base, connect_timeout: '0' }, {})).toThrow('redis,connect_timeout');
     expect(() => parseRedisSettings({ ...base, pool_size: '1000' }, {})).toThrow("redis,pool_size: '1000' (expected an integer from 1 to 64");
     expect(() => parseRedisSettings({ ...base, tls_enabled: 'yes' }, {})).toThrow("redis,tls_enabled: 'yes' (expected true or false)");
-    expect(() => parseRedisSettings({ ...base, cacert: '/ca' }, {})).toThrow('redis,cacert needs --cache-config redis,tls_enabled=true');
     expect(() => parseRedisSettings({ ...base, tls_enabled: 'true', cert: '/c' }, {})).toThrow('cert and key go together');
     expect(() => parseRedisSettings({ ...base, max_entry_bytes: '10' }, {})).toThrow('redis,max_entry_bytes');
     expect(() => parseRedisSettings({ ...base, ttl: '5' }, {})).toThrow("unknown setting 'ttl' for the redis cache");
