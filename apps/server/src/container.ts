@@ -25,7 +25,7 @@ import { BackendCatalog } from './backend-catalog.ts';
 import { repositorySources } from './repository-sources.ts';
 import { RequestBudget } from './protocol/request-budget.ts';
 import { transportGauges } from './metrics/transport-gauges.ts';
-import { descriptorLimit, planConnections } from './protocol/connection-plan.ts';
+import { descriptorLimit, planConnections, type ConnectionPlan } from './protocol/connection-plan.ts';
 import { registerServerPaths } from './protocol/server-paths.ts';
 import { OpenAiRoutes } from './openai/routes.ts';
 import { ApiKeys } from './openai/api-keys.ts';
@@ -49,6 +49,29 @@ export function createContainer(init: CreateContainerOptions): Container {
   const { options } = init;
   const c = new Container();
   c.bind(TOKENS.ServeOptions).toConstantValue(options);
+  bindServing(c, init);
+  // Errors name files inside these relative to them (server-paths.ts); object stores have no local path.
+  registerServerPaths([...options.modelRepositories.filter((r) => !/^[a-z0-9]+:\/\//.test(r)), ...(options.repositoryCacheDir ? [options.repositoryCacheDir] : [])]);
+  // Connection caps that fit below the descriptor limit together (TritiumServer logs a lowered one).
+  const connections = planConnections(
+    {
+      http: options.allowHttp ? options.httpConnections.maxConnections : 0,
+      grpc: options.allowGrpc ? options.grpcMaxConnections : 0,
+      openai: options.openaiPort !== undefined ? options.httpConnections.maxConnections : 0,
+    },
+    descriptorLimit(),
+  );
+  c.bind(TOKENS.ConnectionPlan).toConstantValue(connections);
+  // One budget of request bytes held at once, shared by both transports.
+  bindTransports(c, options, { budget: new RequestBudget(options.maxBufferedRequestSize), connections });
+  c.bind(BackendCatalog).toSelf().inSingletonScope();
+  c.bind(TOKENS.TritiumServer).to(TritiumServer).inSingletonScope();
+  return c;
+}
+
+/** The log, the backends, the response cache, the InferenceServer and the context every transport serves it with. */
+function bindServing(c: Container, init: CreateContainerOptions): void {
+  const { options } = init;
   c.bind(TOKENS.Log).toConstantValue(
     init.log ??
       new TritonLog({
@@ -94,20 +117,16 @@ export function createContainer(init: CreateContainerOptions): Container {
       }),
     )
     .inSingletonScope();
-  // Errors name files inside these relative to them (server-paths.ts); object stores have no local path.
-  registerServerPaths([...options.modelRepositories.filter((r) => !/^[a-z0-9]+:\/\//.test(r)), ...(options.repositoryCacheDir ? [options.repositoryCacheDir] : [])]);
-  // One budget of request bytes held at once, shared by both transports.
-  const budget = new RequestBudget(options.maxBufferedRequestSize);
-  // Connection caps that fit below the descriptor limit together (TritiumServer logs a lowered one).
-  const connections = planConnections(
-    {
-      http: options.allowHttp ? options.httpConnections.maxConnections : 0,
-      grpc: options.allowGrpc ? options.grpcMaxConnections : 0,
-      openai: options.openaiPort !== undefined ? options.httpConnections.maxConnections : 0,
-    },
-    descriptorLimit(),
-  );
-  c.bind(TOKENS.ConnectionPlan).toConstantValue(connections);
+}
+
+/** What the transports share: the request bytes held at once, and each listener's connection cap. */
+interface SharedLimits {
+  readonly budget: RequestBudget;
+  readonly connections: ConnectionPlan;
+}
+
+/** HTTP (with the OpenAI routes), the OpenAI-only port, gRPC and metrics. */
+function bindTransports(c: Container, options: ServeOptions, { budget, connections }: SharedLimits): void {
   // The OpenAI routes, on the HTTP port and on --openai-port: one instance, one set of keys.
   c.bind(OpenAiRoutes)
     .toDynamicValue(
@@ -156,16 +175,13 @@ export function createContainer(init: CreateContainerOptions): Container {
           counterLatencies: options.metricsConfig.counterLatencies,
           gauges: withCacheErrors(
             transportGauges(budget, () => ({ http: http.openConnections, grpc: grpc.openConnections })),
-            redis ? ctx.get<ResponseCacheStore>(TOKENS.ResponseCache) : undefined,
+            options.redisCache ? ctx.get<ResponseCacheStore>(TOKENS.ResponseCache) : undefined,
           ),
         },
         ctx.get(TOKENS.Log),
       );
     })
     .inSingletonScope();
-  c.bind(BackendCatalog).toSelf().inSingletonScope();
-  c.bind(TOKENS.TritiumServer).to(TritiumServer).inSingletonScope();
-  return c;
 }
 
 /** Core's InferenceServer over `--model-repository`, configured by the serve flags. */
