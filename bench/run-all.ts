@@ -3,7 +3,8 @@
  *
  *   (a) the seed's pipeline: sentiment_ensemble with pipeline batching (one batcher, raw text in)
  *   (a') the same, with the batching tuned for this CPU (the seed's own tuning advice)
- *   (a'') the seed's config with adaptive batching (`tritium.batching: adaptive`)
+ *   (s) the example as shipped (`npm start`): the seed's config with adaptive batching
+ *   (t) the seed's config with length-aware batching (`tritium.batch_tokens`)
  *   (b) the same models as a per-step ensemble (Triton's semantics: each composing model batches)
  *   (c) no batching anywhere
  *   (d) the microservice pattern: a preprocessing HTTP service (child process) that tokenizes each
@@ -13,14 +14,19 @@
  *       row on a timer), the real tokenizer in front: (f-a) pipeline batching, (f-c) no batching,
  *       (f-d) the microservice pattern
  *
- * Each of (a)–(d) at concurrency 1, 8, 64, 256 (closed loop, one sentence per request, HTTP),
+ * The mixed-length workload (bench/pipeline/mixed-texts.ts: seeded review-like texts of 4–256
+ * tokens, long-tailed): (a-mix) the seed's pipeline, (t-mix) with length-aware batching, and (e-t)
+ * the in-process limit on the same texts (best batch, padded to its longest).
+ *
+ * Each configuration at concurrency 1, 16, 64, 256 (closed loop, one text per request, HTTP),
  * reporting throughput, p50 and p99. The configurations of a group ((a)–(d), then (f)) run at once and
  * take turns at each concurrency in rounds of short windows, so the ratios between them are measured
  * side by side; (e) is measured before and after its group and averaged. Prints a table and ratios and writes the report
  * (benchmarks.md, benchmarks.svg) to tmp/bench-report/, or, with `--write-docs`
  * (`npm run bench -- --write-docs`), to docs/ (tracked files: only when asked).
  * Env: BENCH_MEASURE_MS (default 4000: measured per configuration and level, split over the rounds),
- * BENCH_WARMUP_MS (default 1000, before each window), BENCH_ROUNDS (default 3).
+ * BENCH_WARMUP_MS (default 1000, before each window), BENCH_ROUNDS (default 3); for a reduced run
+ * on a busy machine, BENCH_LEVELS (default 1,16,64,256) and BENCH_GROUPS (default seed,mixed,gpu).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,6 +44,8 @@ import { writeRepository, type ClassifierModel, type Variant } from './pipeline/
 import { reportDir } from './pipeline/report-dir.ts';
 import { compareWithPrevious } from './pipeline/cpu-agreement.ts';
 import { SENTENCES } from './pipeline/sentences.ts';
+import { lengthSummary, MIXED_SEED, mixedTexts, type MixedText } from './pipeline/mixed-texts.ts';
+import { paddingEfficiency, tokenCounts, type TokenTotals } from './pipeline/tokens.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The repository (this file runs compiled, from bench/dist/). */
@@ -49,7 +57,10 @@ try {
   process.stderr.write(`bench: ${(error as Error).message}\n`);
   process.exit(2);
 }
-const LEVELS = [1, 8, 64, 256];
+const LEVELS = (process.env['BENCH_LEVELS'] ?? '1,16,64,256').split(',').map(Number);
+const GROUPS = new Set((process.env['BENCH_GROUPS'] ?? 'seed,mixed,gpu').split(','));
+/** Texts of the mixed-length workload (each configuration sends them in the same order). */
+const MIXED_COUNT = 4096;
 const MEASURE_MS = Number(process.env['BENCH_MEASURE_MS'] ?? 4000);
 const WARMUP_MS = Number(process.env['BENCH_WARMUP_MS'] ?? 1000);
 /** Windows per configuration and concurrency; MEASURE_MS is split among them. */
@@ -62,6 +73,8 @@ interface Row extends Point {
   readonly cpu: { server: number; service: number; client: number };
   /** Server statistics over the window, per model (per-request averages). */
   readonly server: { ensemble?: ServerBreakdown; tokenizer?: ServerBreakdown; bert: ServerBreakdown };
+  /** The ensemble's token counts over the window (length-aware batching records them). */
+  readonly tokens: TokenTotals;
 }
 
 interface ConfigResult {
@@ -98,6 +111,7 @@ interface Accumulated {
   cpu: { server: number; service: number; client: number };
   before: Map<string, ModelCounters>;
   after: Map<string, ModelCounters>;
+  tokens: TokenTotals;
 }
 
 function addInto(sum: Map<string, ModelCounters>, snap: StatsSnapshot): void {
@@ -113,16 +127,22 @@ async function window(t: Target, c: number, warmupMs: number, measureMs: number,
   let before: StatsSnapshot | undefined;
   let cpu1 = { server: 0, service: 0, client: { user: 0, system: 0 } };
   let after: StatsSnapshot | undefined;
+  let tokens0: TokenTotals = { real: 0, padded: 0 };
+  let tokens1: TokenTotals = { real: 0, padded: 0 };
   const w = await measureWindow(c, t.send, warmupMs, measureMs, {
     start: async () => {
       before = await stats(t.server.httpUrl);
+      tokens0 = await tokenCounts(t.server.httpUrl, 'sentiment_ensemble');
       cpu0 = { server: cpuSeconds(t.server.process.pid!), service: t.servicePid ? cpuSeconds(t.servicePid) : 0, client: process.cpuUsage() };
     },
     end: async () => {
       cpu1 = { server: cpuSeconds(t.server.process.pid!), service: t.servicePid ? cpuSeconds(t.servicePid) : 0, client: process.cpuUsage(cpu0.client) };
       after = await stats(t.server.httpUrl);
+      tokens1 = await tokenCounts(t.server.httpUrl, 'sentiment_ensemble');
     },
   });
+  acc.tokens.real += tokens1.real - tokens0.real;
+  acc.tokens.padded += tokens1.padded - tokens0.padded;
   acc.windows.push(w);
   acc.cpu.server += cpu1.server - cpu0.server;
   acc.cpu.service += cpu1.service - cpu0.service;
@@ -145,6 +165,7 @@ function rowOf(c: number, acc: Accumulated): Row {
       bert,
     },
     cpu: { server: acc.cpu.server / seconds, service: acc.cpu.service / seconds, client: acc.cpu.client / seconds },
+    tokens: { ...acc.tokens },
   };
 }
 
@@ -157,7 +178,7 @@ function rowOf(c: number, acc: Accumulated): Row {
 async function sweepSideBySide(targets: readonly Target[]): Promise<ConfigResult[]> {
   const rows = new Map<string, Row[]>(targets.map((t) => [t.key, []]));
   for (const c of LEVELS) {
-    const acc = new Map<string, Accumulated>(targets.map((t) => [t.key, { windows: [], cpu: { server: 0, service: 0, client: 0 }, before: new Map(), after: new Map() }]));
+    const acc = new Map<string, Accumulated>(targets.map((t) => [t.key, { windows: [], cpu: { server: 0, service: 0, client: 0 }, before: new Map(), after: new Map(), tokens: { real: 0, padded: 0 } }]));
     for (let round = 0; round < ROUNDS; round++) {
       for (const t of roundOrder(targets, round)) await window(t, c, WARMUP_MS, MEASURE_MS / ROUNDS, acc.get(t.key)!);
     }
@@ -165,7 +186,7 @@ async function sweepSideBySide(targets: readonly Target[]): Promise<ConfigResult
       const row = rowOf(c, acc.get(t.key)!);
       rows.get(t.key)!.push(row);
       log(
-        `  ${t.key.padEnd(6)} c=${String(c).padStart(3)}: ${row.throughput.toFixed(0).padStart(6)} req/s  p50 ${(row.latency.p50Us / 1000).toFixed(1).padStart(7)} ms  ` +
+        `  ${t.key.padEnd(7)} c=${String(c).padStart(3)}: ${row.throughput.toFixed(0).padStart(6)} req/s  p50 ${(row.latency.p50Us / 1000).toFixed(1).padStart(7)} ms  ` +
           `p99 ${(row.latency.p99Us / 1000).toFixed(1).padStart(7)} ms  model batch ${row.modelBatch.toFixed(1).padStart(5)}  ` +
           `cpu server ${row.cpu.server.toFixed(2)} service ${row.cpu.service.toFixed(2)} client ${row.cpu.client.toFixed(2)}`,
       );
@@ -174,11 +195,18 @@ async function sweepSideBySide(targets: readonly Target[]): Promise<ConfigResult
   return targets.map((t) => ({ key: t.key, name: t.name, rows: rows.get(t.key)! }));
 }
 
-async function tritiumTarget(root: string, key: string, name: string, variant: Variant, model: ClassifierModel = 'onnx'): Promise<Target> {
+async function tritiumTarget(
+  root: string,
+  key: string,
+  name: string,
+  variant: Variant,
+  model: ClassifierModel = 'onnx',
+  texts: readonly string[] = SENTENCES,
+): Promise<Target> {
   log(`${key} ${name}: starting tritium serve`);
   const server = await startTritium(writeRepository(root, variant, model));
   const client = new tritonHttp.InferenceServerClient(server.httpUrl, { concurrency: Math.max(...LEVELS) });
-  const inputs = SENTENCES.map((s) => [new InferInput('TEXT', [1, 1], 'BYTES').setData([s])]);
+  const inputs = texts.map((s) => [new InferInput('TEXT', [1, 1], 'BYTES').setData([s])]);
   const outputs = [new InferRequestedOutput('LOGITS')];
   let i = 0;
   return {
@@ -291,7 +319,7 @@ function servingCpuMsPerInference(r: Row): number {
   return r.throughput > 0 ? ((r.cpu.server + r.cpu.service) * 1000) / r.throughput : 0;
 }
 
-function report(configs: readonly ConfigResult[], limit: LimitResult): { text: string; markdown: string } {
+function report(configs: readonly ConfigResult[], limit: LimitResult | undefined, mixedLimit: LimitResult | undefined): { text: string; markdown: string } {
   const header = ['config', 'concurrency', 'req/s', 'p50 ms', 'p99 ms', 'model batch', 'cpu server', 'cpu service', 'cpu client', 'cpu ms/inf'];
   const rows: string[][] = [];
   for (const c of configs) {
@@ -310,7 +338,9 @@ function report(configs: readonly ConfigResult[], limit: LimitResult): { text: s
       ]);
     }
   }
-  rows.push(['(e)', `batch ${limit.batchSize}`, limit.throughput.toFixed(0), ms(limit.latency.p50Us), ms(limit.latency.p99Us), String(limit.batchSize), '-', '-', '-', limit.cpuMsPerInference.toFixed(2)]);
+  for (const [key, l] of [['(e)', limit], ['(e-t)', mixedLimit]] as const) {
+    if (l) rows.push([key, `batch ${l.batchSize}`, l.throughput.toFixed(0), ms(l.latency.p50Us), ms(l.latency.p99Us), String(l.batchSize), '-', '-', '-', l.cpuMsPerInference.toFixed(2)]);
+  }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const text = [header, widths.map((w) => '-'.repeat(w)), ...rows].map((r) => r.map((c, i) => c.padStart(widths[i]!)).join('  ')).join('\n');
   const markdown = [`| ${header.join(' | ')} |`, `|${header.map(() => '---:').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
@@ -323,13 +353,19 @@ interface Ratio {
   readonly target: number;
   readonly pass: boolean;
   readonly detail: string;
-  /** 'ms': a difference in milliseconds that must stay at most `target`; 'max': a ratio of at most `target` (else at least). */
-  readonly unit?: 'ms' | 'max';
+  /** 'ms': a difference in milliseconds that must stay at most `target`; 'max': a ratio of at most `target`; 'min': a fraction of at least `target` (else a ratio of at least). */
+  readonly unit?: 'ms' | 'max' | 'min';
 }
 
 /** One target as printed: `1.23× (target 1×)` or `0.4 ms (target ≤ 1 ms)`. */
 const shown = (r: Ratio): string =>
-  r.unit === 'ms' ? `${r.value.toFixed(2)} ms (target ≤ ${r.target} ms)` : r.unit === 'max' ? `${r.value.toFixed(2)}× (target ≤ ${r.target}×)` : `${r.value.toFixed(2)}× (target ${r.target}×)`;
+  r.unit === 'ms'
+    ? `${r.value.toFixed(2)} ms (target ≤ ${r.target} ms)`
+    : r.unit === 'max'
+      ? `${r.value.toFixed(2)}× (target ≤ ${r.target}×)`
+      : r.unit === 'min'
+        ? `${r.value.toFixed(2)} (target ≥ ${r.target})`
+        : `${r.value.toFixed(2)}× (target ${r.target}×)`;
 
 /**
  * The serving overhead against (e) at the batch size the served model actually ran, not (e)'s best:
@@ -340,14 +376,41 @@ function sameBatchText(servingMs: number, modelBatch: number, limit: LimitResult
   return `against (e) at batch ${near.batchSize} (bert ran ${modelBatch.toFixed(1)}): ${near.cpuMsPerInference.toFixed(2)} ms, ${(servingMs / near.cpuMsPerInference).toFixed(2)}×`;
 }
 
-function ratios(configs: readonly ConfigResult[], limit: LimitResult): Ratio[] {
-  const by = (key: string) => configs.find((c) => c.key === key)!;
-  const at = (key: string, c: number) => by(key).rows.find((r) => r.concurrency === c)!;
-  const best = (key: string) => Math.max(...by(key).rows.map((r) => r.throughput));
+/** What the mixed-length group measured beside its configurations. */
+interface MixedRun {
+  /** (e-t): the in-process limit on the mixed texts. */
+  readonly limit: LimitResult;
+  /** The texts' token counts, in the order they are sent. */
+  readonly lengths: readonly number[];
+}
+
+function ratios(configs: readonly ConfigResult[], limit: LimitResult | undefined, mixed: MixedRun | undefined): Ratio[] {
+  const by = (key: string) => configs.find((c) => c.key === key);
+  const at = (key: string, c: number) => by(key)?.rows.find((r) => r.concurrency === c);
+  const has = (...keys: string[]) => keys.every((k) => by(k));
+  const best = (key: string) => Math.max(...by(key)!.rows.map((r) => r.throughput));
   const out: Ratio[] = [];
-  for (const mine of ['(a)', "(a')"]) {
-    const b = best(mine);
-    out.push({ label: `${mine} best / (e) limit`, value: b / limit.throughput, target: 0.85, pass: b / limit.throughput >= 0.85, detail: `${b.toFixed(0)} vs ${limit.throughput.toFixed(0)} req/s` });
+  const throughputRatio = (mine: string, other: string, level: number, target: number, needLowerP99: boolean): void => {
+    const m = at(mine, level);
+    const o = at(other, level);
+    if (!m || !o) return;
+    const value = m.throughput / o.throughput;
+    const lowerP99 = m.latency.p99Us <= o.latency.p99Us;
+    out.push({
+      label: `${mine} / ${other} at concurrency ${level}`,
+      value,
+      target,
+      pass: value >= target && (!needLowerP99 || lowerP99),
+      detail:
+        `${m.throughput.toFixed(0)} vs ${o.throughput.toFixed(0)} req/s; p99 ${ms(m.latency.p99Us)} vs ${ms(o.latency.p99Us)} ms` +
+        (needLowerP99 && !lowerP99 ? ' (p99 NOT lower)' : ''),
+    });
+  };
+  if (limit) {
+    for (const mine of ['(a)', "(a')"].filter((k) => has(k))) {
+      const b = best(mine);
+      out.push({ label: `${mine} best / (e) limit`, value: b / limit.throughput, target: 0.85, pass: b / limit.throughput >= 0.85, detail: `${b.toFixed(0)} vs ${limit.throughput.toFixed(0)} req/s` });
+    }
   }
   const pairs = [
     ['(a)', '(c)', 3, 64],
@@ -359,22 +422,11 @@ function ratios(configs: readonly ConfigResult[], limit: LimitResult): Ratio[] {
     ['(f-a)', '(f-c)', 5, 64],
     ['(f-a)', '(f-d)', 3, 64],
   ] as const;
-  for (const [mine, key, target, level] of pairs) {
-    const a64 = at(mine, level);
-    const o = at(key, level);
-    const value = a64.throughput / o.throughput;
-    const lowerP99 = a64.latency.p99Us <= o.latency.p99Us;
-    out.push({
-      label: `${mine} / ${key} at concurrency ${level}`,
-      value,
-      target,
-      pass: value >= target && lowerP99,
-      detail: `${a64.throughput.toFixed(0)} vs ${o.throughput.toFixed(0)} req/s; p99 ${ms(a64.latency.p99Us)} vs ${ms(o.latency.p99Us)} ms${lowerP99 ? '' : ' (p99 NOT lower)'}`,
-    });
-  }
+  for (const [mine, key, target, level] of pairs) throughputRatio(mine, key, level, target, true);
   // Serving overhead: CPU per inference of the served pipeline against the same work in one process.
   for (const mine of ['(a)', "(a')"]) {
     const row = at(mine, 64);
+    if (!row || !limit) continue;
     const value = servingCpuMsPerInference(row) / limit.cpuMsPerInference;
     out.push({
       label: `${mine} server CPU per inference at concurrency 64 / (e)'s`,
@@ -387,23 +439,36 @@ function ratios(configs: readonly ConfigResult[], limit: LimitResult): Ratio[] {
         sameBatchText(servingCpuMsPerInference(row), row.modelBatch, limit),
     });
   }
-  // Adaptive batching: a lone client does not pay the queue delay; under load it batches as well.
-  const adaptive1 = at("(a'')", 1);
+  // The example as shipped: a lone client does not pay the queue delay; mid and high load lose nothing.
+  const shipped1 = at('(s)', 1);
   const none1 = at('(c)', 1);
-  const gapMs = (adaptive1.latency.p50Us - none1.latency.p50Us) / 1000;
-  out.push({
-    label: "(a'') p50 − (c) p50 at concurrency 1",
-    value: gapMs,
-    target: 1,
-    pass: gapMs <= 1,
-    unit: 'ms',
-    detail: `${ms(adaptive1.latency.p50Us)} vs ${ms(none1.latency.p50Us)} ms (the fixed delay: (a) ${ms(at('(a)', 1).latency.p50Us)} ms)`,
-  });
+  if (shipped1 && none1) {
+    const gapMs = (shipped1.latency.p50Us - none1.latency.p50Us) / 1000;
+    out.push({
+      label: '(s) p50 − (c) p50 at concurrency 1',
+      value: gapMs,
+      target: 1,
+      pass: gapMs <= 1,
+      unit: 'ms',
+      detail: `${ms(shipped1.latency.p50Us)} vs ${ms(none1.latency.p50Us)} ms (the fixed delay: (a) ${at('(a)', 1) ? ms(at('(a)', 1)!.latency.p50Us) : '-'} ms)`,
+    });
+  }
+  for (const level of [16, 64, 256]) throughputRatio('(s)', '(a)', level, 0.95, false);
+  // Length-aware batching on today's sentences: no worse than the seed's pipeline (within noise).
+  for (const level of [64, 256]) throughputRatio('(t)', '(a)', level, 0.95, false);
+  // The mixed-length workload.
+  for (const level of [64, 256]) throughputRatio('(t-mix)', '(a-mix)', level, 1.5, true);
   for (const level of [64, 256]) {
-    const mine = at("(a'')", level);
-    const fixed = at('(a)', level);
-    const value = mine.throughput / fixed.throughput;
-    out.push({ label: `(a'') / (a) at concurrency ${level}`, value, target: 0.95, pass: value >= 0.95, detail: `${mine.throughput.toFixed(0)} vs ${fixed.throughput.toFixed(0)} req/s` });
+    const t = at('(t-mix)', level);
+    if (!t) continue;
+    const eff = t.tokens.padded > 0 ? t.tokens.real / t.tokens.padded : 0;
+    const a = at('(a-mix)', level);
+    const today = a && mixed ? `; (a-mix) pads to ${paddingEfficiency(mixed.lengths, a.modelBatch).toFixed(2)} (its mean batch of ${a.modelBatch.toFixed(1)} texts in arrival order)` : '';
+    out.push({ label: `(t-mix) padding efficiency at concurrency ${level}`, value: eff, target: 0.9, pass: eff >= 0.9, unit: 'min', detail: `${t.tokens.real} real / ${t.tokens.padded} padded tokens${today}` });
+    if (mixed) {
+      const value = t.throughput / mixed.limit.throughput;
+      out.push({ label: `(t-mix) / (e-t) at concurrency ${level}`, value, target: 1, pass: value >= 1, detail: `${t.throughput.toFixed(0)} vs ${mixed.limit.throughput.toFixed(0)} req/s ((e-t) at batch ${mixed.limit.batchSize})` });
+    }
   }
   return out;
 }
@@ -414,10 +479,11 @@ function profileTable(configs: readonly ConfigResult[], concurrency: number): st
   const f = (us: number | undefined) => (us === undefined ? '-' : (us / 1000).toFixed(2));
   const batch = (b: ServerBreakdown | undefined) => (b && b.executionCount > 0 ? (b.inferenceCount / b.executionCount).toFixed(1) : '-');
   const compute = (b: ServerBreakdown | undefined) => (b ? b.computeInputUs + b.computeInferUs + b.computeOutputUs : undefined);
-  const rows = configs.map((c) => {
-    const r = c.rows.find((x) => x.concurrency === concurrency)!;
+  const rows = configs.flatMap((c) => {
+    const r = c.rows.find((x) => x.concurrency === concurrency);
+    if (!r) return [];
     const { ensemble, tokenizer, bert } = r.server;
-    return [
+    return [[
       c.key,
       r.throughput.toFixed(0),
       f(r.latency.avgUs),
@@ -430,12 +496,12 @@ function profileTable(configs: readonly ConfigResult[], concurrency: number): st
       f(compute(bert)),
       batch(bert),
       `${r.cpu.server.toFixed(2)} + ${r.cpu.service.toFixed(2)} + ${r.cpu.client.toFixed(2)}`,
-    ];
+    ]];
   });
   return [`| ${header.join(' | ')} |`, `|${header.map(() => '---:').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
 
-function plot(configs: readonly ConfigResult[], limit: LimitResult): string {
+function plot(configs: readonly ConfigResult[], limit: LimitResult | undefined): string {
   return plotSvg({
     title: 'Sentiment pipeline on this machine: throughput vs p99 latency',
     xLabel: 'throughput (requests/s)',
@@ -446,7 +512,7 @@ function plot(configs: readonly ConfigResult[], limit: LimitResult): string {
         name: `${c.key} ${c.name.split(':')[0]}`,
         points: c.rows.map((r) => ({ x: r.throughput, y: r.latency.p99Us / 1000, label: `c${r.concurrency}` })),
       })),
-      { name: '(e) limit', points: [{ x: limit.throughput, y: limit.latency.p99Us / 1000, label: `b${limit.batchSize}` }] },
+      ...(limit ? [{ name: '(e) limit', points: [{ x: limit.throughput, y: limit.latency.p99Us / 1000, label: `b${limit.batchSize}` }] }] : []),
     ],
   });
 }
@@ -463,40 +529,71 @@ async function main(): Promise<void> {
     log(`model: bert_classifier hidden ${EXAMPLE_SHAPE.hidden}, ${EXAMPLE_SHAPE.layers} layers, ${EXAMPLE_SHAPE.heads} heads; ${SENTENCES.length} sentences cycled`);
     log(`windows: ${ROUNDS} rounds per level, each ${WARMUP_MS} ms warm-up + ${(MEASURE_MS / ROUNDS).toFixed(0)} ms measured per configuration; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
     const configs: ConfigResult[] = [];
-    // (e) is measured before and after the group it is compared with, and the two sweeps averaged.
-    log('(e) limit: tokenizer + ONNX session in one process (before the group)');
+    let limit: LimitResult | undefined;
     const limitMs = Math.max(1000, MEASURE_MS / 2);
-    const limitBefore = await measureLimit(tokenizerDir, modelPath, SENTENCES, limitMs);
-    log(`  (e) ${limitBefore.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
-    configs.push(
-      ...(await group([
-        () => tritiumTarget(root, '(a)', 'pipeline batching: the seed\'s sentiment_ensemble', 'pipeline'),
-        () => tritiumTarget(root, "(a')", 'pipeline batching tuned for this CPU: preferred batch 8, 1 ms max queue delay', 'pipeline-tuned'),
-        () => tritiumTarget(root, "(a'')", "the seed's config with adaptive batching (tritium.batching: adaptive)", 'pipeline-adaptive'),
-        () => tritiumTarget(root, '(b)', 'per-step ensemble: tokenizer and bert_classifier batch separately', 'per-step'),
-        () => tritiumTarget(root, '(c)', 'no batching anywhere', 'no-batching'),
-        () => microserviceTarget(root, tokenizerDir),
-      ])),
-    );
-    log('(e) limit: tokenizer + ONNX session in one process (after the group)');
-    const limitAfter = await measureLimit(tokenizerDir, modelPath, SENTENCES, limitMs);
-    log(`  (e) ${limitAfter.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
-    const limit = meanLimit(limitBefore, limitAfter);
-    configs.push(
-      ...(await group([
-        () => tritiumTarget(root, '(f-a)', 'GPU-shaped: pipeline batching, bert_classifier = gpu_sim (4 ms + 0.02 ms/row)', 'pipeline', 'gpu_sim'),
-        () => tritiumTarget(root, '(f-c)', 'GPU-shaped: no batching anywhere', 'no-batching', 'gpu_sim'),
-        () => microserviceTarget(root, tokenizerDir, '(f-d)', 'gpu_sim'),
-      ])),
-    );
+    if (GROUPS.has('seed')) {
+      // (e) is measured before and after the group it is compared with, and the two sweeps averaged.
+      log('(e) limit: tokenizer + ONNX session in one process (before the group)');
+      const limitBefore = await measureLimit(tokenizerDir, modelPath, SENTENCES, limitMs);
+      log(`  (e) ${limitBefore.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
+      configs.push(
+        ...(await group([
+          () => tritiumTarget(root, '(a)', 'pipeline batching: the seed\'s sentiment_ensemble', 'pipeline'),
+          () => tritiumTarget(root, "(a')", 'pipeline batching tuned for this CPU: preferred batch 8, 1 ms max queue delay', 'pipeline-tuned'),
+          () => tritiumTarget(root, '(s)', 'the example as shipped (npm start): the seed\'s config with adaptive batching (tritium.batching: adaptive)', 'shipped'),
+          () => tritiumTarget(root, '(t)', 'the seed\'s config with length-aware batching (tritium.batch_tokens)', 'pipeline-tokens'),
+          () => tritiumTarget(root, '(b)', 'per-step ensemble: tokenizer and bert_classifier batch separately', 'per-step'),
+          () => tritiumTarget(root, '(c)', 'no batching anywhere', 'no-batching'),
+          () => microserviceTarget(root, tokenizerDir),
+        ])),
+      );
+      log('(e) limit: tokenizer + ONNX session in one process (after the group)');
+      const limitAfter = await measureLimit(tokenizerDir, modelPath, SENTENCES, limitMs);
+      log(`  (e) ${limitAfter.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
+      limit = meanLimit(limitBefore, limitAfter);
+    }
+    let mixed: MixedRun | undefined;
+    if (GROUPS.has('mixed')) {
+      const texts: MixedText[] = mixedTexts(tokenizerDir, MIXED_COUNT, MIXED_SEED);
+      const summary = lengthSummary(texts);
+      log(
+        `mixed-length workload: ${texts.length} texts (seed ${MIXED_SEED}), tokens mean ${summary.mean.toFixed(1)}, ` +
+          `p50 ${summary.p50}, p90 ${summary.p90}, p99 ${summary.p99}, max ${summary.max}`,
+      );
+      const plain = texts.map((t) => t.text);
+      log('(e-t) limit on the mixed texts: tokenizer + ONNX session in one process, padded to the longest (before the group)');
+      const before = await measureLimit(tokenizerDir, modelPath, plain, limitMs);
+      log(`  (e-t) ${before.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
+      configs.push(
+        ...(await group([
+          () => tritiumTarget(root, '(a-mix)', 'mixed-length texts: the seed\'s pipeline', 'pipeline', 'onnx', plain),
+          () => tritiumTarget(root, '(t-mix)', 'mixed-length texts: length-aware batching (tritium.batch_tokens)', 'pipeline-tokens', 'onnx', plain),
+        ])),
+      );
+      log('(e-t) limit on the mixed texts (after the group)');
+      const after = await measureLimit(tokenizerDir, modelPath, plain, limitMs);
+      log(`  (e-t) ${after.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
+      mixed = { limit: meanLimit(before, after), lengths: texts.map((t) => t.tokens) };
+    }
+    if (GROUPS.has('gpu')) {
+      configs.push(
+        ...(await group([
+          () => tritiumTarget(root, '(f-a)', 'GPU-shaped: pipeline batching, bert_classifier = gpu_sim (4 ms + 0.02 ms/row)', 'pipeline', 'gpu_sim'),
+          () => tritiumTarget(root, '(f-c)', 'GPU-shaped: no batching anywhere', 'no-batching', 'gpu_sim'),
+          () => microserviceTarget(root, tokenizerDir, '(f-d)', 'gpu_sim'),
+        ])),
+      );
+    }
 
-    const table = report(configs, limit);
-    const rs = ratios(configs, limit);
+    const table = report(configs, limit, mixed?.limit);
+    const rs = ratios(configs, limit, mixed);
     log(table.text);
     log('');
     for (const r of rs) log(`${r.pass ? 'PASS' : 'MISS'}  ${r.label}: ${shown(r)}  ${r.detail}`);
-    const agreement = compareWithPrevious(join(REPO, 'tmp', 'bench-cpu-ratios.json'), cpuRatios(configs, limit));
-    const agreementText = !agreement
+    const agreement = limit ? compareWithPrevious(join(REPO, 'tmp', 'bench-cpu-ratios.json'), cpuRatios(configs, limit)) : undefined;
+    const agreementText = !limit
+      ? 'CPU ratios: not compared (a reduced run without the seed group).'
+      : !agreement
       ? 'CPU ratios: no previous run to compare with (run the bench again back to back to check they agree within 5%).'
       : agreement.moved.length === 0
         ? `CPU ratios agree with the previous run within 5% (${agreement.compared} compared: CPU per inference / (e)'s, per configuration and concurrency).`
@@ -506,7 +603,7 @@ async function main(): Promise<void> {
 
     mkdirSync(OUT, { recursive: true });
     writeFileSync(join(OUT, 'benchmarks.svg'), plot(configs, limit));
-    writeFileSync(join(OUT, 'benchmarks.md'), markdown(configs, limit, table.markdown, rs, (performance.now() - started) / 1000, agreementText));
+    writeFileSync(join(OUT, 'benchmarks.md'), markdown(configs, limit, mixed, table.markdown, rs, (performance.now() - started) / 1000, agreementText));
     const where = relative(REPO, OUT);
     log(`\nwrote ${where}/benchmarks.md and ${where}/benchmarks.svg (${((performance.now() - started) / 1000).toFixed(0)} s)`);
     if (where !== 'docs') log('(docs/ is unchanged: `npm run bench -- --write-docs` writes the report there)');
@@ -516,14 +613,15 @@ async function main(): Promise<void> {
 }
 
 /** Measured facts that explain the ratios (written into docs/benchmarks.md). */
-function analysis(configs: readonly ConfigResult[], limit: LimitResult): string[] {
-  const by = (key: string) => configs.find((c) => c.key === key)!;
-  const at = (key: string, c: number) => by(key).rows.find((r) => r.concurrency === c)!;
+function analysis(configs: readonly ConfigResult[], limit: LimitResult | undefined): string[] {
+  const by = (key: string) => configs.find((c) => c.key === key);
+  const at = (key: string, c: number) => by(key)?.rows.find((r) => r.concurrency === c);
+  if (!limit || !at('(a)', 64) || !at('(c)', 64) || !at('(d)', 64)) return ['- (a reduced run: the seed group at concurrency 64 was not measured)'];
   const b1 = limit.sweep.find((s) => s.batchSize === 1)!;
   const headroom = limit.throughput / b1.throughput;
-  const a = at('(a)', 64);
-  const c = at('(c)', 64);
-  const d = at('(d)', 64);
+  const a = at('(a)', 64)!;
+  const c = at('(c)', 64)!;
+  const d = at('(d)', 64)!;
   const cores = availableParallelism();
   const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
   const total = (r: Row) => r.cpu.server + r.cpu.service + r.cpu.client;
@@ -553,21 +651,40 @@ function analysis(configs: readonly ConfigResult[], limit: LimitResult): string[
   ];
 }
 
-function markdown(configs: readonly ConfigResult[], limit: LimitResult, table: string, rs: readonly Ratio[], seconds: number, agreement: string): string {
+function markdown(
+  configs: readonly ConfigResult[],
+  limit: LimitResult | undefined,
+  mixed: MixedRun | undefined,
+  table: string,
+  rs: readonly Ratio[],
+  seconds: number,
+  agreement: string,
+): string {
+  const sweep = (l: LimitResult) => l.sweep.map((s) => `b${s.batchSize} ${s.throughput.toFixed(0)}/s`).join(', ');
+  const lengths = mixed ? [...mixed.lengths].sort((a, b) => a - b) : [];
   const lines = [
     '# Benchmarks: the seed\'s pipeline, side by side',
     '',
     `Generated by \`npm run bench -- --write-docs\` (bench/run-all.ts) in one run of ${seconds.toFixed(0)} s on ${cpus()[0]?.model ?? 'unknown CPU'}, ` +
       `${availableParallelism()} cores, Node ${process.version}. Model: the example's bert_classifier (hidden ${EXAMPLE_SHAPE.hidden}, ` +
       `${EXAMPLE_SHAPE.layers} layers, ${EXAMPLE_SHAPE.heads} heads, FFN ${EXAMPLE_SHAPE.intermediate}) on ONNX Runtime CPU; ${SENTENCES.length} review-like sentences cycled; ` +
-      `closed loop, one sentence per request; at each level the configurations of a group ((a)–(d), then (f)), all running at once, take turns in ${ROUNDS} rounds of ` +
+      `closed loop, one text per request, concurrency ${LEVELS.join(', ')}; at each level the configurations of a group (the seed's sentences: (a)–(d); the mixed-length texts; then (f)), all running at once, take turns in ${ROUNDS} rounds of ` +
       `${WARMUP_MS} ms warm-up then ${(MEASURE_MS / ROUNDS).toFixed(0)} ms measured (${MEASURE_MS} ms per configuration and level), so their ratios are measured side by side; ` +
       '(e) is the mean of two sweeps, before and after its group. The load generator runs on the same cores as the server. ' +
       `Load average when the run ended: ${loadavg().map((l) => l.toFixed(1)).join(', ')} (other work on the machine skews every number).`,
     '',
     ...configs.map((c) => `- **${c.key}** ${c.name}`),
-    '- **(e)** the limit: tokenizer + ONNX session in one process, tight loop at the best batch size ' +
-      `(sweep: ${limit.sweep.map((s) => `b${s.batchSize} ${s.throughput.toFixed(0)}/s`).join(', ')})`,
+    ...(limit ? ['- **(e)** the limit: tokenizer + ONNX session in one process, tight loop at the best batch size ' + `(sweep: ${sweep(limit)})`] : []),
+    ...(mixed
+      ? [
+          `- **(e-t)** the same limit on the mixed-length texts, each batch padded to its longest (sweep: ${sweep(mixed.limit)})`,
+          '',
+          `The mixed-length workload (\`bench/pipeline/mixed-texts.ts\`, seed ${MIXED_SEED}): ${lengths.length} review-like texts, ` +
+            `tokens (with [CLS] and [SEP]) mean ${(lengths.reduce((a, b) => a + b, 0) / Math.max(1, lengths.length)).toFixed(1)}, ` +
+            `p50 ${lengths[Math.floor(lengths.length / 2)]}, p99 ${lengths[Math.floor(lengths.length * 0.99)]}, max ${lengths[lengths.length - 1]}. ` +
+            '(t-mix) counts its tokens in the ensemble\'s statistics (`tritium.tokens`): padding efficiency = real / padded tokens.',
+        ]
+      : []),
     '',
     '`model batch` is bert_classifier\'s inferences per execution during the window (server statistics); `cpu` columns are CPU-seconds per second of each process (server, side service, load generator); `cpu ms/inf` is CPU milliseconds per inference, all three summed (noise moves throughput far more than it moves this).',
     '',

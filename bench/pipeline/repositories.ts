@@ -3,14 +3,21 @@ import { join } from 'node:path';
 import { DEFAULT_REPOSITORY } from '@tritium/example-setup';
 
 /**
- * Model repositories for the benchmark configurations, derived from the example's files (the
- * seed's configs) by small, named edits. `bert_classifier` runs KIND_CPU here: the benchmark host
- * has no GPU, and that is what the seed's KIND_GPU falls back to.
+ * Model repositories for the benchmark configurations, derived from the example's files by small,
+ * named edits: `shipped` is the example as `npm start` serves it; every other variant starts from
+ * the seed's configs as written (the example's, without the block it adds below the seed's text).
+ * `bert_classifier` runs KIND_CPU here: the benchmark host has no GPU, and that is what the seed's
+ * KIND_GPU falls back to.
  */
-export type Variant = 'pipeline' | 'pipeline-tuned' | 'pipeline-adaptive' | 'pipeline-tokens' | 'per-step' | 'no-batching' | 'model-only';
+export type Variant = 'pipeline' | 'pipeline-tuned' | 'shipped' | 'pipeline-tokens' | 'per-step' | 'no-batching' | 'model-only';
 
-/** Adaptive batching (core's scheduler/adaptive-delay.ts), added to a config that has dynamic_batching. */
-const ADAPTIVE = '\nparameters { key: "tritium.batching" value: { string_value: "adaptive" } }\n';
+/** What the example adds below the seed's text of a config (through the end of the file). */
+const BEYOND_THE_SEED = /\n# Tritium \(beyond the seed\)[\s\S]*$/;
+
+/** The seed's config as written: the example's without what it adds. */
+export function seedConfig(text: string): string {
+  return text.replace(BEYOND_THE_SEED, '');
+}
 
 /**
  * Length-aware batching (core's ensemble/runtime/length-batching.ts): after the tokenizer, the
@@ -63,7 +70,10 @@ export function writeRepository(root: string, variant: Variant, model: Classifie
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const models = variant === 'model-only' ? ['bert_classifier'] : ['tokenizer', 'bert_classifier', 'sentiment_ensemble'];
-  for (const m of models) cpSync(join(DEFAULT_REPOSITORY, m), join(dir, m), { recursive: true });
+  for (const m of models) {
+    cpSync(join(DEFAULT_REPOSITORY, m), join(dir, m), { recursive: true });
+    if (variant !== 'shipped') edit(join(dir, m, 'config.pbtxt'), seedConfig);
+  }
   if (model === 'gpu_sim') {
     edit(join(dir, 'bert_classifier', 'config.pbtxt'), (t) => t.replace('platform: "onnxruntime_onnx"', 'backend: "gpu_sim"') + GPU_SIM_PARAMETERS);
     rmSync(join(dir, 'bert_classifier', '1', 'model.onnx'), { force: true });
@@ -79,11 +89,6 @@ export function writeRepository(root: string, variant: Variant, model: Classifie
     const tuned = '\ndynamic_batching {\n  preferred_batch_size: [8]\n  max_queue_delay_microseconds: 1000\n}\n';
     edit(join(dir, 'sentiment_ensemble', 'config.pbtxt'), (t) => t.replace(DYNAMIC_BATCHING, tuned));
     edit(join(dir, 'tokenizer', 'config.pbtxt'), (t) => t.replace(DYNAMIC_BATCHING, tuned));
-  }
-  if (variant === 'pipeline-adaptive') {
-    // The seed's configs as written, with adaptive batching where they batch (ensemble, tokenizer).
-    edit(join(dir, 'sentiment_ensemble', 'config.pbtxt'), (t) => t + ADAPTIVE);
-    edit(join(dir, 'tokenizer', 'config.pbtxt'), (t) => t + ADAPTIVE);
   }
   if (variant === 'pipeline-tokens') {
     // The seed's configs as written, with length-aware batching in the ensemble.

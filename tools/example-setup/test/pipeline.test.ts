@@ -4,8 +4,9 @@ import { DEFAULT_REPOSITORY, setupExample, startTritium, type ServeProcess } fro
 
 /**
  * The seed's example end to end: `tritium serve` (a real child process, as `npm start` runs it)
- * on model_repository/ exactly as written (the seed's configs byte for byte, including
- * bert_classifier's `KIND_GPU, gpus: [0]`, which loads on CPU with a warning on a GPU-less host),
+ * on model_repository/ as shipped (the seed's configs, including bert_classifier's `KIND_GPU,
+ * gpus: [0]`, which loads on CPU with a warning on a GPU-less host, and adaptive batching below the
+ * seed's text of the two that batch),
  * then the seed's client call over HTTP and gRPC.
  */
 const SEED = ['This is a fantastic technical article.', 'I am not impressed with the performance.'];

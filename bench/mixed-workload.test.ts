@@ -1,0 +1,49 @@
+/** The mixed-length workload's lengths, the padding estimate, and the seed's configs the bench derives. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_REPOSITORY } from '@tritium/example-setup';
+import { drawLength, MAX_TOKENS, MIN_TOKENS, seededRandom } from './pipeline/mixed-texts.ts';
+import { seedConfig } from './pipeline/repositories.ts';
+import { paddingEfficiency } from './pipeline/tokens.ts';
+
+describe('mixed-length workload', () => {
+  it('draws the same long-tailed lengths from the same seed, 4 to 256 tokens', () => {
+    const draw = (seed: number) => {
+      const random = seededRandom(seed);
+      return Array.from({ length: 20_000 }, () => drawLength(random));
+    };
+    const lengths = draw(29);
+    expect(draw(29)).toEqual(lengths);
+    expect(Math.min(...lengths)).toBe(MIN_TOKENS);
+    expect(Math.max(...lengths)).toBe(MAX_TOKENS);
+    const sorted = [...lengths].sort((a, b) => a - b);
+    const mean = lengths.reduce((a, b) => a + b, 0) / lengths.length;
+    // Long-tailed: the mean sits well above the median, and a few texts are paragraphs.
+    expect(sorted[10_000]).toBe(16);
+    expect(mean).toBeGreaterThan(20);
+    expect(mean).toBeLessThan(28);
+    expect(lengths.filter((l) => l >= 100).length / lengths.length).toBeGreaterThan(0.01);
+  });
+
+  it('estimates what batches in arrival order pad to', () => {
+    expect(paddingEfficiency([4, 4, 4, 4], 2)).toBe(1);
+    // [4, 12] pads to 24, [8] to 8: 24 real of 32.
+    expect(paddingEfficiency([4, 12, 8], 2)).toBe(24 / 32);
+  });
+});
+
+describe("the bench's repositories", () => {
+  it("derive the seed's configs by removing only what the example adds below them", () => {
+    for (const model of ['sentiment_ensemble', 'tokenizer']) {
+      const shipped = readFileSync(join(DEFAULT_REPOSITORY, model, 'config.pbtxt'), 'utf8');
+      const seed = seedConfig(shipped);
+      expect(shipped.startsWith(seed)).toBe(true);
+      expect(seed).not.toContain('tritium.');
+      expect(seed).toContain('max_queue_delay_microseconds: 10000 # 10ms');
+      expect(shipped.slice(seed.length)).toContain('parameters { key: "tritium.batching" value: { string_value: "adaptive" } }');
+    }
+    const classifier = readFileSync(join(DEFAULT_REPOSITORY, 'bert_classifier', 'config.pbtxt'), 'utf8');
+    expect(seedConfig(classifier)).toBe(classifier);
+  });
+});
