@@ -76,8 +76,9 @@ export interface RenderOptions {
   readonly custom?: readonly CustomFamilySnapshot[];
 }
 
-export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: CpuSampler, options: RenderOptions = {}): string {
-  const f = {
+/** Triton's per-model families (and Tritium's), in the order they are written. */
+function modelFamilies() {
+  return {
     success: family('nv_inference_request_success', 'counter', 'Number of successful inference requests, all batch sizes'),
     failure: family('nv_inference_request_failure', 'counter', 'Number of failed inference requests, all batch sizes'),
     count: family('nv_inference_count', 'counter', 'Number of inferences performed (does not include cached requests)'),
@@ -104,61 +105,18 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     cacheMisses: family('nv_cache_num_misses_per_model', 'counter', 'Number of cache misses per model'),
     cacheMissUs: family('nv_cache_miss_duration_per_model', 'counter', 'Total cache miss (insert+lookup) duration per model, in microseconds'),
   };
+}
+
+type ModelFamilies = ReturnType<typeof modelFamilies>;
+type SummaryFamilies = readonly { key: LatencySummaryName; fam: Family }[];
+
+export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: CpuSampler, options: RenderOptions = {}): string {
+  const f = modelFamilies();
   // Only models that answer from the response cache have these (Triton's reporter adds them per model).
   // Only models that padded rows have token families (padding-aware or length-aware batching).
   const cacheFamilies = new Set([f.cacheHits, f.cacheHitUs, f.cacheMisses, f.cacheMissUs, f.realTokens, f.efficiency]);
   const summaries = SUMMARIES.map(([key, name, help]) => ({ key, fam: family(name, 'summary', help) }));
-  for (const s of snapshots) {
-    const base: Record<string, string> = { model: s.model, version: s.version };
-    // Triton labels a model's metrics with its namespace only while namespacing is on.
-    if (s.namespace) base['namespace'] = s.namespace;
-    for (const [k, v] of Object.entries(s.metricTags)) base[labelName(k)] = v;
-    const l = labels(base);
-    f.success.lines.push(`nv_inference_request_success${l} ${s.requestSuccess}`);
-    for (const reason of ['REJECTED', 'CANCELED', 'BACKEND', 'OTHER'] as const) {
-      f.failure.lines.push(`nv_inference_request_failure${labels({ ...base, reason })} ${s.requestFailure[reason] ?? 0}`);
-    }
-    f.count.lines.push(`nv_inference_count${l} ${s.inferenceCount}`);
-    f.exec.lines.push(`nv_inference_exec_count${l} ${s.executionCount}`);
-    f.pending.lines.push(`nv_inference_pending_request_count${l} ${s.pendingRequests}`);
-    f.request.lines.push(`nv_inference_request_duration_us${l} ${Math.round(s.requestDurationUs)}`);
-    f.queue.lines.push(`nv_inference_queue_duration_us${l} ${Math.round(s.queueDurationUs)}`);
-    f.input.lines.push(`nv_inference_compute_input_duration_us${l} ${Math.round(s.computeInputDurationUs)}`);
-    f.infer.lines.push(`nv_inference_compute_infer_duration_us${l} ${Math.round(s.computeInferDurationUs)}`);
-    f.output.lines.push(`nv_inference_compute_output_duration_us${l} ${Math.round(s.computeOutputDurationUs)}`);
-    f.load.lines.push(`nv_model_load_duration_secs${l} ${s.loadDurationSecs}`);
-    f.crashRetries.lines.push(`tritium_inference_crash_retry_total${l} ${s.crashRetries}`);
-    f.poison.lines.push(`tritium_inference_poison_request_total${l} ${s.poisonRequests}`);
-    if (s.cache) {
-      f.cacheHits.lines.push(`nv_cache_num_hits_per_model${l} ${s.cache.hits}`);
-      f.cacheHitUs.lines.push(`nv_cache_hit_duration_per_model${l} ${Math.round(s.cache.hitDurationUs)}`);
-      f.cacheMisses.lines.push(`nv_cache_num_misses_per_model${l} ${s.cache.misses}`);
-      f.cacheMissUs.lines.push(`nv_cache_miss_duration_per_model${l} ${Math.round(s.cache.missDurationUs)}`);
-    }
-    if (s.tokens) renderTokens(f, s.tokens, base);
-    const latency = s.latency;
-    if (latency?.summaries) {
-      for (const { key, fam } of summaries) {
-        const sum = latency.summaries[key];
-        fam.lines.push(`${fam.name}_count${l} ${sum.count}`, `${fam.name}_sum${l} ${num(sum.sum)}`);
-        for (const [q, v] of sum.quantiles) fam.lines.push(`${fam.name}${labels({ ...base, quantile: String(q) })} ${num(v)}`);
-      }
-    }
-    if (latency?.firstResponse) {
-      const h = latency.firstResponse;
-      const name = f.firstResponse.name;
-      f.firstResponse.lines.push(`${name}_count${l} ${h.count}`, `${name}_sum${l} ${num(h.sum)}`);
-      for (const b of h.buckets) f.firstResponse.lines.push(`${name}_bucket${labels({ ...base, le: String(b.le) })} ${b.count}`);
-      f.firstResponse.lines.push(`${name}_bucket${labels({ ...base, le: '+Inf' })} ${h.count}`);
-    }
-    for (const inst of s.instances) {
-      const il = labels({ ...base, instance: inst.name });
-      f.healthy.lines.push(`tritium_instance_healthy${il} ${inst.healthy ? 1 : 0}`);
-      f.restarts.lines.push(`tritium_instance_restarts_total${il} ${inst.restarts}`);
-      f.overruns.lines.push(`tritium_execute_overrun_total${il} ${inst.executeOverruns}`);
-      f.logDropped.lines.push(`tritium_log_lines_dropped_total${il} ${inst.logLinesDropped}`);
-    }
-  }
+  for (const s of snapshots) renderModel(f, summaries, s);
   const out: string[] = [];
   const counterLatencies = options.counterLatencies !== false;
   for (const fam of [...Object.values(f), ...summaries.map((x) => x.fam)]) {
@@ -166,8 +124,74 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     if ((fam.type === 'summary' || fam.type === 'histogram' || cacheFamilies.has(fam)) && fam.lines.length === 0) continue;
     out.push(`# HELP ${fam.name} ${fam.help}`, `# TYPE ${fam.name} ${fam.type}`, ...fam.lines);
   }
+  out.push(...renderCpu(cpu));
+  for (const fam of options.custom ?? []) out.push(...renderCustom(fam));
+  return out.join('\n') + '\n';
+}
+
+/** One model version's lines, added to each family. */
+function renderModel(f: ModelFamilies, summaries: SummaryFamilies, s: ModelMetricsSnapshot): void {
+  const base: Record<string, string> = { model: s.model, version: s.version };
+  // Triton labels a model's metrics with its namespace only while namespacing is on.
+  if (s.namespace) base['namespace'] = s.namespace;
+  for (const [k, v] of Object.entries(s.metricTags)) base[labelName(k)] = v;
+  const l = labels(base);
+  f.success.lines.push(`nv_inference_request_success${l} ${s.requestSuccess}`);
+  for (const reason of ['REJECTED', 'CANCELED', 'BACKEND', 'OTHER'] as const) {
+    f.failure.lines.push(`nv_inference_request_failure${labels({ ...base, reason })} ${s.requestFailure[reason] ?? 0}`);
+  }
+  f.count.lines.push(`nv_inference_count${l} ${s.inferenceCount}`);
+  f.exec.lines.push(`nv_inference_exec_count${l} ${s.executionCount}`);
+  f.pending.lines.push(`nv_inference_pending_request_count${l} ${s.pendingRequests}`);
+  f.request.lines.push(`nv_inference_request_duration_us${l} ${Math.round(s.requestDurationUs)}`);
+  f.queue.lines.push(`nv_inference_queue_duration_us${l} ${Math.round(s.queueDurationUs)}`);
+  f.input.lines.push(`nv_inference_compute_input_duration_us${l} ${Math.round(s.computeInputDurationUs)}`);
+  f.infer.lines.push(`nv_inference_compute_infer_duration_us${l} ${Math.round(s.computeInferDurationUs)}`);
+  f.output.lines.push(`nv_inference_compute_output_duration_us${l} ${Math.round(s.computeOutputDurationUs)}`);
+  f.load.lines.push(`nv_model_load_duration_secs${l} ${s.loadDurationSecs}`);
+  f.crashRetries.lines.push(`tritium_inference_crash_retry_total${l} ${s.crashRetries}`);
+  f.poison.lines.push(`tritium_inference_poison_request_total${l} ${s.poisonRequests}`);
+  if (s.cache) {
+    f.cacheHits.lines.push(`nv_cache_num_hits_per_model${l} ${s.cache.hits}`);
+    f.cacheHitUs.lines.push(`nv_cache_hit_duration_per_model${l} ${Math.round(s.cache.hitDurationUs)}`);
+    f.cacheMisses.lines.push(`nv_cache_num_misses_per_model${l} ${s.cache.misses}`);
+    f.cacheMissUs.lines.push(`nv_cache_miss_duration_per_model${l} ${Math.round(s.cache.missDurationUs)}`);
+  }
+  if (s.tokens) renderTokens(f, s.tokens, base);
+  renderLatency(f, summaries, s, base);
+  for (const inst of s.instances) {
+    const il = labels({ ...base, instance: inst.name });
+    f.healthy.lines.push(`tritium_instance_healthy${il} ${inst.healthy ? 1 : 0}`);
+    f.restarts.lines.push(`tritium_instance_restarts_total${il} ${inst.restarts}`);
+    f.overruns.lines.push(`tritium_execute_overrun_total${il} ${inst.executeOverruns}`);
+    f.logDropped.lines.push(`tritium_log_lines_dropped_total${il} ${inst.logLinesDropped}`);
+  }
+}
+
+/** A version's latency summaries and first-response histogram, where `--metrics-config` enables them. */
+function renderLatency(f: ModelFamilies, summaries: SummaryFamilies, s: ModelMetricsSnapshot, base: Record<string, string>): void {
+  const l = labels(base);
+  const latency = s.latency;
+  if (latency?.summaries) {
+    for (const { key, fam } of summaries) {
+      const sum = latency.summaries[key];
+      fam.lines.push(`${fam.name}_count${l} ${sum.count}`, `${fam.name}_sum${l} ${num(sum.sum)}`);
+      for (const [q, v] of sum.quantiles) fam.lines.push(`${fam.name}${labels({ ...base, quantile: String(q) })} ${num(v)}`);
+    }
+  }
+  if (latency?.firstResponse) {
+    const h = latency.firstResponse;
+    const name = f.firstResponse.name;
+    f.firstResponse.lines.push(`${name}_count${l} ${h.count}`, `${name}_sum${l} ${num(h.sum)}`);
+    for (const b of h.buckets) f.firstResponse.lines.push(`${name}_bucket${labels({ ...base, le: String(b.le) })} ${b.count}`);
+    f.firstResponse.lines.push(`${name}_bucket${labels({ ...base, le: '+Inf' })} ${h.count}`);
+  }
+}
+
+/** The CPU gauges: utilization since the last scrape, total and used memory. */
+function renderCpu(cpu: CpuSampler): string[] {
   const total = os.totalmem();
-  out.push(
+  return [
     '# HELP nv_cpu_utilization CPU utilization rate [0.0 - 1.0]',
     '# TYPE nv_cpu_utilization gauge',
     `nv_cpu_utilization ${cpu.utilization().toFixed(6)}`,
@@ -177,9 +201,7 @@ export function renderMetrics(snapshots: readonly ModelMetricsSnapshot[], cpu: C
     '# HELP nv_cpu_memory_used_bytes CPU used memory (RAM), in bytes',
     '# TYPE nv_cpu_memory_used_bytes gauge',
     `nv_cpu_memory_used_bytes ${total - os.freemem()}`,
-  );
-  for (const fam of options.custom ?? []) out.push(...renderCustom(fam));
-  return out.join('\n') + '\n';
+  ];
 }
 
 interface TokenFamilies {
