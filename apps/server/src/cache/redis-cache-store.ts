@@ -1,26 +1,15 @@
 /**
- * `--cache-config redis,...`: Triton's Redis response cache, from `@tritium/cache-redis`, which is
- * imported only when a server asks for it. The InferenceServer is built before anything async runs,
- * so it gets this store at once and the connection opens in `open()`, which the server awaits before
- * any model loads; until then (and whenever Redis fails) a lookup is a miss.
+ * `--cache-config redis,...`: Triton's Redis response cache, from the optional package
+ * `@tritium/cache-redis`, imported only when a server asks for it (optional/optional-package.ts).
+ * The InferenceServer is built before anything async runs, so it gets this store at once and the
+ * connection opens in `open()`, which the server awaits before any model loads; until then (and
+ * whenever Redis fails) a lookup is a miss.
  */
 import type { CachedResponse, CacheInsertOutcome, CacheStoreErrors, ResponseCacheStore } from '@tritium/core/cache';
 import type { Logger } from '@tritium/core';
+import { lazyImport, OPTIONAL_PACKAGES } from '../optional/optional-package.ts';
 
-type RedisModule = typeof import('@tritium/cache-redis');
-
-export const REDIS_CACHE_PACKAGE = '@tritium/cache-redis';
-
-async function loadRedisModule(): Promise<RedisModule> {
-  try {
-    return (await import(REDIS_CACHE_PACKAGE)) as RedisModule;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(REDIS_CACHE_PACKAGE)) {
-      throw new Error(`--cache-config redis needs the package ${REDIS_CACHE_PACKAGE}: install it beside @tritium/server (npm install ${REDIS_CACHE_PACKAGE})`);
-    }
-    throw err;
-  }
-}
+const redisModule = lazyImport(OPTIONAL_PACKAGES.redis, '--cache-config redis', () => import('@tritium/cache-redis'));
 
 export class RedisCacheStore implements ResponseCacheStore {
   readonly name = 'redis';
@@ -34,7 +23,7 @@ export class RedisCacheStore implements ResponseCacheStore {
   /** Connects (see RedisResponseCache.open); throws `Failed to initialize RedisCache: ...` on a refusal retrying cannot cure. */
   async open(): Promise<void> {
     if (this.inner) return;
-    const { RedisResponseCache, RedisSettingsError } = await loadRedisModule();
+    const { RedisResponseCache, RedisSettingsError } = await redisModule();
     try {
       this.inner = await RedisResponseCache.open(this.settings, { log: this.log });
     } catch (err) {

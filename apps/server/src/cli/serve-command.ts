@@ -3,8 +3,6 @@
  * metrics. Logs in Triton's format; SIGTERM/SIGINT stop gracefully within --exit-timeout-secs.
  */
 import { exampleBackends } from '@tritium/backend-examples';
-import { onnxBackend } from '@tritium/backend-onnx';
-import { tensorrtBackend } from '@tritium/backend-tensorrt';
 import { pythonLikeBackend } from '@tritium/backend-python-like';
 import type { Backend } from '@tritium/core';
 import { createContainer } from '../container.ts';
@@ -13,8 +11,13 @@ import type { TritiumServer } from '../tritium-server.ts';
 import type { TritonLog } from '../logging/triton-log.ts';
 import { runServer } from './run-server.ts';
 import { FlagError, parseServeFlags, SERVE_USAGE, type ServeOptions } from './flags.ts';
+import { optionalOnnxBackend, optionalTensorrtBackend } from '../optional/optional-backends.ts';
 
-/** The backends `tritium serve` binds by default: ours, and Triton's example backends (identity, repeat, square). */
+/**
+ * The backends `tritium serve` binds by default: model.ts (python-like), ONNX Runtime and TensorRT,
+ * and Triton's example backends (identity, repeat, square). ONNX Runtime and TensorRT come from
+ * optional packages, loaded when a model needs them (optional/optional-backends.ts).
+ */
 export function defaultBackends(options: Partial<Pick<ServeOptions, 'modelTypeCheck'>> & { inspect?: readonly string[]; dev?: boolean } = {}): Backend[] {
   const python = pythonLikeBackend({
     typeCheck: options.modelTypeCheck ?? 'error',
@@ -22,7 +25,7 @@ export function defaultBackends(options: Partial<Pick<ServeOptions, 'modelTypeCh
     // tritium dev checks on every save: its type checker stays warm.
     ...(options.dev ? { typeCheckIdleMs: Infinity } : {}),
   });
-  return [python, onnxBackend(), tensorrtBackend(), ...exampleBackends()];
+  return [python, optionalOnnxBackend(), optionalTensorrtBackend(), ...exampleBackends()];
 }
 
 export async function serveCommand(args: string[]): Promise<number> {

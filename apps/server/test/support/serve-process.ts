@@ -30,19 +30,39 @@ export class ServeExited extends Error {
   }
 }
 
+/** An installed `tritium` instead of the workspace's: its bin, and the folder to run it in. */
+export interface InstalledTritium {
+  readonly bin: string;
+  readonly cwd: string;
+}
+
 /**
  * Starts `tritium serve <args>` (or `tritium dev <repository> <args>`: the repository first) with
  * loopback addresses and port 0 unless `args` say otherwise;
- * `noFile` runs it under `ulimit -n <noFile>` (its pid is still the server's: the shell execs it).
+ * `noFile` runs it under `ulimit -n <noFile>` (its pid is still the server's: the shell execs it);
+ * `installed` runs an installed bin in its project folder.
  */
-export function startServeProcess(args: readonly string[], env: NodeJS.ProcessEnv = process.env, noFile?: number, command: 'serve' | 'dev' = 'serve'): ServeProcess {
+export function startServeProcess(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  noFile?: number,
+  command: 'serve' | 'dev' = 'serve',
+  installed?: InstalledTritium,
+): ServeProcess {
   const defaults = ['--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--metrics-address=127.0.0.1', '--http-port=0', '--grpc-port=0', '--metrics-port=0'];
   const given = new Set(args.map((a) => a.split('=')[0]));
-  const argv = [TRITIUM_BIN, command, ...(command === 'dev' ? args.slice(0, 1) : []), ...defaults.filter((d) => !given.has(d.split('=')[0])), ...(command === 'dev' ? args.slice(1) : args)];
+  const argv = [
+    installed?.bin ?? TRITIUM_BIN,
+    command,
+    ...(command === 'dev' ? args.slice(0, 1) : []),
+    ...defaults.filter((d) => !given.has(d.split('=')[0])),
+    ...(command === 'dev' ? args.slice(1) : args),
+  ];
+  const cwd = installed?.cwd;
   const child =
     noFile === undefined
-      ? spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'], env })
-      : spawn('sh', ['-c', `ulimit -n ${noFile} && exec "$0" "$@"`, process.execPath, ...argv], { stdio: ['ignore', 'pipe', 'pipe'], env });
+      ? spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'], env, cwd })
+      : spawn('sh', ['-c', `ulimit -n ${noFile} && exec "$0" "$@"`, process.execPath, ...argv], { stdio: ['ignore', 'pipe', 'pipe'], env, cwd });
   let text = '';
   child.stdout!.on('data', (c: Buffer) => (text += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (text += c.toString()));
