@@ -108,7 +108,7 @@ describe('serve flags', () => {
     expect(serve('--allow-gpu-metrics=maybe')).toThrow("invalid value for --allow-gpu-metrics: 'maybe' (expected true or false)");
     expect(serve('--allow-sagemaker')).toThrow('--allow-sagemaker=true: the SageMaker endpoints are not served by Tritium');
     expect(serve('--model-namespacing=true')().modelNamespacing).toBe(true);
-    expect(serve('--reuse-http-port=1')).toThrow('SO_REUSEPORT is not available');
+    expect(serve('--reuse-http-port=1')).toThrow('a port is not shared between servers');
     expect(serve('--grpc-keepalive-time=-5')).toThrow(/--grpc-keepalive-time/);
     expect(serve('--model-limits=some')).toThrow("invalid value for --model-limits: 'some' (expected uploaded or all)");
     expect(serve('--model-max-instances=0')).toThrow("invalid value for --model-max-instances: '0' (expected an integer >= 1)");

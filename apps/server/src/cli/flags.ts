@@ -1,6 +1,8 @@
 /**
  * `tritium serve` flags, named and defaulted as tritonserver's (docs/triton-compatibility.md §7). Both
- * `--flag=value` and `--flag value` work; booleans also accept a bare `--flag` (= true).
+ * `--flag=value` and `--flag value` work, and so does an unambiguous prefix of a flag's name, as with
+ * tritonserver's getopt_long; booleans take Triton's values in any case (true/on/1, false/off/0, and
+ * yes/no) and also a bare `--flag` (= true).
  */
 
 import { DEFAULT_STREAM_LIMITS } from '../protocol/stream-queue.ts';
@@ -353,10 +355,12 @@ const VALUE_FLAGS: Record<string, Setter> = {
   'model-repository': (o, v) => o.modelRepositories.push(v),
   'model-store': (o, v) => o.modelRepositories.push(v),
   'model-control-mode': (o, v) => {
-    if (v !== 'none' && v !== 'poll' && v !== 'explicit') {
+    // Triton lowercases the value first (its QA writes EXPLICIT and POLL).
+    const mode = v.toLowerCase();
+    if (mode !== 'none' && mode !== 'poll' && mode !== 'explicit') {
       throw new FlagError(`invalid value for --model-control-mode: '${v}' (expected none, poll or explicit)`);
     }
-    o.modelControlMode = v;
+    o.modelControlMode = mode;
   },
   'load-model': (o, v) => o.loadModels.push(v),
   'repository-poll-secs': (o, v) => (o.repositoryPollSecs = int('repository-poll-secs', v)),
@@ -395,7 +399,8 @@ const VALUE_FLAGS: Record<string, Setter> = {
   },
   'grpc-max-connections': (o, v) => (o.grpcMaxConnections = int('grpc-max-connections', v, 1)),
   'grpc-first-request-timeout-secs': (o, v) => (o.grpcFirstRequestTimeoutSecs = int('grpc-first-request-timeout-secs', v, 1)),
-  'log-verbose': (o, v) => (o.logVerbose = int('log-verbose', v)),
+  // Triton's ParseIntBoolOption: a level, or true/false for 1/0.
+  'log-verbose': (o, v) => (o.logVerbose = /^(true|false)$/i.test(v) ? Number(v.toLowerCase() === 'true') : int('log-verbose', v)),
   'log-format': (o, v) => {
     if (v !== 'default' && v !== 'ISO8601') throw new FlagError(`invalid value for --log-format: '${v}' (expected default or ISO8601)`);
     o.logFormat = v;
@@ -531,13 +536,18 @@ function noteWithoutEffect(o: ServeOptions, name: string, value: string | boolea
  * returned in `rest`, in order, for the command to handle (its own flags and positional paths).
  * For commands that share some of serve's flags (`tritium config`, `tritium model run`).
  */
-export function parseSomeServeFlags(argv: readonly string[], accepted: readonly string[]): { options: ServeOptions; rest: string[] } {
+export function parseSomeServeFlags(
+  argv: readonly string[],
+  accepted: readonly string[],
+  { abbreviations = false }: { abbreviations?: boolean } = {},
+): { options: ServeOptions; rest: string[] } {
   const o = defaultServeOptions();
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const eq = arg.indexOf('=');
-    const name = arg.startsWith('--') ? (eq < 0 ? arg.slice(2) : arg.slice(2, eq)) : '';
+    const given = arg.startsWith('--') ? (eq < 0 ? arg.slice(2) : arg.slice(2, eq)) : '';
+    const name = abbreviations ? unabbreviated(given, accepted) : given;
     if (!accepted.includes(name)) {
       rest.push(arg);
       continue;
@@ -562,6 +572,19 @@ export function parseSomeServeFlags(argv: readonly string[], accepted: readonly 
   return { options: o, rest };
 }
 
+/**
+ * tritonserver reads its flags with getopt_long, which takes any unambiguous prefix of a long
+ * option (Triton's QA starts it with `--log-warn=false`): the one flag `given` abbreviates, or
+ * `given` unchanged when it names a flag or none. A prefix of several flags is refused with
+ * getopt_long's message.
+ */
+function unabbreviated(given: string, accepted: readonly string[]): string {
+  if (given === '' || accepted.includes(given)) return given;
+  const candidates = accepted.filter((f) => f.startsWith(given));
+  if (candidates.length > 1) throw new FlagError(`option '--${given}' is ambiguous; possibilities: ${candidates.map((c) => `'--${c}'`).join(' ')}`);
+  return candidates[0] ?? given;
+}
+
 /** Every flag `tritium serve` takes (without `--`): its own and Triton's without effect. */
 export function serveFlagNames(): string[] {
   return [...Object.keys(BOOL_FLAGS), ...Object.keys(VALUE_FLAGS), ...Object.keys(TRITON_FLAGS_WITHOUT_EFFECT)];
@@ -569,7 +592,7 @@ export function serveFlagNames(): string[] {
 
 /** Parses argv (after `serve`). Throws FlagError with a message naming the flag. */
 export function parseServeFlags(argv: readonly string[]): ServeOptions {
-  const { options: o, rest } = parseSomeServeFlags(argv, serveFlagNames());
+  const { options: o, rest } = parseSomeServeFlags(argv, serveFlagNames(), { abbreviations: true });
   const extra = rest[0];
   if (extra !== undefined) {
     throw new FlagError(extra.startsWith('--') ? `unrecognized flag '${extra.split('=')[0]}'` : `unexpected argument '${extra}'`);

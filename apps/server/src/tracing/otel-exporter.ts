@@ -53,7 +53,7 @@ export class OtelTracing {
         new BatchSpanProcessor(exporter, {
           maxQueueSize: config.bspMaxQueueSize,
           scheduledDelayMillis: config.bspScheduleDelayMs,
-          maxExportBatchSize: config.bspMaxExportBatchSize,
+          maxExportBatchSize: Math.min(config.bspMaxExportBatchSize, config.bspMaxQueueSize),
         }),
       ],
     });

@@ -165,26 +165,30 @@ export function parseTraceFlags(flags: TraceFlags, env: NodeJS.ProcessEnv = proc
       if (setting === 'bsp_max_export_batch_size') otel.bspMaxExportBatchSize = integer('opentelemetry,bsp_max_export_batch_size', value, 1, UINT32_MAX);
     }
   }
-  if (otel.bspMaxExportBatchSize > otel.bspMaxQueueSize) {
-    throw new TraceConfigError(
-      `--trace-config opentelemetry,bsp_max_export_batch_size (${otel.bspMaxExportBatchSize}) must be <= bsp_max_queue_size (${otel.bspMaxQueueSize})`,
-    );
-  }
+  // An export batch larger than the queue is not refused: Triton's QA sets bsp_max_queue_size=1 with
+  // the default batch size of 512 and expects spans to be dropped (otel-exporter.ts exports batches
+  // of at most the queue's size).
   if (explicitOff) level = LEVEL_OFF;
   return { mode, level, rate, count, file, logFrequency, otel };
 }
 
+/**
+ * The OTLP/HTTP endpoint. Triton hands the value to opentelemetry-cpp's exporter, whose HTTP client
+ * reads a URL without a scheme as http:// (Triton's QA writes `url=localhost:$OTLP_PORT/v1/traces`):
+ * so does this.
+ */
 function checkUrl(value: string): string {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
   let url: URL;
   try {
-    url = new URL(value);
+    url = new URL(withScheme);
   } catch {
     throw new TraceConfigError(`Bad option: "--trace-config opentelemetry,url=${value}". not a URL (expected e.g. http://localhost:4318/v1/traces)`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new TraceConfigError(`Bad option: "--trace-config opentelemetry,url=${value}". OTLP/HTTP needs an http:// or https:// URL`);
   }
-  return value;
+  return withScheme;
 }
 
 /** Triton's level strings as the trace settings API reports them. */
