@@ -12,6 +12,7 @@ import { defaultBackends } from './serve-command.ts';
 import { FlagError, parseSomeServeFlags, type ServeOptions } from './flags.ts';
 import { writeLines } from './cli-log.ts';
 import { ModelPathError, resolveModelPath, type ModelTarget } from './model-paths.ts';
+import { checkConfigsOnly } from './config-only.ts';
 
 export interface ConfigCommandIo {
   stdout: { write(text: string): unknown };
@@ -19,6 +20,7 @@ export interface ConfigCommandIo {
 }
 
 const USAGE = `usage: tritium config <path> [<path> ...] [options]
+       tritium config --config-only <path> [<path> ...] [options]
 
 Checks models as \`tritium serve\` loads them, without serving: the config as written, auto-complete
 from the model file, the backend and its load checks (model.ts compiles, model.onnx matches the
@@ -31,7 +33,15 @@ ensemble's composing models are found as when served.
 Prints the completed config as Triton's JSON (an array when several models are checked), and each
 problem as file:line:column: message; exit status 1 if any model fails.
 
+With --config-only, each config is checked by itself, as Triton's config loader reads it before any
+model file or backend is involved: parse, defaults, validation (inputs and outputs too, unless the
+config leaves them to auto-complete), and each ensemble wired against the configs given with it.
+No model file is read and no backend loads: for CI jobs whose model files live elsewhere. <path> is
+a config file, a model folder, a repository or a folder of .pbtxt files. GPU ids are not checked
+(no GPU inventory is consulted).
+
 options:
+  --config-only                            check the configs alone (above)
   -q, --quiet                              print problems only
   --model-config-name <name>               use <model>/configs/<name>.pbtxt when present
   --disable-auto-complete-config           (and the deprecated --strict-model-config)
@@ -153,12 +163,15 @@ export async function configCommand(args: string[], io: ConfigCommandIo = proces
     return 1;
   }
   const quiet = rest.includes('-q') || rest.includes('--quiet');
-  const paths = rest.filter((a) => a !== '-q' && a !== '--quiet');
+  const configOnly = rest.includes('--config-only');
+  const paths = rest.filter((a) => a !== '-q' && a !== '--quiet' && a !== '--config-only');
   const unknown = paths.find((a) => a.startsWith('-'));
   if (unknown || paths.length === 0) {
     io.stderr.write(`${unknown ? `tritium config: unknown option '${unknown}'\n` : ''}${USAGE}`);
     return 1;
   }
+
+  if (configOnly) return configOnlyCommand(paths, options, quiet, io);
 
   const problems: string[] = [];
   const byRepository = new Map<string, ModelTarget[]>();
@@ -178,12 +191,28 @@ export async function configCommand(args: string[], io: ConfigCommandIo = proces
     problems.push(...result.problems);
   }
   for (const line of problems) io.stderr.write(`${line}\n`);
-  if (!quiet && configs.length > 0) {
-    const json = configs.map((c) => modelConfigToJson(c, { indent: 2 }));
-    io.stdout.write(json.length === 1 ? `${json[0]}\n` : `[\n${json.join(',\n')}\n]\n`);
-  }
+  if (!quiet) printConfigs(configs, io);
   if (paths.length > 1 || byRepository.size > 0 && [...byRepository.values()].some((t) => t.some((x) => !x.model))) {
     io.stderr.write(`tritium config: ${configs.length} model(s) passed, ${problems.length} problem(s)\n`);
   }
+  return problems.length > 0 ? 1 : 0;
+}
+
+function printConfigs(configs: readonly ModelConfig[], io: ConfigCommandIo): void {
+  if (configs.length === 0) return;
+  const json = configs.map((c) => modelConfigToJson(c, { indent: 2 }));
+  io.stdout.write(json.length === 1 ? `${json[0]}\n` : `[\n${json.join(',\n')}\n]\n`);
+}
+
+/** `--config-only`: the configs alone (config-only.ts); exit status 1 on any problem. */
+function configOnlyCommand(paths: readonly string[], options: ServeOptions, quiet: boolean, io: ConfigCommandIo): number {
+  const { configs, problems, notes } = checkConfigsOnly(paths, {
+    ...(options.modelConfigName ? { modelConfigName: options.modelConfigName } : {}),
+    disableAutoCompleteConfig: options.disableAutoCompleteConfig || options.strictModelConfig,
+  });
+  for (const line of notes) io.stderr.write(`note: ${line}\n`);
+  for (const line of problems) io.stderr.write(`${line}\n`);
+  if (!quiet) printConfigs(configs, io);
+  io.stderr.write(`tritium config --config-only: ${configs.length} config(s) passed, ${problems.length} problem(s)\n`);
   return problems.length > 0 ? 1 : 0;
 }
