@@ -158,6 +158,8 @@ function bindTransports(c: Container, options: ServeOptions, { budget, connectio
           tls: options.grpcSsl,
           connection: options.grpcConnection,
           maxMessageBytes: options.grpcMaxInputSize,
+          reflection: options.grpcReflection,
+          maxHealthWatches: options.grpcHealthMaxWatches,
           budget,
           connections: { maxConnections: connections.grpc, firstRequestTimeoutMs: options.grpcFirstRequestTimeoutSecs * 1000 },
         }),

@@ -6,7 +6,7 @@
  */
 
 import { DEFAULT_STREAM_LIMITS } from '../protocol/stream-queue.ts';
-import { DEFAULT_HTTP_CONNECTION_LIMITS, DEFAULT_LIMITS, type HttpConnectionLimits } from '../protocol/limits.ts';
+import { DEFAULT_HTTP_CONNECTION_LIMITS, DEFAULT_LIMITS, DEFAULT_MAX_HEALTH_WATCHES, type HttpConnectionLimits } from '../protocol/limits.ts';
 import { addRestriction, type Restrictions } from '../protocol/restricted.ts';
 import type { TlsOptions } from '../protocol/tls.ts';
 import type { GrpcConnectionOptions } from '../grpc/grpc-server.ts';
@@ -102,6 +102,10 @@ export interface ServeOptions extends ModelLimitOptions {
   httpConnections: HttpConnectionLimits;
   /** `--grpc-max-connections` (beyond Triton): open gRPC connections at most (lowered to fit the descriptor limit, connection-plan.ts). */
   grpcMaxConnections: number;
+  /** `--grpc-reflection` (beyond Triton; default true): gRPC server reflection v1 and v1alpha. */
+  grpcReflection: boolean;
+  /** `--grpc-health-max-watches` (beyond Triton): `grpc.health.v1.Health/Watch` streams open at once. */
+  grpcHealthMaxWatches: number;
   /** `--grpc-first-request-timeout-secs` (beyond Triton): a gRPC connection that starts no call this long after it opened is closed. */
   grpcFirstRequestTimeoutSecs: number;
   /** The trace flags as given (`--trace-config`, deprecated `--trace-*`). */
@@ -199,6 +203,8 @@ export function defaultServeOptions(): ServeOptions {
     httpSsl: { useSsl: false, useMutualAuth: false },
     httpConnections: { ...DEFAULT_HTTP_CONNECTION_LIMITS },
     grpcMaxConnections: DEFAULT_MAX_CONNECTIONS,
+    grpcReflection: true,
+    grpcHealthMaxWatches: DEFAULT_MAX_HEALTH_WATCHES,
     grpcFirstRequestTimeoutSecs: 10,
     traceFlags: { config: [], level: [] },
     metricsConfig: { counterLatencies: true, histogramLatencies: false, summaryLatencies: false, summaryQuantiles: [0.5, 0.9, 0.95, 0.99, 0.999], summaryMaxAgeSecs: 60 },
@@ -315,6 +321,7 @@ const BOOL_FLAGS: Record<string, (o: ServeOptions, v: boolean) => void> = {
   'model-namespacing': (o, v) => (o.modelNamespacing = v),
   'allow-http': (o, v) => (o.allowHttp = v),
   'allow-grpc': (o, v) => (o.allowGrpc = v),
+  'grpc-reflection': (o, v) => (o.grpcReflection = v),
   'allow-metrics': (o, v) => (o.allowMetrics = v),
   'allow-client-shm': (o, v) => (o.allowClientShm = v),
   'allow-model-file-load': (o, v) => (o.allowModelFileLoad = v),
@@ -398,6 +405,7 @@ const VALUE_FLAGS: Record<string, Setter> = {
     o.modelTypeCheck = v;
   },
   'grpc-max-connections': (o, v) => (o.grpcMaxConnections = int('grpc-max-connections', v, 1)),
+  'grpc-health-max-watches': (o, v) => (o.grpcHealthMaxWatches = int('grpc-health-max-watches', v, 1)),
   'grpc-first-request-timeout-secs': (o, v) => (o.grpcFirstRequestTimeoutSecs = int('grpc-first-request-timeout-secs', v, 1)),
   // Triton's ParseIntBoolOption: a level, or true/false for 1/0.
   'log-verbose': (o, v) => (o.logVerbose = /^(true|false)$/i.test(v) ? Number(v.toLowerCase() === 'true') : int('log-verbose', v)),
@@ -479,6 +487,8 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --stream-stall-timeout-secs <n> (60)      a stream held at that bound this long ends (RESOURCE_EXHAUSTED / error event)
   --http-headers-timeout-secs <n> (60)  --http-request-timeout-secs <n> (60)  --http-max-connections <n> (10000)
   --grpc-max-connections <n> (10000)  --grpc-first-request-timeout-secs <n> (10: a connection with no call by then is closed)
+  --grpc-reflection <bool> (true)  gRPC server reflection v1 and v1alpha (grpcurl, Postman: no proto files needed)
+  --grpc-health-max-watches <n> (1000)  grpc.health.v1 Watch streams open at once (RESOURCE_EXHAUSTED past it)
       both connection caps are lowered, in proportion, to fit below the descriptor limit (ulimit -n) less a quarter kept
   --allow-client-shm <bool> (false)  --allow-model-file-load <bool> (false)
   --model-log-rate <bytes/s> (65536)        per instance: a model's output (stdout, stderr, log calls) logged per second; lines past it dropped, counted

@@ -1,5 +1,6 @@
 /**
- * The gRPC transport: `inference.GRPCInferenceService` + `grpc.health.v1.Health` on grpc-js.
+ * The gRPC transport: `inference.GRPCInferenceService` + `grpc.health.v1.Health` (Check, Watch) on
+ * grpc-js, and server reflection (v1, v1alpha) unless `--grpc-reflection=false`.
  * A request message is bounded by `--grpc-max-input-size` (64 MB, compressed or inflated; Triton
  * takes up to INT32_MAX) and charged to the budget HTTP shares (inbound-bytes.ts); responses keep
  * Triton's INT32_MAX.
@@ -11,17 +12,20 @@ import {
   setLogger,
   status as GrpcStatus,
   type handleBidiStreamingCall,
+  type handleServerStreamingCall,
   type handleUnaryCall,
   type Metadata,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
-import type { GRPCInferenceServiceMethods, HealthCheckRequest, HealthCheckResponseInit, UnaryMethod } from '@tritium/client/proto';
+import type { GRPCInferenceServiceMethods, UnaryMethod } from '@tritium/client/proto';
 import type { TransportContext } from '../protocol/context.ts';
 import { mapError } from '../protocol/status.ts';
 import { failedRestriction, grpcRestrictedMessage, GRPC_METHOD_CATEGORY, type GrpcMethod, type Restrictions } from '../protocol/restricted.ts';
 import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';
 import { gracefulStop } from '../protocol/graceful-stop.ts';
 import { DecodeFailure, healthServiceDefinition, inferenceServiceDefinition } from './service-definition.ts';
+import { HealthService } from './health-service.ts';
+import { addReflection } from './reflection.ts';
 import { modelInferHandler } from './infer-handlers.ts';
 import { modelStreamInferHandler } from './model-stream.ts';
 import { UNARY_HANDLERS } from './unary-handlers.ts';
@@ -43,6 +47,10 @@ export interface GrpcTransportOptions {
   readonly maxMessageBytes: number;
   /** `--max-buffered-request-size`: request bytes held at once, shared with HTTP. */
   readonly budget: RequestBudget;
+  /** `--grpc-reflection`: server reflection v1 and v1alpha (reflection.ts). */
+  readonly reflection: boolean;
+  /** `--grpc-health-max-watches`: health Watch streams open at once (health-service.ts). */
+  readonly maxHealthWatches: number;
   /** `--grpc-max-connections` (as fitted below the descriptor limit) and `--grpc-first-request-timeout-secs`. */
   readonly connections: { readonly maxConnections: number; readonly firstRequestTimeoutMs: number };
 }
@@ -131,6 +139,17 @@ export class GrpcTransport {
     };
   }
 
+  /** A server-streaming handler behind the restriction check of its method: a refused stream ends with the status. */
+  private gateServerStream<Req, Res>(method: GrpcMethod, handler: handleServerStreamingCall<Req, Res>): handleServerStreamingCall<Req, Res> {
+    const refuse = this.refusal(method);
+    if (!refuse) return handler;
+    return (call) => {
+      const status = refuse(call.metadata);
+      if (status) call.emit('error', status);
+      else handler(call);
+    };
+  }
+
   /** `method`'s handler (unary-handlers.ts) as grpc-js calls it: failures to decode and errors become statuses. */
   private unary<M extends UnaryMethod>(method: M): UnaryCall<M> {
     const handler = UNARY_HANDLERS[method];
@@ -184,10 +203,12 @@ export class GrpcTransport {
       ],
     });
     server.addService(inferenceServiceDefinition(), this.implementation());
-    const check: handleUnaryCall<HealthCheckRequest | DecodeFailure, HealthCheckResponseInit> = (_call, callback) => {
-      callback(null, { status: this.ctx.api.isReady() ? 'SERVING' : 'NOT_SERVING' });
-    };
-    server.addService(healthServiceDefinition(), { Check: this.gateUnary('Check', check) });
+    const health = new HealthService(() => (this.ctx.api.isReady() ? 'SERVING' : 'NOT_SERVING'), this.options.maxHealthWatches, this.streams);
+    server.addService(healthServiceDefinition(), {
+      Check: this.gateUnary('Check', (call, callback) => health.check(call, callback)),
+      Watch: this.gateServerStream('Watch', (call) => health.watch(call)),
+    });
+    if (this.options.reflection) addReflection(server);
     const tls = this.options.tls && loadTlsMaterial('grpc', this.options.tls);
     // Triton's SslServerCredentials: the server's key pair; with mutual TLS the root certificate
     // verifies clients, and a client without a valid certificate fails the handshake.

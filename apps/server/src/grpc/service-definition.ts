@@ -87,15 +87,15 @@ export function inferenceServiceDefinition(): ServiceDefinition {
 export function healthServiceDefinition(): ServiceDefinition {
   const req = plainCodec('grpc.health.v1.HealthCheckRequest');
   const res = plainCodec('grpc.health.v1.HealthCheckResponse');
-  return {
-    Check: {
-      path: '/grpc.health.v1.Health/Check',
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: req.encode,
-      requestDeserialize: safe(req.decode, 'HealthCheckRequest'),
-      responseSerialize: res.encode,
-      responseDeserialize: res.decode,
-    },
-  };
+  const method = (name: 'Check' | 'Watch'): MethodEntry => ({
+    path: `/grpc.health.v1.Health/${name}`,
+    requestStream: false,
+    responseStream: name === 'Watch',
+    requestSerialize: req.encode,
+    requestDeserialize: safe(req.decode, 'HealthCheckRequest'),
+    responseSerialize: res.encode,
+    responseDeserialize: res.decode,
+    originalName: name,
+  });
+  return { Check: method('Check'), Watch: method('Watch') };
 }

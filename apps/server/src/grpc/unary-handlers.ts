@@ -17,6 +17,7 @@ import { LOG_FILE_UPDATE_MESSAGE, updateLogSettings } from '../protocol/settings
 import { advertisedServerMetadata } from '../protocol/extensions.ts';
 import { unrecognizedLoadParameter } from '../protocol/status.ts';
 import { redactIndexReasons } from '../protocol/server-paths.ts';
+import { grpcModelConfig } from './model-config-message.ts';
 
 /** `T` with every bigint as its decimal string, as protobufjs takes 64-bit values. */
 export type ProtoSafe<T> = T extends bigint
@@ -59,7 +60,7 @@ export const UNARY_HANDLERS: UnaryHandlers = {
   ModelReady: (req, ctx) => ({ ready: ctx.api.modelReady(req.name, req.version) }),
   ServerMetadata: (_req, ctx) => advertisedServerMetadata(ctx),
   ModelMetadata: (req, ctx) => ctx.api.modelMetadata(req.name, req.version),
-  ModelConfig: (req, ctx) => ({ config: protoSafe(ctx.api.modelConfig(req.name, req.version)) }),
+  ModelConfig: (req, ctx) => ({ config: protoSafe(grpcModelConfig(ctx.api.modelConfig(req.name, req.version))) }),
   ModelStatistics: (req, ctx) => ({
     model_stats: protoSafe(ctx.api.statistics(req.name || undefined, req.version)),
   }),

@@ -46,3 +46,5 @@ export const DEFAULT_HTTP_CONNECTION_LIMITS: HttpConnectionLimits = {
   requestTimeoutMs: 60_000,
   maxConnections: DEFAULT_MAX_CONNECTIONS,
 };
+/** `--grpc-health-max-watches`' default: `grpc.health.v1.Health/Watch` streams open at once. */
+export const DEFAULT_MAX_HEALTH_WATCHES = 1000;

@@ -100,6 +100,7 @@ export const GRPC_METHOD_CATEGORY: Readonly<Record<GrpcMethod, RestrictedCategor
   ServerReady: 'health',
   ModelReady: 'health',
   Check: 'health',
+  Watch: 'health',
   ServerMetadata: 'metadata',
   ModelMetadata: 'metadata',
   ModelConfig: 'model-config',

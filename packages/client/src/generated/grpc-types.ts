@@ -1431,4 +1431,6 @@ export interface HealthCheckResponseInit {
 /** `grpc.health.v1.Health`: each method's request and response, as decoded and as written. */
 export interface HealthMethods {
   Check: { request: HealthCheckRequest; requestInit: HealthCheckRequestInit; response: HealthCheckResponse; responseInit: HealthCheckResponseInit };
+  /** A stream of responses. */
+  Watch: { request: HealthCheckRequest; requestInit: HealthCheckRequestInit; response: HealthCheckResponse; responseInit: HealthCheckResponseInit };
 }
