@@ -174,6 +174,11 @@ for (const mode of ['poll', 'explicit'] as const) {
       await expectAddSub(c, 'simple_addsub');
       await expectSubAdd(c, 'simple_subadd');
       await expectAmbiguous(c, 'composing_model');
+      // Each ensemble's config names the repository its step resolved to (Triton's model_namespace).
+      for (const [ensemble, repo] of [['simple_addsub', 'addsub_repo'], ['simple_subadd', 'subadd_repo']] as const) {
+        const config = (await c.getModelConfig(ensemble)) as { ensemble_scheduling?: { step: { model_namespace?: string }[] } };
+        expect(config.ensemble_scheduling?.step.map((st) => st.model_namespace)).toEqual([path.join(root!, repo)]);
+      }
       const index = await c.getModelRepositoryIndex();
       expect(index.filter((e: { name: string }) => e.name === 'composing_model')).toHaveLength(2);
       const metrics = await (await fetch(`http://127.0.0.1:${(await serve!.started).metrics}/metrics`)).text();

@@ -436,7 +436,13 @@ export class InferenceServer implements InferenceServerApi {
   }
 
   modelConfig(name: string, version?: string): ModelConfig {
-    return this.route(name, parseModelVersion(version)).config;
+    const loaded = this.route(name, parseModelVersion(version));
+    const ensemble = loaded.config.ensemble_scheduling;
+    if (this.options.modelNamespacing !== true || !ensemble) return loaded.config;
+    // Triton's config of an ensemble names, in each step's `model_namespace`, the repository its
+    // model resolves to (ConnectDependencyGraph writes it); here that is where it resolves now.
+    const namespaceOf = (model: string): string => this.lifecycle.tryResolve(model, loaded.namespace)?.namespace ?? '';
+    return { ...loaded.config, ensemble_scheduling: { ...ensemble, step: ensemble.step.map((st) => ({ ...st, model_namespace: namespaceOf(st.model_name) })) } };
   }
 
   isDecoupled(name: string, version?: string): boolean {

@@ -91,6 +91,12 @@ describe('--model-namespacing lookups', () => {
 });
 
 describe('--model-namespacing ensembles', () => {
+  it("shows in each step's model_namespace the repository its model resolves to, as Triton's config does", async () => {
+    const { server: s, repos: [a, b] } = await serve([{ e: { config: ensembleConfig('e', 'm') }, m: { config: identityConfig('m') } }, { f: { config: ensembleConfig('f', 'only') }, only: { config: identityConfig('only') } }]);
+    expect(s.modelConfig('e').ensemble_scheduling?.step.map((st) => st.model_namespace)).toEqual([a]);
+    expect(s.modelConfig('f').ensemble_scheduling?.step.map((st) => st.model_namespace)).toEqual([b]);
+  });
+
   it("refuses a step ambiguous from the ensemble's repository, naming the ensemble by identifier", async () => {
     const { server: s, repos: [a] } = await serve([{ e: { config: ensembleConfig('e', 'm') } }, { m: { config: identityConfig('m') } }, { m: { config: identityConfig('m') } }]);
     const err = await errorOf(infer(s, 'e'));
