@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpInferenceServerClient, InferInput } from '@tritium/client';
+import { GrpcInferenceServerClient, HttpInferenceServerClient, InferInput } from '@tritium/client';
 import { startServeProcess, type ServeProcess } from './support/serve-process.ts';
 
 /** Triton's ensemble config of the QA cases, its one step naming `composing`. */
@@ -174,6 +174,22 @@ for (const mode of ['poll', 'explicit'] as const) {
       await expectAddSub(c, 'simple_addsub');
       await expectSubAdd(c, 'simple_subadd');
       await expectAmbiguous(c, 'composing_model');
+      // Through gRPC the same refusal is INVALID_ARGUMENT; a name no repository holds is 400 too.
+      const grpc = new GrpcInferenceServerClient(`127.0.0.1:${(await serve!.started).grpc}`);
+      try {
+        const viaGrpc = await grpc.infer('composing_model', inputs()).then(
+          () => undefined,
+          (e: unknown) => e as Error & { status?: string },
+        );
+        expect([viaGrpc?.status, viaGrpc?.message]).toEqual(['StatusCode.INVALID_ARGUMENT', "There are 2 identifiers of model 'composing_model' in global map, model namespace must be provided to resolve ambiguity."]);
+      } finally {
+        grpc.close();
+      }
+      const unknown = await c.infer('nothere', inputs()).then(
+        () => undefined,
+        (e: unknown) => e as Error & { status?: string },
+      );
+      expect([unknown?.status, unknown?.message]).toEqual(['400', "Request for unknown model: 'nothere' is not found"]);
       // Each ensemble's config names the repository its step resolved to (Triton's model_namespace).
       for (const [ensemble, repo] of [['simple_addsub', 'addsub_repo'], ['simple_subadd', 'subadd_repo']] as const) {
         const config = (await c.getModelConfig(ensemble)) as { ensemble_scheduling?: { step: { model_namespace?: string }[] } };
