@@ -36,9 +36,15 @@ export interface InstalledTritium {
   readonly cwd: string;
 }
 
+/** A server of one's own taking serve's flags (a script built on `@tritium/server`), run in `cwd`. */
+export interface ServerScript {
+  readonly script: string;
+  readonly cwd: string;
+}
+
 /**
- * Starts `tritium serve <args>` (or `tritium dev <repository> <args>`: the repository first) with
- * loopback addresses and port 0 unless `args` say otherwise;
+ * Starts `tritium serve <args>` (or `tritium dev <repository> <args>`: the repository first, or a
+ * ServerScript with `<args>`) with loopback addresses and port 0 unless `args` say otherwise;
  * `noFile` runs it under `ulimit -n <noFile>` (its pid is still the server's: the shell execs it);
  * `installed` runs an installed bin in its project folder.
  */
@@ -46,19 +52,17 @@ export function startServeProcess(
   args: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
   noFile?: number,
-  command: 'serve' | 'dev' = 'serve',
+  command: 'serve' | 'dev' | ServerScript = 'serve',
   installed?: InstalledTritium,
 ): ServeProcess {
   const defaults = ['--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--metrics-address=127.0.0.1', '--http-port=0', '--grpc-port=0', '--metrics-port=0'];
   const given = new Set(args.map((a) => a.split('=')[0]));
-  const argv = [
-    installed?.bin ?? TRITIUM_BIN,
-    command,
-    ...(command === 'dev' ? args.slice(0, 1) : []),
-    ...defaults.filter((d) => !given.has(d.split('=')[0])),
-    ...(command === 'dev' ? args.slice(1) : args),
-  ];
-  const cwd = installed?.cwd;
+  const ports = defaults.filter((d) => !given.has(d.split('=')[0]));
+  const argv =
+    typeof command === 'object'
+      ? [command.script, ...ports, ...args]
+      : [installed?.bin ?? TRITIUM_BIN, command, ...(command === 'dev' ? args.slice(0, 1) : []), ...ports, ...(command === 'dev' ? args.slice(1) : args)];
+  const cwd = typeof command === 'object' ? command.cwd : installed?.cwd;
   const child =
     noFile === undefined
       ? spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'], env, cwd })
