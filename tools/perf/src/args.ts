@@ -143,8 +143,19 @@ function parseRequestParameters(values: readonly string[]): Record<string, strin
   return out;
 }
 
-/** Parses a `tritium perf` command line. Throws UsageError; returns `'help'` for -h. */
-export function parsePerfArgs(argv: readonly string[]): PerfOptions | 'help' {
+/** The name option `key` stores its values under; undefined for a key that is no value option. */
+function valueOption(key: string): string | undefined {
+  return Object.hasOwn(VALUE_OPTIONS, key) ? VALUE_OPTIONS[key] : undefined;
+}
+
+/** A command line as read: each value option's values in order (by option name), and the flags given. */
+interface ReadArgs {
+  readonly values: ReadonlyMap<string, string[]>;
+  readonly flags: ReadonlySet<string>;
+}
+
+/** Splits argv into options and their values as getopt does (`--key=value`, `-p5000`, `-p 5000`). */
+function readArgs(argv: readonly string[]): ReadArgs {
   const values = new Map<string, string[]>();
   const flags = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
@@ -155,7 +166,7 @@ export function parsePerfArgs(argv: readonly string[]): PerfOptions | 'help' {
     if (arg.startsWith('--') && eq > 0) {
       key = arg.slice(0, eq);
       value = arg.slice(eq + 1);
-    } else if (/^-[a-zA-Z]./.test(arg) && VALUE_OPTIONS[arg.slice(0, 2)]) {
+    } else if (/^-[a-zA-Z]./.test(arg) && valueOption(arg.slice(0, 2))) {
       key = arg.slice(0, 2); // getopt's -p5000
       value = arg.slice(2);
     }
@@ -163,7 +174,7 @@ export function parsePerfArgs(argv: readonly string[]): PerfOptions | 'help' {
       flags.add(key);
       continue;
     }
-    const name = VALUE_OPTIONS[key];
+    const name = valueOption(key);
     if (!name) throw new UsageError(`unknown option '${arg}'`);
     if (value === undefined) {
       value = argv[++i];
@@ -171,9 +182,11 @@ export function parsePerfArgs(argv: readonly string[]): PerfOptions | 'help' {
     }
     values.set(name, [...(values.get(name) ?? []), value]);
   }
-  if (flags.has('-h') || flags.has('--help')) return 'help';
+  return { values, flags };
+}
 
-  const last = (name: string) => values.get(name)?.at(-1);
+/** The options that pick one of a few values (model, protocol, service kind, load and measurement modes), checked. */
+function checkedChoices(last: (name: string) => string | undefined, flags: ReadonlySet<string>) {
   const model = last('model');
   if (!model) throw new UsageError('-m (model name) is required');
   const protocol = (last('protocol') ?? 'http').toLowerCase();
@@ -194,6 +207,16 @@ export function parsePerfArgs(argv: readonly string[]): PerfOptions | 'help' {
   if (mode !== 'time_windows' && mode !== 'count_windows') {
     throw new UsageError(`invalid value '${mode}' for --measurement-mode: expected time_windows or count_windows`);
   }
+  return { model, protocol: protocol as Protocol, concurrency, rate, distribution, mode } as const;
+}
+
+/** Parses a `tritium perf` command line. Throws UsageError; returns `'help'` for -h. */
+export function parsePerfArgs(argv: readonly string[]): PerfOptions | 'help' {
+  const { values, flags } = readArgs(argv);
+  if (flags.has('-h') || flags.has('--help')) return 'help';
+
+  const last = (name: string) => values.get(name)?.at(-1);
+  const { model, protocol, concurrency, rate, distribution, mode } = checkedChoices(last, flags);
   const percentile = last('percentile');
   const shapes = new Map<string, number[]>();
   for (const s of values.get('shape') ?? []) {
@@ -204,7 +227,7 @@ export function parsePerfArgs(argv: readonly string[]): PerfOptions | 'help' {
     model,
     modelVersion: last('model-version') ?? '',
     url: last('url') ?? (protocol === 'grpc' ? 'localhost:8001' : 'localhost:8000'),
-    protocol: protocol as Protocol,
+    protocol,
     batchSize: int('-b', last('batch-size') ?? String(DEFAULTS.batchSize), 1),
     ...(concurrency ? { concurrencyRange: parseRange('--concurrency-range', concurrency, true) } : {}),
     ...(rate ? { requestRateRange: parseRange('--request-rate-range', rate, false) } : {}),

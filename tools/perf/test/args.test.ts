@@ -70,6 +70,8 @@ describe('perf_analyzer command line', () => {
     [['-m', 'm', '-b', '0'], "invalid value '0' for -b: expected an integer >= 1"],
     [['-m', 'm', '--percentile', '100'], "invalid value '100' for --percentile: expected 1..99"],
     [['-m', 'm', '--bogus'], "unknown option '--bogus'"],
+    [['-m', 'm', 'constructor', 'x'], "unknown option 'constructor'"],
+    [['-m', 'm', '__proto__', 'x'], "unknown option '__proto__'"],
     [['-m'], "option '-m' needs a value"],
     [['-m', 'm', '--service-kind', 'torchserve'], "invalid value 'torchserve' for --service-kind: only triton is supported"],
     [['-m', 'm', '-H', 'novalue'], "invalid value 'novalue' for -H: expected Header:Value"],

@@ -94,97 +94,79 @@ function levels(v: string): number[] {
   return out;
 }
 
+/** `TuneOptions` as the command line fills them in, from the defaults. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type TuneDraft = Mutable<Omit<TuneOptions, 'model' | 'inputData'>> & { model?: string; inputData: string[] };
+
+function defaults(): TuneDraft {
+  return {
+    protocol: 'http',
+    latencyBudget: { percentile: 99, ms: 100 },
+    minThroughput: 0,
+    concurrency: levels('1:64'),
+    inputData: [],
+    timeBudgetMs: 600_000,
+    measurementIntervalMs: 1500,
+    maxInstances: 4,
+  };
+}
+
+/** Each option (by its long name) and how its value is read; `flag` is the name as given. */
+const OPTIONS: Readonly<Record<string, (o: TuneDraft, value: string, flag: string) => void>> = {
+  '--model-name': (o, v) => void (o.model = v),
+  '--model-repository': (o, v) => void (o.modelRepository = v),
+  '--url': (o, v) => void (o.url = v),
+  '--protocol': (o, v) => {
+    const p = v.toLowerCase();
+    if (p !== 'http' && p !== 'grpc') throw new UsageError(`invalid value for -i: '${p}' (expected http or grpc)`);
+    o.protocol = p;
+  },
+  '--latency-budget': (o, v) => void (o.latencyBudget = latencyBudget(v)),
+  '--min-throughput': (o, v, flag) => void (o.minThroughput = positive(flag, v)),
+  '--concurrency-range': (o, v) => void (o.concurrency = levels(v)),
+  '--input-data': (o, v) => void o.inputData.push(v),
+  '--time-budget': (o, v, flag) => void (o.timeBudgetMs = durationMs(flag, v)),
+  '--output-repository': (o, v) => void (o.outputRepository = v),
+  '--report': (o, v) => void (o.report = v),
+  '--measurement-interval': (o, v, flag) => {
+    o.measurementIntervalMs = positive(flag, v, true);
+    if (o.measurementIntervalMs < 100) throw new UsageError(`invalid value for ${flag}: '${o.measurementIntervalMs}' (at least 100 ms)`);
+  },
+  '--max-instances': (o, v, flag) => {
+    o.maxInstances = positive(flag, v, true);
+    if (o.maxInstances < 1 || o.maxInstances > 64) throw new UsageError(`invalid value for --max-instances: '${o.maxInstances}' (1 to 64)`);
+  },
+};
+
+const SHORT: Readonly<Record<string, string>> = { '-m': '--model-name', '-u': '--url', '-i': '--protocol', '-p': '--measurement-interval' };
+
+/** The reader of option `flag` (long or short); undefined for a name that is no option. */
+function optionReader(flag: string): ((o: TuneDraft, value: string, flag: string) => void) | undefined {
+  const long = Object.hasOwn(SHORT, flag) ? SHORT[flag]! : flag;
+  return Object.hasOwn(OPTIONS, long) ? OPTIONS[long] : undefined;
+}
+
 export function parseTuneArgs(argv: readonly string[]): TuneOptions {
-  let model: string | undefined;
-  let modelRepository: string | undefined;
-  let url: string | undefined;
-  let protocol: Protocol = 'http';
-  let budget: LatencyBudget = { percentile: 99, ms: 100 };
-  let minThroughput = 0;
-  let concurrency = levels('1:64');
-  const inputData: string[] = [];
-  let timeBudgetMs = 600_000;
-  let outputRepository: string | undefined;
-  let measurementIntervalMs = 1500;
-  let maxInstances = 4;
-  let report: string | undefined;
+  const o = defaults();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
     const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const value = (): string => {
-      const v = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-      if (v === undefined) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    switch (flag) {
-      case '-m':
-      case '--model-name':
-        model = value();
-        break;
-      case '--model-repository':
-        modelRepository = value();
-        break;
-      case '-u':
-      case '--url':
-        url = value();
-        break;
-      case '-i':
-      case '--protocol': {
-        const p = value().toLowerCase();
-        if (p !== 'http' && p !== 'grpc') throw new UsageError(`invalid value for -i: '${p}' (expected http or grpc)`);
-        protocol = p;
-        break;
-      }
-      case '--latency-budget':
-        budget = latencyBudget(value());
-        break;
-      case '--min-throughput':
-        minThroughput = positive(flag, value());
-        break;
-      case '--concurrency-range':
-        concurrency = levels(value());
-        break;
-      case '--input-data':
-        inputData.push(value());
-        break;
-      case '--time-budget':
-        timeBudgetMs = durationMs(flag, value());
-        break;
-      case '--output-repository':
-        outputRepository = value();
-        break;
-      case '--report':
-        report = value();
-        break;
-      case '-p':
-      case '--measurement-interval':
-        measurementIntervalMs = positive(flag, value(), true);
-        if (measurementIntervalMs < 100) throw new UsageError(`invalid value for ${flag}: '${measurementIntervalMs}' (at least 100 ms)`);
-        break;
-      case '--max-instances':
-        maxInstances = positive(flag, value(), true);
-        if (maxInstances < 1 || maxInstances > 64) throw new UsageError(`invalid value for --max-instances: '${maxInstances}' (1 to 64)`);
-        break;
-      default:
-        throw new UsageError(`unknown option '${flag}'\n${TUNE_USAGE}`);
-    }
+    const read = optionReader(flag);
+    if (!read) throw new UsageError(`unknown option '${flag}'\n${TUNE_USAGE}`);
+    const v = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    if (v === undefined) throw new UsageError(`${flag} needs a value`);
+    read(o, v, flag);
   }
+  const { model, modelRepository, url, outputRepository, report, ...rest } = o;
   if (!model) throw new UsageError(`-m <model> is required\n${TUNE_USAGE}`);
   if (!modelRepository === !url) throw new UsageError('give either --model-repository (tune starts its own server) or -u (a running server), not both or neither');
   return {
     model,
     ...(modelRepository ? { modelRepository } : {}),
     ...(url ? { url } : {}),
-    protocol,
-    latencyBudget: budget,
-    minThroughput,
-    concurrency,
-    inputData,
-    timeBudgetMs,
+    ...rest,
     ...(outputRepository ? { outputRepository } : {}),
-    measurementIntervalMs,
-    maxInstances,
     ...(report ? { report } : {}),
   };
 }
