@@ -11,8 +11,8 @@ import type { Readable } from 'node:stream';
 import type { RepositoryFetch, RepositorySource } from '@tritium/core';
 import { credentialField, credentialFromFile } from './credential-file.ts';
 import type { ListedObject } from './object-keys.ts';
-import { objectStoreSource } from './object-store.ts';
-import { parseS3Url } from './s3-url.ts';
+import { objectStoreSource, type ObjectStore } from './object-store.ts';
+import { parseS3Url, type S3Location } from './s3-url.ts';
 
 export interface S3SourceOptions {
   /** Environment to read credentials from (default `process.env`). */
@@ -23,10 +23,20 @@ export interface S3SourceOptions {
 
 type S3Module = typeof import('@aws-sdk/client-s3');
 
-/** A repository at `url` (`s3://bucket/path`, `s3://host:port/bucket/path`, `s3://https://host:port/bucket/path`). */
-export function s3RepositorySource(url: string, options: S3SourceOptions = {}): RepositorySource {
-  const location = parseS3Url(url);
-  const env = options.env ?? process.env;
+type S3Client = InstanceType<S3Module['S3Client']>;
+
+/** The client's settings and what an error message must never show. */
+interface S3Settings {
+  readonly keyId: string;
+  readonly secret: string;
+  readonly token: string;
+  readonly profile: string;
+  readonly region: string;
+  readonly secrets: readonly string[];
+}
+
+/** The credentials and region for `location`, from TRITON_CLOUD_CREDENTIAL_PATH's `"s3"` entry or the environment. */
+function s3Settings(location: S3Location, env: NodeJS.ProcessEnv): S3Settings {
   const fileCredential = credentialFromFile('s3', location.url, env);
   const file = env.TRITON_CLOUD_CREDENTIAL_PATH;
   const fromFile = fileCredential !== undefined;
@@ -35,82 +45,90 @@ export function s3RepositorySource(url: string, options: S3SourceOptions = {}): 
   const token = fromFile ? credentialField(fileCredential, 'session_token', file) : (env.AWS_SESSION_TOKEN ?? '');
   const profile = fromFile ? credentialField(fileCredential, 'profile', file) : (env.AWS_PROFILE ?? '');
   const region = (fromFile ? credentialField(fileCredential, 'region', file) : '') || env.AWS_DEFAULT_REGION || env.AWS_REGION || '';
-  const secrets = [secret, token].filter((s) => s !== '');
+  return { keyId, secret, token, profile, region, secrets: [secret, token].filter((s) => s !== '') };
+}
 
-  let client: Promise<{ sdk: S3Module; s3: InstanceType<S3Module['S3Client']> }> | undefined;
-  const connect = (): NonNullable<typeof client> =>
-    (client ??= import('@aws-sdk/client-s3').then((sdk) => {
-      const s3 = new sdk.S3Client({
-        ...(location.endpoint ? { endpoint: location.endpoint, forcePathStyle: true } : {}),
-        ...(region ? { region } : location.endpoint ? { region: 'us-east-1' } : {}),
-        ...(keyId && secret
-          ? { credentials: { accessKeyId: keyId, secretAccessKey: secret, ...(token ? { sessionToken: token } : {}) } }
-          : profile
-            ? { profile }
-            : {}),
-        followRegionRedirects: true,
-        maxAttempts: 3,
-        requestHandler: { connectionTimeout: 10_000, requestTimeout: options.requestTimeoutMs ?? 60_000 },
-      });
-      return { sdk, s3 };
-    }));
-
-  const object = (key: string, size?: number, etag?: string, modified?: Date): ListedObject => ({
-    key,
-    size: size ?? 0,
-    etag: etag ?? '',
-    mtimeMs: modified?.getTime() ?? 0,
+/** The S3 client (the SDK is loaded here, on first use). */
+async function connectS3(location: S3Location, c: S3Settings, requestTimeoutMs: number): Promise<{ sdk: S3Module; s3: S3Client }> {
+  const sdk = await import('@aws-sdk/client-s3');
+  const s3 = new sdk.S3Client({
+    ...(location.endpoint ? { endpoint: location.endpoint, forcePathStyle: true } : {}),
+    ...(c.region ? { region: c.region } : location.endpoint ? { region: 'us-east-1' } : {}),
+    ...(c.keyId && c.secret
+      ? { credentials: { accessKeyId: c.keyId, secretAccessKey: c.secret, ...(c.token ? { sessionToken: c.token } : {}) } }
+      : c.profile
+        ? { profile: c.profile }
+        : {}),
+    followRegionRedirects: true,
+    maxAttempts: 3,
+    requestHandler: { connectionTimeout: 10_000, requestTimeout: requestTimeoutMs },
   });
+  return { sdk, s3 };
+}
 
-  return objectStoreSource(
-    location.url,
-    location.prefix,
-    {
-      async *listPages(prefix, recursive) {
-        const { sdk, s3 } = await connect();
-        let token: string | undefined;
-        do {
-          const page = await s3.send(
-            new sdk.ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, ContinuationToken: token, ...(recursive ? {} : { Delimiter: '/' }) }),
-          );
-          yield {
-            objects: (page.Contents ?? []).map((o) => object(o.Key ?? '', o.Size, o.ETag, o.LastModified)),
-            folders: (page.CommonPrefixes ?? []).flatMap((p) => (p.Prefix ? [p.Prefix] : [])),
-          };
-          token = page.IsTruncated ? page.NextContinuationToken : undefined;
-        } while (token);
-      },
-      async checkRoot() {
-        const { sdk, s3 } = await connect();
-        await s3.send(new sdk.HeadBucketCommand({ Bucket: location.bucket }));
-      },
-      async head(key) {
-        const { sdk, s3 } = await connect();
-        try {
-          const head = await s3.send(new sdk.HeadObjectCommand({ Bucket: location.bucket, Key: key }));
-          return object(key, head.ContentLength, head.ETag, head.LastModified);
-        } catch (err) {
-          if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
-          throw err;
-        }
-      },
-      async anyUnder(prefix) {
-        const { sdk, s3 } = await connect();
-        const page = await s3.send(new sdk.ListObjectsV2Command({ Bucket: location.bucket, Prefix: prefix, MaxKeys: 1 }));
-        return (page.KeyCount ?? page.Contents?.length ?? 0) > 0;
-      },
-      async download(key, etag, signal): Promise<RepositoryFetch> {
-        const { sdk, s3 } = await connect();
-        const res = await s3.send(new sdk.GetObjectCommand({ Bucket: location.bucket, Key: key, ...(etag ? { IfMatch: etag } : {}) }), {
-          abortSignal: signal,
-        });
-        if (!res.Body) throw new Error('empty response body');
-        return { body: res.Body as Readable, etag: res.ETag };
-      },
-      async close() {
-        if (client) (await client).s3.destroy();
-      },
+const listed = (key: string, size?: number, etag?: string, modified?: Date): ListedObject => ({
+  key,
+  size: size ?? 0,
+  etag: etag ?? '',
+  mtimeMs: modified?.getTime() ?? 0,
+});
+
+/** The object store over `bucket` (`connect` resolves the client; `close` destroys it once made). */
+function bucketStore(bucket: string, connect: () => Promise<{ sdk: S3Module; s3: S3Client }>, close: () => Promise<void>): ObjectStore {
+  return {
+    async *listPages(prefix, recursive) {
+      const { sdk, s3 } = await connect();
+      let token: string | undefined;
+      do {
+        const page = await s3.send(
+          new sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token, ...(recursive ? {} : { Delimiter: '/' }) }),
+        );
+        yield {
+          objects: (page.Contents ?? []).map((o) => listed(o.Key ?? '', o.Size, o.ETag, o.LastModified)),
+          folders: (page.CommonPrefixes ?? []).flatMap((p) => (p.Prefix ? [p.Prefix] : [])),
+        };
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
     },
-    secrets,
-  );
+    async checkRoot() {
+      const { sdk, s3 } = await connect();
+      await s3.send(new sdk.HeadBucketCommand({ Bucket: bucket }));
+    },
+    async head(key) {
+      const { sdk, s3 } = await connect();
+      try {
+        const head = await s3.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key }));
+        return listed(key, head.ContentLength, head.ETag, head.LastModified);
+      } catch (err) {
+        if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
+        throw err;
+      }
+    },
+    async anyUnder(prefix) {
+      const { sdk, s3 } = await connect();
+      const page = await s3.send(new sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, MaxKeys: 1 }));
+      return (page.KeyCount ?? page.Contents?.length ?? 0) > 0;
+    },
+    async download(key, etag, signal): Promise<RepositoryFetch> {
+      const { sdk, s3 } = await connect();
+      const res = await s3.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key, ...(etag ? { IfMatch: etag } : {}) }), {
+        abortSignal: signal,
+      });
+      if (!res.Body) throw new Error('empty response body');
+      return { body: res.Body as Readable, etag: res.ETag };
+    },
+    close,
+  };
+}
+
+/** A repository at `url` (`s3://bucket/path`, `s3://host:port/bucket/path`, `s3://https://host:port/bucket/path`). */
+export function s3RepositorySource(url: string, options: S3SourceOptions = {}): RepositorySource {
+  const location = parseS3Url(url);
+  const settings = s3Settings(location, options.env ?? process.env);
+  let client: Promise<{ sdk: S3Module; s3: S3Client }> | undefined;
+  const connect = (): Promise<{ sdk: S3Module; s3: S3Client }> => (client ??= connectS3(location, settings, options.requestTimeoutMs ?? 60_000));
+  const close = async (): Promise<void> => {
+    if (client) (await client).s3.destroy();
+  };
+  return objectStoreSource(location.url, location.prefix, bucketStore(location.bucket, connect, close), settings.secrets);
 }
