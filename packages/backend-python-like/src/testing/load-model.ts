@@ -103,6 +103,49 @@ function resultsOf(output: WorkerExecuteOutput, batch: readonly InferRequest[], 
   return [...output.results];
 }
 
+/** The worker context a model loaded in a test sees: its log lines collected, BLS calls answered by `options.bls`. */
+function testWorkerContext(model: string, options: LoadModelOptions, log: Logger): WorkerContext {
+  const metrics = new CustomMetrics();
+  return {
+    model,
+    instanceName: `${model}_0_0`,
+    log,
+    infer: async (call) => {
+      if (!options.bls) throw new InferError('UNAVAILABLE', `BLS call to model '${call.model}': pass { bls } to loadModel to answer it`);
+      return options.bls(call);
+    },
+    inferStream: (call, sink) => {
+      sink.complete(new InferError('UNAVAILABLE', `decoupled BLS call to model '${call.model}' is not available in tests`));
+      return { cancel() {} };
+    },
+    metric: (op) => void metrics.apply(op),
+    metricValue: async (op) => metrics.apply(op) ?? 0,
+  };
+}
+
+/** A decoupled execute of `batch`, each request's responses (an error last) collected until every request completes. */
+async function collectStreams<S extends ModelSpec>(
+  run: NonNullable<WorkerModelInstance['executeDecoupled']>,
+  batch: InferRequest[],
+  signal: AbortSignal,
+): Promise<TestResponse<S>[][]> {
+  const streams = batch.map(() => [] as TestResponse<S>[]);
+  let open = batch.length;
+  let done!: () => void;
+  const finished = new Promise<void>((resolve) => (done = resolve));
+  const sinks: ResponseSink[] = batch.map((_, i) => ({
+    response: (r) => void streams[i]!.push(toResponse<S>(r)),
+    complete: (error) => {
+      if (error) streams[i]!.push(toResponse<S>(error));
+      if (--open === 0) done();
+    },
+  }));
+  if (open === 0) done();
+  await run(batch, sinks, { signal });
+  await finished;
+  return streams;
+}
+
 /**
  * Loads `modelDir` (its config and the `model.ts` of its highest version, or `options.version`)
  * into this process and runs `initialize`. Type the requests and responses with the model's
@@ -122,22 +165,7 @@ export async function loadModel<S extends ModelSpec = ModelSpec>(modelDir: strin
   const config = await completeConfig(written, name, bundle);
   const logs: TestLogLine[] = [];
   const current = { lines: [] as TestLogLine[] };
-  const metrics = new CustomMetrics();
-  const ctx: WorkerContext = {
-    model: config.name,
-    instanceName: `${config.name}_0_0`,
-    log: collector(logs, current),
-    infer: async (call) => {
-      if (!options.bls) throw new InferError('UNAVAILABLE', `BLS call to model '${call.model}': pass { bls } to loadModel to answer it`);
-      return options.bls(call);
-    },
-    inferStream: (call, sink) => {
-      sink.complete(new InferError('UNAVAILABLE', `decoupled BLS call to model '${call.model}' is not available in tests`));
-      return { cancel() {} };
-    },
-    metric: (op) => void metrics.apply(op),
-    metricValue: async (op) => metrics.apply(op) ?? 0,
-  };
+  const ctx = testWorkerContext(config.name, options, collector(logs, current));
   const init: PythonLikeInit = {
     bundleUrl: pathToFileURL(transpiled.file).href,
     modelFile,
@@ -182,23 +210,7 @@ export async function loadModel<S extends ModelSpec = ModelSpec>(modelDir: strin
     async executeDecoupled(requests) {
       if (!instance.executeDecoupled) throw new InferError('UNSUPPORTED', `model '${config.name}' is not decoupled: use execute()`);
       const run = instance.executeDecoupled.bind(instance);
-      const { value, logs: lines } = await call(async (batch, signal) => {
-        const streams = batch.map(() => [] as TestResponse<S>[]);
-        let open = batch.length;
-        let done!: () => void;
-        const finished = new Promise<void>((resolve) => (done = resolve));
-        const sinks: ResponseSink[] = batch.map((_, i) => ({
-          response: (r) => void streams[i]!.push(toResponse<S>(r)),
-          complete: (error) => {
-            if (error) streams[i]!.push(toResponse<S>(error));
-            if (--open === 0) done();
-          },
-        }));
-        if (open === 0) done();
-        await run(batch, sinks, { signal });
-        await finished;
-        return streams;
-      }, requests);
+      const { value, logs: lines } = await call((batch, signal) => collectStreams<S>(run, batch, signal), requests);
       return { responses: value, logs: lines };
     },
     async finalize() {
