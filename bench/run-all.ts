@@ -26,7 +26,8 @@
  * (`npm run bench -- --write-docs`), to docs/ (tracked files: only when asked).
  * Env: BENCH_MEASURE_MS (default 4000: measured per configuration and level, split over the rounds),
  * BENCH_WARMUP_MS (default 1000, before each window), BENCH_ROUNDS (default 3); for a reduced run
- * on a busy machine, BENCH_LEVELS (default 1,16,64,256) and BENCH_GROUPS (default seed,mixed,gpu).
+ * on a busy machine, BENCH_LEVELS (default 1,16,64,256), BENCH_GROUPS (default seed,mixed,gpu) and
+ * BENCH_ONLY (configuration keys, e.g. "(a),(s),(c)"; default all).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -59,6 +60,8 @@ try {
 }
 const LEVELS = (process.env['BENCH_LEVELS'] ?? '1,16,64,256').split(',').map(Number);
 const GROUPS = new Set((process.env['BENCH_GROUPS'] ?? 'seed,mixed,gpu').split(','));
+/** Only these configurations of the groups run (all when unset). */
+const ONLY = process.env['BENCH_ONLY'] ? new Set(process.env['BENCH_ONLY'].split(',')) : undefined;
 /** Texts of the mixed-length workload (each configuration sends them in the same order). */
 const MIXED_COUNT = 4096;
 const MEASURE_MS = Number(process.env['BENCH_MEASURE_MS'] ?? 4000);
@@ -288,10 +291,11 @@ async function microserviceTarget(root: string, tokenizerDir: string, key = '(d)
 }
 
 /** Starts a group's configurations, measures them side by side, and stops them whatever happens. */
-async function group(starts: ReadonlyArray<() => Promise<Target>>): Promise<ConfigResult[]> {
+async function group(starts: ReadonlyArray<readonly [string, () => Promise<Target>]>): Promise<ConfigResult[]> {
   const targets: Target[] = [];
   try {
-    for (const start of starts) targets.push(await start());
+    for (const [key, start] of starts) if (!ONLY || ONLY.has(key)) targets.push(await start());
+    if (targets.length === 0) return [];
     return await sweepSideBySide(targets);
   } finally {
     for (const t of targets) await t.close();
@@ -538,13 +542,13 @@ async function main(): Promise<void> {
       log(`  (e) ${limitBefore.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
       configs.push(
         ...(await group([
-          () => tritiumTarget(root, '(a)', 'pipeline batching: the seed\'s sentiment_ensemble', 'pipeline'),
-          () => tritiumTarget(root, "(a')", 'pipeline batching tuned for this CPU: preferred batch 8, 1 ms max queue delay', 'pipeline-tuned'),
-          () => tritiumTarget(root, '(s)', 'the example as shipped (npm start): the seed\'s config with adaptive batching (tritium.batching: adaptive)', 'shipped'),
-          () => tritiumTarget(root, '(t)', 'the seed\'s config with length-aware batching (tritium.batch_tokens)', 'pipeline-tokens'),
-          () => tritiumTarget(root, '(b)', 'per-step ensemble: tokenizer and bert_classifier batch separately', 'per-step'),
-          () => tritiumTarget(root, '(c)', 'no batching anywhere', 'no-batching'),
-          () => microserviceTarget(root, tokenizerDir),
+          ['(a)', () => tritiumTarget(root, '(a)', 'pipeline batching: the seed\'s sentiment_ensemble', 'pipeline')],
+          ["(a')", () => tritiumTarget(root, "(a')", 'pipeline batching tuned for this CPU: preferred batch 8, 1 ms max queue delay', 'pipeline-tuned')],
+          ['(s)', () => tritiumTarget(root, '(s)', 'the example as shipped (npm start): the seed\'s config with adaptive batching (tritium.batching: adaptive)', 'shipped')],
+          ['(t)', () => tritiumTarget(root, '(t)', 'the seed\'s config with length-aware batching (tritium.batch_tokens)', 'pipeline-tokens')],
+          ['(b)', () => tritiumTarget(root, '(b)', 'per-step ensemble: tokenizer and bert_classifier batch separately', 'per-step')],
+          ['(c)', () => tritiumTarget(root, '(c)', 'no batching anywhere', 'no-batching')],
+          ['(d)', () => microserviceTarget(root, tokenizerDir)],
         ])),
       );
       log('(e) limit: tokenizer + ONNX session in one process (after the group)');
@@ -566,8 +570,8 @@ async function main(): Promise<void> {
       log(`  (e-t) ${before.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
       configs.push(
         ...(await group([
-          () => tritiumTarget(root, '(a-mix)', 'mixed-length texts: the seed\'s pipeline', 'pipeline', 'onnx', plain),
-          () => tritiumTarget(root, '(t-mix)', 'mixed-length texts: length-aware batching (tritium.batch_tokens)', 'pipeline-tokens', 'onnx', plain),
+          ['(a-mix)', () => tritiumTarget(root, '(a-mix)', 'mixed-length texts: the seed\'s pipeline', 'pipeline', 'onnx', plain)],
+          ['(t-mix)', () => tritiumTarget(root, '(t-mix)', 'mixed-length texts: length-aware batching (tritium.batch_tokens)', 'pipeline-tokens', 'onnx', plain)],
         ])),
       );
       log('(e-t) limit on the mixed texts (after the group)');
@@ -578,9 +582,9 @@ async function main(): Promise<void> {
     if (GROUPS.has('gpu')) {
       configs.push(
         ...(await group([
-          () => tritiumTarget(root, '(f-a)', 'GPU-shaped: pipeline batching, bert_classifier = gpu_sim (4 ms + 0.02 ms/row)', 'pipeline', 'gpu_sim'),
-          () => tritiumTarget(root, '(f-c)', 'GPU-shaped: no batching anywhere', 'no-batching', 'gpu_sim'),
-          () => microserviceTarget(root, tokenizerDir, '(f-d)', 'gpu_sim'),
+          ['(f-a)', () => tritiumTarget(root, '(f-a)', 'GPU-shaped: pipeline batching, bert_classifier = gpu_sim (4 ms + 0.02 ms/row)', 'pipeline', 'gpu_sim')],
+          ['(f-c)', () => tritiumTarget(root, '(f-c)', 'GPU-shaped: no batching anywhere', 'no-batching', 'gpu_sim')],
+          ['(f-d)', () => microserviceTarget(root, tokenizerDir, '(f-d)', 'gpu_sim')],
         ])),
       );
     }
