@@ -11,6 +11,10 @@ export interface ModelCounters {
   readonly computeOutputNs: number;
   readonly inferenceCount: number;
   readonly executionCount: number;
+  /** Tokens of executions that padded rows (Tritium's `tritium.tokens` statistics; 0 elsewhere). */
+  readonly realTokens: number;
+  readonly paddedTokens: number;
+  readonly tokenExecutions: number;
 }
 
 /** Per-request averages over a window, in microseconds (perf_analyzer's server columns). */
@@ -25,6 +29,10 @@ export interface ServerBreakdown {
   readonly computeOutputUs: number;
   /** Request time not in queue or compute (server overhead). */
   readonly overheadUs: number;
+  /** Real / padded tokens of the window's executions that padded rows; undefined when none did. */
+  readonly paddingEfficiency?: number;
+  /** Padded tokens (rows × longest row) per such execution. */
+  readonly paddedTokensPerExecution?: number;
   /** Composing models of an ensemble, each with its own averages. */
   readonly composing: ReadonlyArray<{ model: string; breakdown: ServerBreakdown }>;
 }
@@ -32,9 +40,15 @@ export interface ServerBreakdown {
 const n = (v: number | undefined): number => Number(v ?? 0);
 const ns = (d: StatisticDuration | undefined): number => n(d?.ns);
 
+/** Tritium's fields beside Triton's in a `model_stats` entry (HTTP's JSON only). */
+interface TritiumFields {
+  readonly tritium?: { readonly tokens?: { readonly executions?: number; readonly real?: number; readonly padded?: number } };
+}
+
 /** Reads one model's counters out of a `model_stats` entry (a duration the server left out counts 0). */
 export function countersOf(entry: ModelStatistics): ModelCounters {
   const stats = entry.inference_stats;
+  const tokens = (entry as ModelStatistics & TritiumFields).tritium?.tokens;
   return {
     successCount: n(stats?.success?.count),
     successNs: ns(stats?.success),
@@ -44,6 +58,9 @@ export function countersOf(entry: ModelStatistics): ModelCounters {
     computeOutputNs: ns(stats?.compute_output),
     inferenceCount: n(entry.inference_count),
     executionCount: n(entry.execution_count),
+    realTokens: n(tokens?.real),
+    paddedTokens: n(tokens?.padded),
+    tokenExecutions: n(tokens?.executions),
   };
 }
 
@@ -75,6 +92,9 @@ function eachCounter(f: (k: keyof ModelCounters) => number): ModelCounters {
     computeOutputNs: f('computeOutputNs'),
     inferenceCount: f('inferenceCount'),
     executionCount: f('executionCount'),
+    realTokens: f('realTokens'),
+    paddedTokens: f('paddedTokens'),
+    tokenExecutions: f('tokenExecutions'),
   };
 }
 
@@ -105,6 +125,9 @@ function averages(d: ModelCounters, per: number): Omit<ServerBreakdown, 'composi
     computeInferUs,
     computeOutputUs,
     overheadUs: Math.max(0, avgRequestUs - queueUs - computeInputUs - computeInferUs - computeOutputUs),
+    ...(d.paddedTokens > 0 && d.tokenExecutions > 0
+      ? { paddingEfficiency: d.realTokens / d.paddedTokens, paddedTokensPerExecution: d.paddedTokens / d.tokenExecutions }
+      : {}),
   };
 }
 

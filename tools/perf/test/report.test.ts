@@ -214,6 +214,9 @@ describe('server statistics of a level', () => {
     computeOutputNs: 0,
     inferenceCount: success,
     executionCount: success,
+    realTokens: 0,
+    paddedTokens: 0,
+    tokenExecutions: 0,
   });
   // Cumulative counters before window 1 and after windows 1..4: window 1 is a warm-up burst,
   // windows 2-4 are measured; window 4 has ten times the requests of window 2.
@@ -242,6 +245,24 @@ describe('server statistics of a level', () => {
     expect(tok.queueUs).toBeCloseTo(1_300 / 130, 6);
     expect(tok.computeInferUs).toBeCloseTo(23_000 / 130, 6);
     expect(serverOverWindows('ens', ['tok'], snaps.slice(0, 2), 3)).toBeUndefined();
+  });
+
+  it("prints a padding step's token counts on its composing line (Tritium's statistics fields)", async () => {
+    const { breakdown } = await import('../src/server-stats.ts');
+    const zero = new Map([['ens', counters(0, 0, 0, 0)], ['tok', counters(0, 0, 0, 0)], ['bert', counters(0, 0, 0, 0)]]);
+    // bert ran 4 length groups: 300 real tokens padded to 400 (100 per execution).
+    const after = new Map([
+      ['ens', { ...counters(10, 100_000, 0, 0), realTokens: 300, paddedTokens: 400, tokenExecutions: 4 }],
+      ['tok', counters(10, 60_000, 5_000, 10_000)],
+      ['bert', { ...counters(10, 25_000, 5_000, 20_000), realTokens: 300, paddedTokens: 400, tokenExecutions: 4 }],
+    ]);
+    const b = breakdown('ens', ['tok', 'bert'], zero, after);
+    expect(b.paddingEfficiency).toBe(0.75);
+    expect(b.composing[0]!.breakdown.paddingEfficiency).toBeUndefined();
+    const text = levelBlock({ ...level(1, 50, 1000), server: b }, 'http');
+    expect(text).toContain('    Tokens: padding efficiency 0.75, padded tokens per execution 100\n');
+    expect(text).toContain('    Composing model tok: executions 10, requests 10, queue 500 usec, compute infer 1000 usec\n');
+    expect(text).toContain('    Composing model bert: executions 10, requests 10, queue 500 usec, compute infer 2000 usec, padding efficiency 0.75, padded tokens per execution 100\n');
   });
 
   it("reads an ensemble as perf_analyzer does: queue and compute are the composing models' only (the pipeline wait is in the first step's queue)", async () => {

@@ -62,14 +62,52 @@ describe('tune search', () => {
   });
 
   it('writes candidates into the configs: pipeline batching on the ensemble, or per step', () => {
-    const pipeline = applyCandidate(plan, { mode: 'pipeline', delayUs: 500, preferred: 8, adaptive: true, instances: { tok: 2, cls: 1 } });
+    const pipeline = applyCandidate(plan, { mode: 'pipeline', delayUs: 500, preferred: 8, adaptive: true, batchTokens: 0, instances: { tok: 2, cls: 1 } });
     expect(pipeline['ens']!['dynamic_batching']).toMatchObject({ preferred_batch_size: [8], max_queue_delay_microseconds: '500' });
     expect(pipeline['ens']!.parameters?.['tritium.batching']).toEqual({ string_value: 'adaptive' });
     expect(pipeline['tok']!.instance_group?.[0]?.count).toBe(2);
     expect(pipeline['tok']!['dynamic_batching']).toBeUndefined();
-    const perStep = applyCandidate(plan, { mode: 'per-step', delayUs: 500, preferred: 0, adaptive: false, instances: { tok: 1, cls: 1 } });
+    const perStep = applyCandidate(plan, { mode: 'per-step', delayUs: 500, preferred: 0, adaptive: false, batchTokens: 0, instances: { tok: 1, cls: 1 } });
     expect(perStep['ens']!['dynamic_batching']).toBeUndefined();
     expect(perStep['cls']!['dynamic_batching']).toMatchObject({ preferred_batch_size: [], max_queue_delay_microseconds: '500' });
+  });
+});
+
+describe('tune search: the token budget', () => {
+  const lengths = { string_value: 'mask' };
+  const tokensPlan: ModelPlan = {
+    ...plan,
+    base: { ...plan.base, ens: { ...plan.base['ens']!, parameters: { 'tritium.batch_tokens': { string_value: '16384' }, 'tritium.batch_tokens.lengths': lengths } } },
+  };
+
+  it('walks the budget ladder from the one as written to the best', async () => {
+    const clock = { t: 0 };
+    const calls: Candidate[] = [];
+    // Throughput peaks at a budget of 2048 padded tokens; everything else as in the landscape above.
+    const measure = async (c: Candidate): Promise<Measured> => {
+      calls.push(c);
+      clock.t += 10_000;
+      const throughput = landscape(c) - (c.batchTokens === 0 ? 300 : Math.abs(Math.log2(c.batchTokens / 2048)) * 30);
+      const level = { concurrency: 8, throughput, p50Ms: 5, p99Ms: 10, budgetMs: 10, stable: true, batchSizes: {} };
+      return { candidate: c, configs: applyCandidate(tokensPlan, c), levels: [level], best: level, cpuPerInferenceMs: 1 };
+    };
+    expect(baselineCandidate(tokensPlan).batchTokens).toBe(16384);
+    const r = await search({ plan: tokensPlan, maxInstances: 6, budgetMs: 10_000_000, measure, now: () => clock.t });
+    expect(r.winner.candidate).toMatchObject({ mode: 'pipeline', batchTokens: 2048 });
+    expect(new Set(calls.map(candidateKey)).size).toBe(calls.length);
+    // A plan whose config sets no budget never varies it.
+    expect(baselineCandidate(plan).batchTokens).toBe(0);
+  });
+
+  it('writes the budget beside the lengths as written; off and per-step remove every token parameter', () => {
+    const base = baselineCandidate(tokensPlan);
+    const on = applyCandidate(tokensPlan, { ...base, batchTokens: 4096 })['ens']!.parameters!;
+    expect(on['tritium.batch_tokens']).toEqual({ string_value: '4096' });
+    expect(on['tritium.batch_tokens.lengths']).toEqual(lengths);
+    const off = applyCandidate(tokensPlan, { ...base, batchTokens: 0 })['ens']!.parameters!;
+    expect(Object.keys(off).filter((k) => k.startsWith('tritium.batch_tokens'))).toEqual([]);
+    const perStep = applyCandidate(tokensPlan, { ...base, mode: 'per-step' })['ens']!.parameters!;
+    expect(Object.keys(perStep).filter((k) => k.startsWith('tritium.batch_tokens'))).toEqual([]);
   });
 });
 

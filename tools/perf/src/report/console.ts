@@ -1,5 +1,6 @@
 import type { PerfOptions } from '../options.ts';
 import type { LevelResult } from '../profiler.ts';
+import type { ServerBreakdown } from '../server-stats.ts';
 
 /** perf_analyzer's settings block. */
 export function settingsBlock(options: PerfOptions): string {
@@ -44,15 +45,22 @@ export function levelBlock(r: LevelResult, protocol: string): string {
       `    Successful request count: ${s.requestCount}`,
       `    Avg request latency: ${Math.round(s.avgRequestUs)} usec (overhead ${Math.round(s.overheadUs)} usec + queue ${Math.round(s.queueUs)} usec + compute input ${Math.round(s.computeInputUs)} usec + compute infer ${Math.round(s.computeInferUs)} usec + compute output ${Math.round(s.computeOutputUs)} usec)`,
     );
+    if (s.paddingEfficiency !== undefined) lines.push(`    Tokens: ${tokensText(s)}`);
     for (const c of s.composing) {
       const b = c.breakdown;
       lines.push(
-        `    Composing model ${c.model}: executions ${b.executionCount}, requests ${b.requestCount}, queue ${Math.round(b.queueUs)} usec, compute infer ${Math.round(b.computeInferUs)} usec`,
+        `    Composing model ${c.model}: executions ${b.executionCount}, requests ${b.requestCount}, queue ${Math.round(b.queueUs)} usec, compute infer ${Math.round(b.computeInferUs)} usec` +
+          (b.paddingEfficiency !== undefined ? `, ${tokensText(b)}` : ''),
       );
     }
   }
   if (!r.stable) lines.push('  Failed to obtain stable measurement within the max trials; the last windows are reported.');
   return `${lines.join('\n')}\n`;
+}
+
+/** Tritium's token counts of a window (models that pad rows): padding efficiency and padded tokens per execution. */
+function tokensText(b: ServerBreakdown): string {
+  return `padding efficiency ${b.paddingEfficiency!.toFixed(2)}, padded tokens per execution ${Math.round(b.paddedTokensPerExecution!)}`;
 }
 
 /** The closing summary and a table of every level. */

@@ -1,6 +1,6 @@
 /**
  * The search: coordinate descent from the configs as written, one knob at a time (batching mode,
- * instances per step, queue delay, preferred size, adaptive batching), keeping a move only when it
+ * instances per step, queue delay, preferred size, adaptive batching, token budget), keeping a move only when it
  * measures better (meets the SLO, then more throughput by over 2%, then lower latency). It prunes with
  * what it measured: a step whose extra instance gained under 5% is saturated (the CPU is) and is not
  * raised again; the delay and preferred size walk their ladders only while a step pays (a bisection
