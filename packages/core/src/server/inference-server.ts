@@ -666,7 +666,7 @@ export class InferenceServer implements InferenceServerApi {
     const only = name ? this.lifecycle.resolve(name) : undefined;
     if (name) {
       if (v !== undefined) this.route(name, v);
-      else if (!only) this.route(name, undefined);
+      else if (!only || (this.options.modelNamespacing === true && !only.present)) this.route(name, undefined);
     }
     const out: ModelStatistics[] = [];
     for (const record of [...this.lifecycle.models.values()].sort((a, b) => a.name.localeCompare(b.name))) {

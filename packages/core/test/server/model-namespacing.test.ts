@@ -81,12 +81,18 @@ describe('--model-namespacing lookups', () => {
   });
 
   it('answers INVALID_ARG for a name unloaded from every repository (Triton drops it from its global map)', async () => {
-    const { server: s } = await serve([{ m: { config: identityConfig('m') } }, { m: { config: identityConfig('m') } }], 'explicit');
+    const { server: s } = await serve([{ m: { config: identityConfig('m') }, solo: { config: identityConfig('solo') } }, { m: { config: identityConfig('m') } }], 'explicit');
     await s.loadModel('m');
+    await s.loadModel('solo');
     expect(await errorOf(infer(s, 'm'))).toMatchObject({ code: 'INVALID_ARG', message: AMBIGUOUS });
     await s.unloadModel('m');
-    const err = await errorOf(infer(s, 'm'));
-    expect([err.code, err.message]).toEqual(['INVALID_ARG', "Request for unknown model: 'm' is not found"]);
+    await s.unloadModel('solo');
+    for (const name of ['m', 'solo']) {
+      for (const call of [() => infer(s, name), () => s.statistics(name)]) {
+        const err = await errorOf(call);
+        expect([err.code, err.message]).toEqual(['INVALID_ARG', `Request for unknown model: '${name}' is not found`]);
+      }
+    }
   });
 });
 
