@@ -66,104 +66,109 @@ export interface BertOptions {
   readonly overrides?: BertOverrides;
 }
 
-/** Builds the encoder; returns the encoded ONNX model. */
-export function buildBertModel(options: BertOptions): Uint8Array {
-  const { vocabSize: V, hidden: H, layers, heads } = options;
-  if (!Number.isInteger(H / heads)) throw new Error(`hidden (${H}) must be a multiple of heads (${heads})`);
-  const I = options.intermediate ?? 4 * H;
-  const P = options.maxPosition ?? 512;
-  const L = options.numLabels ?? 2;
-  const T = options.typeVocabSize ?? 2;
-  const std = options.initStd ?? 0.02;
-  const dh = H / heads;
-  const rng = new Rng(options.seed ?? 42);
-  const names = options.names ?? {};
-  const idsName = names.inputIds ?? 'input_ids';
-  const maskName = names.attentionMask ?? 'attention_mask';
-  const logitsName = names.logits ?? 'logits';
-  const overrides = options.overrides ?? {};
+/** The graph being built with its seeded weights, and the blocks every part uses. */
+interface Parts {
+  readonly g: GraphBuilder;
+  readonly rng: Rng;
+  readonly H: number;
+  /** A weight of `shape`, random with the options' std from its own fork of the seed. */
+  weight(label: string, shape: number[]): string;
+  layerNorm(x: string, label: string): string;
+  dense(x: string, label: string, inDim: number, outDim: number): string;
+}
 
-  const g = new GraphBuilder();
-  const dims = ['batch', 'sequence'];
-  const ids = g.input(idsName, 'INT64', dims);
-  const mask = g.input(maskName, 'INT64', dims);
-  const typeIds = names.tokenTypeIds ? g.input(names.tokenTypeIds, 'INT64', dims) : undefined;
-  const pooling = options.pooling ?? 'cls';
-  const tokenEmbeddingsName = names.tokenEmbeddings ?? 'last_hidden_state';
-  if (pooling === 'none') g.output(tokenEmbeddingsName, 'FP32', ['batch', 'sequence', H]);
-  else g.output(logitsName, 'FP32', ['batch', L]);
-
+function parts(g: GraphBuilder, rng: Rng, H: number, std: number): Parts {
   const weight = (label: string, shape: number[]) => g.floats(label, shape, rng.fork(label).normals(shape.reduce((a, b) => a * b, 1), std));
   const zeros = (label: string, n: number) => g.floats(label, [n], new Float32Array(n));
   const ones = (label: string, n: number) => g.floats(label, [n], new Float32Array(n).fill(1));
-  const layerNorm = (x: string, label: string) =>
-    g.op('LayerNormalization', [x, ones(`${label}.gamma`, H), zeros(`${label}.beta`, H)], {
-      axis: { int: -1 },
-      epsilon: { float: 1e-12 },
-    });
-  const dense = (x: string, label: string, inDim: number, outDim: number) =>
-    g.op('Add', [g.op('MatMul', [x, weight(`${label}.weight`, [inDim, outDim])]), zeros(`${label}.bias`, outDim)]);
+  return {
+    g,
+    rng,
+    H,
+    weight,
+    layerNorm: (x, label) =>
+      g.op('LayerNormalization', [x, ones(`${label}.gamma`, H), zeros(`${label}.beta`, H)], {
+        axis: { int: -1 },
+        epsilon: { float: 1e-12 },
+      }),
+    dense: (x, label, inDim, outDim) => g.op('Add', [g.op('MatMul', [x, weight(`${label}.weight`, [inDim, outDim])]), zeros(`${label}.bias`, outDim)]),
+  };
+}
 
-  // Embeddings.
-  const wordTable = rng.fork('embeddings.word').normals(V * H, std);
+/** Word + position (+ token-type) embeddings, then LayerNorm: [batch, sequence, hidden]. */
+function embeddings(p: Parts, ids: string, typeIds: string | undefined, sizes: { V: number; P: number; T: number; std: number }, overrides: BertOverrides): string {
+  const { g, H } = p;
+  const wordTable = p.rng.fork('embeddings.word').normals(sizes.V * H, sizes.std);
   if (overrides.wordEmbedding) {
-    for (let t = 0; t < V; t++) overrides.wordEmbedding(t, wordTable.subarray(t * H, (t + 1) * H));
+    for (let t = 0; t < sizes.V; t++) overrides.wordEmbedding(t, wordTable.subarray(t * H, (t + 1) * H));
   }
-  const wordEmb = g.floats('embeddings.word', [V, H], wordTable);
+  const wordEmb = g.floats('embeddings.word', [sizes.V, H], wordTable);
   let x = g.op('Gather', [wordEmb, ids], { axis: { int: 0 } });
   const idsShape = g.op('Shape', [ids]);
   const seqLen = g.op('Gather', [idsShape, g.int64s('one_index', [], [1])], { axis: { int: 0 } });
   const positions = g.op('Range', [g.int64s('zero', [], [0]), seqLen, g.int64s('one', [], [1])]);
-  x = g.op('Add', [x, g.op('Gather', [weight('embeddings.position', [P, H]), positions], { axis: { int: 0 } })]);
-  const typeTable = weight('embeddings.token_type', [T, H]);
+  x = g.op('Add', [x, g.op('Gather', [p.weight('embeddings.position', [sizes.P, H]), positions], { axis: { int: 0 } })]);
+  const typeTable = p.weight('embeddings.token_type', [sizes.T, H]);
   if (typeIds) {
     x = g.op('Add', [x, g.op('Gather', [typeTable, typeIds], { axis: { int: 0 } })]);
   } else {
     const row0 = g.op('Gather', [typeTable, g.int64s('zero_index', [], [0])], { axis: { int: 0 } });
     x = g.op('Add', [x, row0]);
   }
-  x = layerNorm(x, 'embeddings.norm');
+  return p.layerNorm(x, 'embeddings.norm');
+}
 
-  // Additive mask [batch, 1, 1, seq]: 0 where attended, -1e4 where padded.
-  const maskF = g.op('Cast', [mask], { to: { int: 1 } });
+/** The constants every layer shares, and the additive mask [batch, 1, 1, seq]: 0 where attended, -1e4 where padded. */
+function layerConstants(g: GraphBuilder, maskF: string, H: number, heads: number) {
+  const dh = H / heads;
   const inverted = g.op('Sub', [g.floats('one_f', [], [1]), maskF]);
   const additive = g.op('Unsqueeze', [g.op('Mul', [inverted, g.floats('neg_big', [], [-10000])]), g.int64s('axes_1_2', [2], [1, 2])]);
+  return {
+    additive,
+    headShape: g.int64s('head_shape', [4], [0, 0, heads, dh]),
+    mergedShape: g.int64s('merged_shape', [3], [0, 0, H]),
+    scale: g.floats('attention_scale', [], [1 / Math.sqrt(dh)]),
+    sqrt2: g.floats('sqrt2', [], [Math.SQRT2]),
+    half: g.floats('half', [], [0.5]),
+    oneF: g.floats('one_gelu', [], [1]),
+  };
+}
 
-  const headShape = g.int64s('head_shape', [4], [0, 0, heads, dh]);
-  const mergedShape = g.int64s('merged_shape', [3], [0, 0, H]);
-  const scale = g.floats('attention_scale', [], [1 / Math.sqrt(dh)]);
-  const sqrt2 = g.floats('sqrt2', [], [Math.SQRT2]);
-  const half = g.floats('half', [], [0.5]);
-  const oneF = g.floats('one_gelu', [], [1]);
+type LayerConstants = ReturnType<typeof layerConstants>;
 
-  for (let l = 0; l < layers; l++) {
-    const p = `layer${l}`;
+/** `layers` × (self-attention with the additive mask, residual, LayerNorm, Erf-GELU feed-forward, residual, LayerNorm). */
+function encoderLayers(p: Parts, x: string, c: LayerConstants, shape: { layers: number; I: number }): string {
+  const { g, H } = p;
+  const { additive, headShape, mergedShape, scale, sqrt2, half, oneF } = c;
+  for (let l = 0; l < shape.layers; l++) {
+    const n = `layer${l}`;
     const split = (t: string, perm: number[]) => g.op('Transpose', [g.op('Reshape', [t, headShape])], { perm: { ints: perm } });
-    const q = split(dense(x, `${p}.attention.query`, H, H), [0, 2, 1, 3]); // [B, h, S, dh]
-    const k = split(dense(x, `${p}.attention.key`, H, H), [0, 2, 3, 1]); // [B, h, dh, S]
-    const v = split(dense(x, `${p}.attention.value`, H, H), [0, 2, 1, 3]); // [B, h, S, dh]
+    const q = split(p.dense(x, `${n}.attention.query`, H, H), [0, 2, 1, 3]); // [B, h, S, dh]
+    const k = split(p.dense(x, `${n}.attention.key`, H, H), [0, 2, 3, 1]); // [B, h, dh, S]
+    const v = split(p.dense(x, `${n}.attention.value`, H, H), [0, 2, 1, 3]); // [B, h, S, dh]
     const scores = g.op('Add', [g.op('Mul', [g.op('MatMul', [q, k]), scale]), additive]);
     const probs = g.op('Softmax', [scores], { axis: { int: -1 } });
     const context = g.op('Transpose', [g.op('MatMul', [probs, v])], { perm: { ints: [0, 2, 1, 3] } });
-    const attended = dense(g.op('Reshape', [context, mergedShape]), `${p}.attention.output`, H, H);
-    x = layerNorm(g.op('Add', [x, attended]), `${p}.attention.norm`);
-    const up = dense(x, `${p}.ffn.up`, H, I);
+    const attended = p.dense(g.op('Reshape', [context, mergedShape]), `${n}.attention.output`, H, H);
+    x = p.layerNorm(g.op('Add', [x, attended]), `${n}.attention.norm`);
+    const up = p.dense(x, `${n}.ffn.up`, H, shape.I);
     const gelu = g.op('Mul', [g.op('Mul', [up, half]), g.op('Add', [oneF, g.op('Erf', [g.op('Div', [up, sqrt2])])])]);
-    x = layerNorm(g.op('Add', [x, dense(gelu, `${p}.ffn.down`, I, H)]), `${p}.ffn.norm`);
+    x = p.layerNorm(g.op('Add', [x, p.dense(gelu, `${n}.ffn.down`, shape.I, H)]), `${n}.ffn.norm`);
   }
+  return x;
+}
 
-  if (pooling === 'none') {
-    g.node('Identity', [x], [tokenEmbeddingsName]);
-    return g.toBytes({ graphName: 'bert' });
-  }
-
+/** [CLS] pooling (dense + tanh) or masked mean pooling, the classifier, and the token-score path: logits [batch, L]. */
+function poolAndClassify(p: Parts, x: string, ids: string, maskF: string, oneF: string, head: { pooling: 'cls' | 'mean'; V: number; L: number }, overrides: BertOverrides): string {
+  const { g, H } = p;
+  const { V, L } = head;
   // Masked mean helper: Σ(values · mask) / max(Σ mask, 1) over the sequence axis.
   const maskCount = g.op('Max', [g.op('ReduceSum', [maskF, g.int64s('axis_1', [1], [1])], { keepdims: { int: 1 } }), oneF]); // [B, 1]
 
   let pooled: string;
-  if (pooling === 'cls') {
+  if (head.pooling === 'cls') {
     const first = g.op('Gather', [x, g.int64s('cls_index', [], [0])], { axis: { int: 1 } }); // [B, H]
-    pooled = g.op('Tanh', [dense(first, 'pooler', H, H)]);
+    pooled = g.op('Tanh', [p.dense(first, 'pooler', H, H)]);
   } else {
     const weighted = g.op('Mul', [x, g.op('Unsqueeze', [maskF, g.int64s('axis_2', [1], [2])])]);
     pooled = g.op('Div', [g.op('ReduceSum', [weighted, g.int64s('axis_1b', [1], [1])], { keepdims: { int: 0 } }), maskCount]);
@@ -175,7 +180,7 @@ export function buildBertModel(options: BertOptions): Uint8Array {
     const b = g.floats('classifier.bias', [L], overrides.classifier.bias ? checkLength(overrides.classifier.bias, L, 'classifier.bias') : new Float32Array(L));
     logits = g.op('Add', [g.op('MatMul', [pooled, w]), b]);
   } else {
-    logits = dense(pooled, 'classifier', H, L);
+    logits = p.dense(pooled, 'classifier', H, L);
   }
 
   if (overrides.tokenScores) {
@@ -185,6 +190,38 @@ export function buildBertModel(options: BertOptions): Uint8Array {
     const w = g.floats('token_scores.weights', [1, L], checkLength(overrides.tokenScores.weights, L, 'tokenScores.weights'));
     logits = g.op('Add', [logits, g.op('MatMul', [meanScore, w])]);
   }
+  return logits;
+}
+
+/** Builds the encoder; returns the encoded ONNX model. */
+export function buildBertModel(options: BertOptions): Uint8Array {
+  const { vocabSize: V, hidden: H, layers, heads } = options;
+  if (!Number.isInteger(H / heads)) throw new Error(`hidden (${H}) must be a multiple of heads (${heads})`);
+  const std = options.initStd ?? 0.02;
+  const names = options.names ?? {};
+  const logitsName = names.logits ?? 'logits';
+  const overrides = options.overrides ?? {};
+
+  const g = new GraphBuilder();
+  const dims = ['batch', 'sequence'];
+  const ids = g.input(names.inputIds ?? 'input_ids', 'INT64', dims);
+  const mask = g.input(names.attentionMask ?? 'attention_mask', 'INT64', dims);
+  const typeIds = names.tokenTypeIds ? g.input(names.tokenTypeIds, 'INT64', dims) : undefined;
+  const pooling = options.pooling ?? 'cls';
+  const tokenEmbeddingsName = names.tokenEmbeddings ?? 'last_hidden_state';
+  if (pooling === 'none') g.output(tokenEmbeddingsName, 'FP32', ['batch', 'sequence', H]);
+  else g.output(logitsName, 'FP32', ['batch', options.numLabels ?? 2]);
+
+  const p = parts(g, new Rng(options.seed ?? 42), H, std);
+  let x = embeddings(p, ids, typeIds, { V, P: options.maxPosition ?? 512, T: options.typeVocabSize ?? 2, std }, overrides);
+  const maskF = g.op('Cast', [mask], { to: { int: 1 } });
+  const constants = layerConstants(g, maskF, H, heads);
+  x = encoderLayers(p, x, constants, { layers, I: options.intermediate ?? 4 * H });
+  if (pooling === 'none') {
+    g.node('Identity', [x], [tokenEmbeddingsName]);
+    return g.toBytes({ graphName: 'bert' });
+  }
+  const logits = poolAndClassify(p, x, ids, maskF, constants.oneF, { pooling, V, L: options.numLabels ?? 2 }, overrides);
   g.node('Identity', [logits], [logitsName]);
   return g.toBytes({ graphName: 'bert' });
 }
