@@ -7,13 +7,7 @@
  *   node bench/dist/config-parse.bench.js
  */
 import { cpus, loadavg } from 'node:os';
-import {
-  modelConfigFromJson,
-  modelConfigToJson,
-  normalizeModelConfig,
-  parseModelConfigText,
-  validateModelConfig,
-} from '@tritium/core';
+import { modelConfigFromJson, modelConfigToJson, normalizeModelConfig, parseModelConfigText, validateModelConfig } from '@tritium/core/config';
 
 function bigConfig(): string {
   const lines: string[] = ['# generated benchmark config', 'name: "big"', 'platform: "ensemble"', 'max_batch_size: 64', 'input ['];

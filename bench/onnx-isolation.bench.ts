@@ -12,16 +12,10 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  createScheduler,
-  normalizeModelConfig,
-  parseModelConfigText,
-  silentLogger,
-  tensorFromTyped,
-  type InferRequest,
-  type ModelInstance,
-  type Scheduler,
-} from '@tritium/core';
+import { silentLogger, tensorFromTyped, type InferRequest } from '@tritium/core';
+import { type ModelInstance } from '@tritium/core/backend';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
+import { createScheduler, type Scheduler } from '@tritium/core/scheduler';
 import { onnxBackend } from '@tritium/backend-onnx';
 import { treeCpuSeconds } from './pipeline/cpu.ts';
 

@@ -4,7 +4,8 @@
  * reports how many runs it completed. No batcher, no per-request tensors, no messages per run.
  */
 import * as ort from 'onnxruntime-node';
-import type { InferRequest, WorkerModelInstance } from '@tritium/core';
+import type { InferRequest } from '@tritium/core';
+import type { WorkerModelInstance } from '@tritium/core/worker';
 
 export interface TightLoopInit {
   readonly modelPath: string;

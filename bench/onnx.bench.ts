@@ -10,18 +10,11 @@
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir, availableParallelism } from 'node:os';
 import path from 'node:path';
-import {
-  createScheduler,
-  normalizeModelConfig,
-  parseModelConfigText,
-  silentLogger,
-  spawnWorkerInstance,
-  tensorFromTyped,
-  typedView,
-  type InferRequest,
-  type ModelInstance,
-  type Tensor,
-} from '@tritium/core';
+import { silentLogger, tensorFromTyped, typedView, type InferRequest, type Tensor } from '@tritium/core';
+import { type ModelInstance } from '@tritium/core/backend';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
+import { createScheduler } from '@tritium/core/scheduler';
+import { spawnWorkerInstance } from '@tritium/core/worker';
 import { modelSessionOptions, onnxBackend } from '@tritium/backend-onnx';
 import { buildBertModel } from '@tritium/onnx-gen';
 import type { TightLoopInit } from './onnx-tight-loop.entry.ts';

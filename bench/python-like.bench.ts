@@ -23,16 +23,9 @@
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  InferError,
-  normalizeModelConfig,
-  parseModelConfigText,
-  silentLogger,
-  tensorFromStrings,
-  type Backend,
-  type InferRequest,
-  type ModelInstance,
-} from '@tritium/core';
+import { InferError, silentLogger, tensorFromStrings, type InferRequest } from '@tritium/core';
+import { type Backend, type ModelInstance } from '@tritium/core/backend';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 import { identityBackend } from '@tritium/core/testing';
 import { pythonLikeBackend } from '@tritium/backend-python-like';
 import { DEFAULT_REPOSITORY, setupExample } from '@tritium/example-setup';

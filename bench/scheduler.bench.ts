@@ -5,15 +5,11 @@
  *
  *     node bench/dist/scheduler.bench.js
  */
-import {
-  DynamicBatcher,
-  batcherOptionsFromConfig,
-  createScheduler,
-  nullStatsRecorder,
-  silentLogger,
-  tensorFromTyped,
-} from '@tritium/core';
-import type { EnsembleStep, InferRequest, InferResponse, ModelConfig, ModelInstance, Scheduler, StatsRecorder } from '@tritium/core';
+import { silentLogger, tensorFromTyped } from '@tritium/core';
+import { DynamicBatcher, batcherOptionsFromConfig, createScheduler, nullStatsRecorder } from '@tritium/core/scheduler';
+import type { EnsembleStep, InferRequest, InferResponse, ModelConfig } from '@tritium/core';
+import type { ModelInstance } from '@tritium/core/backend';
+import type { Scheduler, StatsRecorder } from '@tritium/core/scheduler';
 import { identityBackend } from '@tritium/core/testing';
 
 function cfg(name: string, maxBatch: number, dynamic: boolean, extra: Partial<ModelConfig> = {}): ModelConfig {

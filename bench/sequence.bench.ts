@@ -11,9 +11,12 @@
  *     node bench/dist/sequence.bench.js            (BENCH_N=requests per round, default 8000)
  */
 import { cpus, loadavg } from 'node:os';
-import { createScheduler, silentLogger, tensorFromTyped } from '@tritium/core';
-import type { InferRequest, ModelConfig, ModelInstance, Scheduler } from '@tritium/core';
-import { normalizeModelConfig, parseModelConfigText } from '@tritium/core';
+import { silentLogger, tensorFromTyped } from '@tritium/core';
+import { createScheduler } from '@tritium/core/scheduler';
+import type { InferRequest, ModelConfig } from '@tritium/core';
+import type { ModelInstance } from '@tritium/core/backend';
+import type { Scheduler } from '@tritium/core/scheduler';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 import { identityBackend } from '@tritium/core/testing';
 
 const SEQUENCE = `sequence_batching {

@@ -8,16 +8,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  BACKEND_API_VERSION,
-  InferenceServer,
-  createScheduler,
-  tensorFromTyped,
-  validateRequest,
-  type Backend,
-  type InferRequest,
-  type ModelInstance,
-} from '@tritium/core';
+import { InferenceServer, tensorFromTyped, type InferRequest } from '@tritium/core';
+import { BACKEND_API_VERSION, validateRequest, type Backend, type ModelInstance } from '@tritium/core/backend';
+import { createScheduler } from '@tritium/core/scheduler';
 
 const instance: ModelInstance = {
   execute: (batch) =>

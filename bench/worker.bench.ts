@@ -4,7 +4,8 @@
  * Run: node bench/dist/worker.bench.js (after `npx tsc -b`)
  */
 import { Worker } from 'node:worker_threads';
-import { compiledModule, silentLogger, spawnWorkerInstance, type CreateWorkerInstance, type InferRequest } from '@tritium/core';
+import { silentLogger, type InferRequest } from '@tritium/core';
+import { compiledModule, spawnWorkerInstance, type CreateWorkerInstance } from '@tritium/core/worker';
 import { TEST_ENTRIES, type TestModelInit } from '@tritium/core/testing';
 
 /** The floor: a bare worker echoing one message of the same shape (no host). */

@@ -1,6 +1,6 @@
 /** Every Backend bound under TOKENS.Backend, multi-injected (none bound → empty). */
 import { injectable, multiInject, optional } from 'inversify';
-import type { Backend } from '@tritium/core';
+import type { Backend } from '@tritium/core/backend';
 import { TOKENS } from './tokens.ts';
 
 @injectable()

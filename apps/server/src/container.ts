@@ -10,7 +10,9 @@
  */
 import 'reflect-metadata';
 import { Container, type ResolutionContext } from 'inversify';
-import { InferenceServer, type Backend, type CustomFamilySnapshot, type InferenceServerApi, type LatencyMetricsOptions } from '@tritium/core';
+import { InferenceServer, type InferenceServerApi } from '@tritium/core';
+import { type Backend } from '@tritium/core/backend';
+import { type CustomFamilySnapshot, type LatencyMetricsOptions } from '@tritium/core/metrics';
 import { TOKENS } from './tokens.ts';
 import type { ServeOptions } from './cli/flags.ts';
 import { TritonLog } from './logging/triton-log.ts';

@@ -5,7 +5,7 @@
  * imported when the first object-store repository is read (optional/optional-package.ts); each
  * provider's SDK loads only when a repository of that provider is used.
  */
-import type { RepositoryCallOptions, RepositoryEntry, RepositoryFetch, RepositorySource } from '@tritium/core';
+import type { RepositoryCallOptions, RepositoryEntry, RepositoryFetch, RepositorySource } from '@tritium/core/repository';
 import { lazyImport, OPTIONAL_PACKAGES } from './optional/optional-package.ts';
 
 type CloudModule = typeof import('@tritium/repository-cloud');

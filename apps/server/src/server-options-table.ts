@@ -4,7 +4,8 @@
  * `server_id`, `model_control_mode`) finds what it finds in Triton's. Rows for what Tritium does not
  * have (the pinned and CUDA memory pools, the minimum compute capability) are left out.
  */
-import { formatTable, type ServerMetadata } from '@tritium/core';
+import { type ServerMetadata } from '@tritium/core';
+import { formatTable } from '@tritium/core/server';
 import type { ServeOptions } from './cli/flags.ts';
 
 const CONTROL_MODE = { none: 'MODE_NONE', poll: 'MODE_POLL', explicit: 'MODE_EXPLICIT' } as const;

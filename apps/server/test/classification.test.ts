@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DataType, InferResponse, Tensor } from '@tritium/core';
-import { decodeBytesElements } from '@tritium/core';
+import { decodeBytesElements } from '@tritium/core/tensor';
 import { applyClassification } from '../src/protocol/classification.ts';
 
 function classifyOutput(datatype: DataType, data: ArrayBufferView, shape: number[], k: number, maxBatchSize: number): { shape: number[]; strings: string[] } {

@@ -1,6 +1,7 @@
 /** The composition root: backends are multi-injected; no backend bound is an empty list. */
 import { expect, it } from 'vitest';
-import { BACKEND_API_VERSION, type Backend, type InferenceServerApi } from '@tritium/core';
+import { type InferenceServerApi } from '@tritium/core';
+import { BACKEND_API_VERSION, type Backend } from '@tritium/core/backend';
 import { createContainer } from '../src/container.ts';
 import { defaultServeOptions } from '../src/cli/flags.ts';
 import { TOKENS } from '../src/tokens.ts';

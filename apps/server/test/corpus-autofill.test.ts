@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onnxBackend } from '@tritium/backend-onnx';
-import { parseModelConfigText } from '@tritium/core';
+import { parseModelConfigText } from '@tritium/core/config';
 import { identityBackend } from '@tritium/backend-examples';
 import { buildIdentityModel } from '@tritium/onnx-gen';
 import { canonicalConfig as canonical, onCpuHost } from './support/l0-expected.ts';

@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HttpInferenceServerClient } from '@tritium/client';
-import { parseModelConfigText } from '@tritium/core';
+import { parseModelConfigText } from '@tritium/core/config';
 // The corpus's one reader (cases, grep patterns, version folders) lives with core's config tests.
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { corpusUnavailableReason, loadCorpusCases, matchesExpected, type CorpusCase } from '../../../packages/core/test/config/corpus-cases.ts';

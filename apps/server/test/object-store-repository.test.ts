@@ -9,7 +9,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InferError, InferenceServer, type Logger, type RepositorySource } from '@tritium/core';
+import { InferError, InferenceServer, type Logger } from '@tritium/core';
+import { type RepositorySource } from '@tritium/core/repository';
 import { pythonLikeBackend } from '@tritium/backend-python-like';
 import { azureRepositorySource, s3RepositorySource } from '@tritium/repository-cloud';
 import {

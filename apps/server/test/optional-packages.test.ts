@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { onnxBackend } from '@tritium/backend-onnx';
 import { tensorrtBackend } from '@tritium/backend-tensorrt';
-import type { Backend } from '@tritium/core';
+import type { Backend } from '@tritium/core/backend';
 import { optionalOnnxBackend, optionalTensorrtBackend } from '../src/optional/optional-backends.ts';
 import { importOptional, installCommand, lazyImport, MissingPackageError, missingPackageOf } from '../src/optional/optional-package.ts';
 

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { probeSandboxHost } from '@tritium/core';
+import { probeSandboxHost } from '@tritium/core/worker';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bin/tritium.mjs');
 const host = await probeSandboxHost();

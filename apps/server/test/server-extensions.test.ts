@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferInput, InferRequestedOutput } from '@tritium/client';
-import { SERVER_EXTENSIONS } from '@tritium/core';
+import { SERVER_EXTENSIONS } from '@tritium/core/server';
 import { startTestServer, type TestServer } from './support/start-server.ts';
 
 const fp32 = (values: number[]) => new InferInput('INPUT0', [1, values.length], 'FP32').setData(Float32Array.from(values));

@@ -9,7 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ELEMENT_SIZE, TYPED_ARRAYS } from '@tritium/client';
-import { DATA_TYPE_SIZE, DATA_TYPES, TYPED_ARRAY_CONSTRUCTORS } from '@tritium/core';
+import { DATA_TYPES } from '@tritium/core';
+import { DATA_TYPE_SIZE, TYPED_ARRAY_CONSTRUCTORS } from '@tritium/core/tensor';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 

@@ -2,15 +2,9 @@
  * A custom backend, as a platform team would ship it in its own package: `backend: "reverse"`
  * reverses every BYTES element of INPUT0 into OUTPUT0. It implements core's backend SPI only.
  */
-import {
-  BACKEND_API_VERSION,
-  InferError,
-  decodeBytesElements,
-  encodeBytesElements,
-  type Backend,
-  type ExecuteResult,
-  type InferRequest,
-} from '@tritium/core';
+import { InferError, type InferRequest } from '@tritium/core';
+import { BACKEND_API_VERSION, type Backend, type ExecuteResult } from '@tritium/core/backend';
+import { decodeBytesElements, encodeBytesElements } from '@tritium/core/tensor';
 
 function reverse(request: InferRequest): ExecuteResult {
   const input = request.inputs.find((t) => t.name === 'INPUT0');

@@ -6,7 +6,7 @@
 // importing apps by default, and embedding it is exactly what this example shows.
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createContainer, defaultBackends, TOKENS, type ServeOptions, type TritiumServer } from '@tritium/server';
-import type { Backend } from '@tritium/core';
+import type { Backend } from '@tritium/core/backend';
 import { reverseBackend } from './reverse-backend.ts';
 
 export function buildServer(options: ServeOptions, extra: { stockBackends?: boolean } = {}): TritiumServer {

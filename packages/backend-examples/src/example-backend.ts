@@ -7,14 +7,13 @@
 import {
   BACKEND_API_VERSION,
   instanceWorkerOptions,
-  spawnWorkerInstance,
   type Backend,
   type BackendModel,
   type InstanceSpec,
   type LoadSpec,
   type ModelInstance,
-  type WorkerRestartPolicy,
-} from '@tritium/core';
+} from '@tritium/core/backend';
+import { spawnWorkerInstance, type WorkerRestartPolicy } from '@tritium/core/worker';
 
 /** Options every example backend takes. */
 export interface ExampleBackendOptions {

@@ -9,7 +9,7 @@
  * const server = new InferenceServer({ repositories: ['models'], backends: [...exampleBackends()] });
  * ```
  */
-import type { Backend } from '@tritium/core';
+import type { Backend } from '@tritium/core/backend';
 import type { ExampleBackendOptions } from './example-backend.ts';
 import { identityBackend } from './identity/index.ts';
 import { repeatBackend } from './repeat/index.ts';

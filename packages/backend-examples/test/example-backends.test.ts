@@ -7,17 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  InferError,
-  InferenceServer,
-  normalizeModelConfig,
-  parseModelConfigText,
-  silentLogger,
-  tensorFromTyped,
-  typedView,
-  type InferResponse,
-  type Tensor,
-} from '@tritium/core';
+import { InferError, InferenceServer, silentLogger, tensorFromTyped, typedView, type InferResponse, type Tensor } from '@tritium/core';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 import { exampleBackends, IDENTITY_RESPONSE_PARAMETERS } from '../src/index.ts';
 
 const temps: string[] = [];

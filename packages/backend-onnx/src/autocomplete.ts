@@ -6,7 +6,8 @@
  * max_batch_size > 1 and no scheduler is set, and fills missing inputs/outputs (batch dim dropped;
  * scalars as dims [1] + reshape { shape: [] }).
  */
-import { InferError, type Logger, type ModelConfig, type ModelInput, type ModelOutput, emptyDynamicBatching } from '@tritium/core';
+import { InferError, type Logger, type ModelConfig, type ModelInput, type ModelOutput } from '@tritium/core';
+import { emptyDynamicBatching } from '@tritium/core/config';
 import { onnxToConfigType } from './onnx-types.ts';
 import type { IoInfo, ModelIo } from './model-io.ts';
 

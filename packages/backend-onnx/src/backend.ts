@@ -9,28 +9,21 @@
  * process can be killed when an execute overruns or an unload gives up waiting.
  */
 import { resolve as resolvePath, dirname } from 'node:path';
+import { InferError, type ModelConfig, type ModelInput, type ModelOutput } from '@tritium/core';
 import {
   BACKEND_API_VERSION,
-  InferError,
   configTensorPlan,
   instanceWorkerOptions,
-  isolationParameters,
   sequenceTensors,
-  spawnWorkerInstance,
-  workerBounds,
   type AutoCompleteSpec,
   type Backend,
   type BackendModel,
   type InstanceSpec,
   type LoadSpec,
-  type ModelConfig,
   type ModelInstance,
-  type ModelInput,
-  type ModelOutput,
-  type IsolationParameters,
   type SequenceTensorSpec,
-  type WorkerInstanceOptions,
-} from '@tritium/core';
+} from '@tritium/core/backend';
+import { isolationParameters, spawnWorkerInstance, workerBounds, type IsolationParameters, type WorkerInstanceOptions } from '@tritium/core/worker';
 import { autoCompleteConfig, autoCompleteSkipped, DEFAULT_MAX_BATCH_SIZE, skippedMessage } from './autocomplete.ts';
 import { DEFAULT_MODEL_FILENAME, readModelIo, resolveModelPath } from './model-io.ts';
 import { validateModelIo } from './validate-io.ts';

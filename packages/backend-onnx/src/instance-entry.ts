@@ -5,8 +5,8 @@
  * `concatInputs`), run with only the requested outputs, split rows back per request.
  */
 import * as ort from 'onnxruntime-node';
+import { InferError, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
 import {
-  InferError,
   answersOfRun,
   concatInputs,
   executeInGroups,
@@ -16,12 +16,9 @@ import {
   type ExecuteOutput,
   type RunMember,
   type RunTimings,
-  type InferRequest,
-  type InferResponse,
   type RequestSpec,
-  type Tensor,
-} from '@tritium/core';
-import type { WorkerContext, WorkerExecuteContext, WorkerModelInstance } from '@tritium/core';
+} from '@tritium/core/backend';
+import type { WorkerContext, WorkerExecuteContext, WorkerModelInstance } from '@tritium/core/worker';
 import { fromOrtTensor, toOrtTensor } from './ort-convert.ts';
 import { batchKey } from './batch-key.ts';
 import { computeBatchInput, concatRagged } from './ragged.ts';

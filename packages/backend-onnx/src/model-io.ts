@@ -92,4 +92,4 @@ export async function readModelIo(path: string, modelName: string): Promise<Mode
   return parseModelIo(bytes, modelName, path);
 }
 
-export { shapeToString } from '@tritium/core';
+export { shapeToString } from '@tritium/core/backend';

@@ -2,7 +2,8 @@
  * ONNX element types (TensorProto.DataType numbers) ↔ Triton config types and onnxruntime-node's
  * tensor type strings. TYPE_INVALID marks an ONNX type Triton cannot serve (e.g. complex).
  */
-import type { ConfigDataType, DataType } from '@tritium/core';
+import type { DataType } from '@tritium/core';
+import type { ConfigDataType } from '@tritium/core/tensor';
 
 const ONNX_TO_CONFIG: Readonly<Record<number, ConfigDataType>> = {
   1: 'TYPE_FP32',

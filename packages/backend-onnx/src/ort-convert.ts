@@ -4,7 +4,8 @@
  * string tensors), which must be valid UTF-8.
  */
 import * as ort from 'onnxruntime-node';
-import { InferError, decodeStrings, encodeBytesElements, typedView, type DataType, type Tensor } from '@tritium/core';
+import { InferError, decodeStrings, typedView, type DataType, type Tensor } from '@tritium/core';
+import { encodeBytesElements } from '@tritium/core/tensor';
 import { ORT_TYPE, fromOrtType } from './onnx-types.ts';
 
 /** Builds the ORT tensor for `tensor` with the shape the model sees. */

@@ -3,7 +3,8 @@
  * concatenated element-wise into one 1-D tensor, and batch inputs describe how the elements split
  * between batch items (one item per request row).
  */
-import { InferError, DATA_TYPE_SIZE, countBytesElements, elementCount, tensorFromTyped, type InferRequest, type Tensor } from '@tritium/core';
+import { InferError, tensorFromTyped, type InferRequest, type Tensor } from '@tritium/core';
+import { DATA_TYPE_SIZE, countBytesElements, elementCount } from '@tritium/core/tensor';
 import type { BatchInputPlan } from './plan.ts';
 
 function input(request: InferRequest, name: string): Tensor {

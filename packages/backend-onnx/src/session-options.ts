@@ -5,7 +5,8 @@
  * (`optimization.execution_accelerators`). The result is plain data, handed to the worker.
  */
 import { availableParallelism } from 'node:os';
-import { InferError, type Logger, type ModelConfig, type InstanceSpec } from '@tritium/core';
+import { InferError, type Logger, type ModelConfig } from '@tritium/core';
+import { type InstanceSpec } from '@tritium/core/backend';
 import { gpuSupport, type GpuSupport } from './gpu.ts';
 
 /** Plain-data subset of ort's InferenceSession.SessionOptions that Tritium sets. */

@@ -3,7 +3,9 @@
  * when it creates an instance (`ValidateInputs` / `ValidateOutputs` + backend_common's
  * `CompareDimsSupported`), with Triton's messages.
  */
-import { InferError, compareDimsSupported, configToWireDataType, sequenceTensors, wireToConfigDataType, type ModelConfig } from '@tritium/core';
+import { InferError, type ModelConfig } from '@tritium/core';
+import { compareDimsSupported, sequenceTensors } from '@tritium/core/backend';
+import { configToWireDataType, wireToConfigDataType } from '@tritium/core/tensor';
 import { onnxToConfigType, onnxTypeName } from './onnx-types.ts';
 import { shapeToString, type IoInfo, type ModelIo } from './model-io.ts';
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InferError, parseModelConfigText, type ModelConfig } from '@tritium/core';
+import { InferError, type ModelConfig } from '@tritium/core';
+import { parseModelConfigText } from '@tritium/core/config';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { buildAddSubModel, buildScalarModel, buildSequenceModel } from '@tritium/onnx-gen';
 import { autoCompleteConfig, onnxBackend, parseModelIo } from '../src/index.ts';

@@ -1,14 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  InferError,
-  createScheduler,
-  requestTag,
-  tensorFromTyped,
-  typedView,
-  type ExecuteResult,
-  type InferResponse,
-  type Tensor,
-} from '@tritium/core';
+import { InferError, tensorFromTyped, typedView, type InferResponse, type Tensor } from '@tritium/core';
+import { requestTag, type ExecuteResult } from '@tritium/core/backend';
+import { createScheduler } from '@tritium/core/scheduler';
 // Tests generate their models with the workspace's ONNX generator (a tool, not a runtime dependency).
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { buildAddSubModel, buildBertModel, buildNoBatchModel, buildScalarModel, buildSequenceModel } from '@tritium/onnx-gen';

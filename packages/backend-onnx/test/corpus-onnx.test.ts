@@ -13,17 +13,8 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, sta
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  InferError,
-  InferenceServer,
-  modelConfigToJson,
-  normalizeModelConfig,
-  parseModelConfigText,
-  silentLogger,
-  validateModelConfig,
-  type ModelConfig,
-  type VersionDirEntry,
-} from '@tritium/core';
+import { InferError, InferenceServer, silentLogger, type ModelConfig } from '@tritium/core';
+import { modelConfigToJson, normalizeModelConfig, parseModelConfigText, validateModelConfig, type VersionDirEntry } from '@tritium/core/config';
 // The corpus case list is core's (shared by every suite that runs a share of the corpus).
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { corpusUnavailableReason, loadCorpusCases, matchesExpected, type CorpusCase } from '../../core/test/config/corpus-cases.ts';

@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path, { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InferError, InferenceServer, DATA_TYPE_SIZE, encodeBytesElements, tensorFromTyped, type DataType, type InferResponse, type Tensor } from '@tritium/core';
+import { InferError, InferenceServer, tensorFromTyped, type DataType, type InferResponse, type Tensor } from '@tritium/core';
+import { DATA_TYPE_SIZE, encodeBytesElements } from '@tritium/core/tensor';
 // Tests generate their models with the workspace's ONNX generator (a tool, not a runtime dependency).
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { GraphBuilder, ORT_NODE_ELEMENT_TYPES, buildAddSubModel, buildBertModel, buildMultiIdentityModel } from '@tritium/onnx-gen';

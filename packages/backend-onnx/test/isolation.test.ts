@@ -6,7 +6,8 @@
  */
 import { chmodSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InferError, normalizeModelConfig, parseModelConfigText, tensorFromTyped, typedView, type InferResponse } from '@tritium/core';
+import { InferError, tensorFromTyped, typedView, type InferResponse } from '@tritium/core';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 // Tests generate their models with the workspace's ONNX generator (a tool, not a runtime dependency).
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { buildLoopModel } from '@tritium/onnx-gen';

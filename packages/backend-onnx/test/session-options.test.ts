@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeModelConfig, parseModelConfigText, type ModelConfig } from '@tritium/core';
+import { type ModelConfig } from '@tritium/core';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 import { instanceProviders, modelSessionOptions } from '../src/index.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { InferError, spawnWorkerInstance, type AutoCompleteSpec, type ModelConfig, type WireError } from '@tritium/core';
+import { InferError, type ModelConfig, type WireError } from '@tritium/core';
+import { type AutoCompleteSpec } from '@tritium/core/backend';
+import { spawnWorkerInstance } from '@tritium/core/worker';
 import { locateModelFile } from './locate-model.ts';
 import { isGenerated } from './types/model-types.ts';
 import { sandboxParameters } from './parameters.ts';

@@ -1,4 +1,5 @@
-import { BACKEND_API_VERSION, type Backend, type BackendModel, type LoadSpec, type WorkerRestartPolicy } from '@tritium/core';
+import { BACKEND_API_VERSION, type Backend, type BackendModel, type LoadSpec } from '@tritium/core/backend';
+import { type WorkerRestartPolicy } from '@tritium/core/worker';
 import { autoCompleteFromModel } from './auto-complete-runner.ts';
 import { locateModelFile } from './locate-model.ts';
 import { sandboxParameters } from './parameters.ts';

@@ -1,14 +1,5 @@
-import {
-  InferError,
-  TYPED_ARRAY_CONSTRUCTORS,
-  configToWireDataType,
-  encodeBytesElements,
-  elementCount,
-  type DataType,
-  type ModelConfig,
-  type Tensor,
-  type TypedArray,
-} from '@tritium/core';
+import { InferError, type DataType, type ModelConfig, type Tensor, type TypedArray } from '@tritium/core';
+import { TYPED_ARRAY_CONSTRUCTORS, configToWireDataType, encodeBytesElements, elementCount } from '@tritium/core/tensor';
 
 /** `{"shape": [...], "data": [...]}` or a nested array whose shape is inferred. */
 export type JsonTensorValue = unknown;

@@ -1,12 +1,5 @@
-import {
-  boolParameter,
-  InferError,
-  ISOLATION_KEYS,
-  isolationParameters,
-  type IsolationDefaults,
-  type IsolationParameters,
-  type ModelConfig,
-} from '@tritium/core';
+import { InferError, type ModelConfig } from '@tritium/core';
+import { boolParameter, ISOLATION_KEYS, isolationParameters, type IsolationDefaults, type IsolationParameters } from '@tritium/core/worker';
 
 /**
  * The python-like backend's config `parameters` (all optional), e.g.

@@ -1,19 +1,9 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import {
-  InferError,
-  modelConfigToJson,
-  instanceWorkerOptions,
-  spawnWorkerInstance,
-  workerBounds,
-  type BackendModel,
-  type InferRequest,
-  type InferResponse,
-  type InstanceSpec,
-  type LoadSpec,
-  type ModelInstance,
-  type WorkerRestartPolicy,
-} from '@tritium/core';
+import { InferError, type InferRequest, type InferResponse } from '@tritium/core';
+import { instanceWorkerOptions, type BackendModel, type InstanceSpec, type LoadSpec, type ModelInstance } from '@tritium/core/backend';
+import { modelConfigToJson } from '@tritium/core/config';
+import { spawnWorkerInstance, workerBounds, type WorkerRestartPolicy } from '@tritium/core/worker';
 import type { SandboxParameters } from './parameters.ts';
 import { isolationOptions } from './sandbox-options.ts';
 import { removeTranspiled, type TranspiledModel } from './transpile.ts';

@@ -1,18 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  InferError,
-  decodeBytesElements,
-  executeDecoupledToEnd,
-  logLines,
-  normalizeModelConfig,
-  parseModelConfigText,
-  typedView,
-  type InferResponse,
-  type Logger,
-  type ModelInstance,
-  type Tensor,
-} from '@tritium/core';
+import { InferError, logLines, typedView, type InferResponse, type Logger, type Tensor } from '@tritium/core';
+import { executeDecoupledToEnd, type ModelInstance } from '@tritium/core/backend';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
+import { decodeBytesElements } from '@tritium/core/tensor';
 import { pythonLikeBackend } from './backend.ts';
 import { tensorFromJson, type JsonTensorValue } from './json-input.ts';
 

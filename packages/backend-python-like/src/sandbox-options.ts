@@ -3,7 +3,7 @@
  * parameters: one place, so an instance and the auto-complete of the same model are sandboxed alike.
  */
 import path from 'node:path';
-import type { WorkerInstanceOptions } from '@tritium/core';
+import type { WorkerInstanceOptions } from '@tritium/core/worker';
 import type { SandboxParameters } from './parameters.ts';
 import type { TranspiledModel } from './transpile.ts';
 

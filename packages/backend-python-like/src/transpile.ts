@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Message, type Plugin } from 'esbuild';
-import { compiledModule, InferError, processAlive, restrictToSandbox } from '@tritium/core';
+import { InferError } from '@tritium/core';
+import { compiledModule, processAlive, restrictToSandbox } from '@tritium/core/worker';
 
 /** The author API module every model imports; always bundled from this package's own copy. */
 export const MODEL_API_SPECIFIER = '@tritium/backend-python-like/model';

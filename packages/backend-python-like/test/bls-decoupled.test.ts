@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { InferError, executeDecoupledToEnd, type InferRequest, type InferResponse } from '@tritium/core';
+import { InferError, type InferRequest, type InferResponse } from '@tritium/core';
+import { executeDecoupledToEnd } from '@tritium/core/backend';
 import { asFloat32, asInt32, fp32, int32, loadFixture, ok, request, run, type Loaded } from './helpers.ts';
 
 describe('BLS: InferenceRequest.exec() from inside execute', () => {

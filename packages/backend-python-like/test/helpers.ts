@@ -3,19 +3,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   InferError,
-  normalizeModelConfig,
-  parseModelConfigText,
   silentLogger,
-  type BackendModel,
-  type ExecuteResult,
   type InferRequest,
   type InferResponse,
   type ModelConfig,
-  type ModelInstance,
   type Parameters,
   type ResponseSink,
   type Tensor,
 } from '@tritium/core';
+import { type BackendModel, type ExecuteResult, type ModelInstance } from '@tritium/core/backend';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 import { pythonLikeBackend, type PythonLikeBackendOptions } from '../src/index.ts';
 
 export const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));

@@ -2,7 +2,9 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InferError, normalizeModelConfig, parseModelConfigText, silentLogger, type ModelInstance } from '@tritium/core';
+import { InferError, silentLogger } from '@tritium/core';
+import { type ModelInstance } from '@tritium/core/backend';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 import { pythonLikeBackend } from '../src/index.ts';
 import { sandboxParameters } from '../src/parameters.ts';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InferError, normalizeModelConfig, parseModelConfigText } from '@tritium/core';
+import { InferError } from '@tritium/core';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 import {
   AutoCompleteConfig,
   InferenceRequest,

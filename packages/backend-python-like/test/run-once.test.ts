@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { normalizeModelConfig, parseModelConfigText } from '@tritium/core';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 import { runModelOnce, tensorFromJson } from '../src/index.ts';
 import { FIXTURES } from './helpers.ts';
 

@@ -3,7 +3,8 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { InferError, probeSandboxHost, type InferRequest, type InferResponse } from '@tritium/core';
+import { InferError, type InferRequest, type InferResponse } from '@tritium/core';
+import { probeSandboxHost } from '@tritium/core/worker';
 import { FIXTURES, asInt32, int32, loadFixture, ok, request, run, type Loaded } from './helpers.ts';
 
 describe('sandbox: a fault fails only that instance’s in-flight requests, and the instance restarts', () => {

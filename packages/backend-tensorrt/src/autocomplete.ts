@@ -5,7 +5,8 @@
  * max_batch_size, add `dynamic_batching {}` when max_batch_size > 1 and no scheduler is set, and
  * fill missing inputs/outputs and missing data types/dims of listed ones.
  */
-import { InferError, type Logger, type ModelConfig, type ModelInput, type ModelOutput, emptyDynamicBatching } from '@tritium/core';
+import { InferError, type Logger, type ModelConfig, type ModelInput, type ModelOutput } from '@tritium/core';
+import { emptyDynamicBatching } from '@tritium/core/config';
 import type { EngineInfo, EngineTensor } from './binding.ts';
 import { engineMaxBatchSize, inputsOf, outputsOf, profileIndices } from './engine-io.ts';
 import { trtToConfigType } from './trt-types.ts';

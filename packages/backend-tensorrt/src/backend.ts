@@ -9,22 +9,19 @@
  * message naming the missing library and how to provide it.
  */
 import { dirname } from 'node:path';
+import { type ModelConfig, type ModelInput, type ModelOutput } from '@tritium/core';
 import {
   BACKEND_API_VERSION,
   configTensorPlan,
   instanceWorkerOptions,
-  spawnWorkerInstance,
   type AutoCompleteSpec,
   type Backend,
   type BackendModel,
   type InstanceSpec,
   type LoadSpec,
-  type ModelConfig,
-  type ModelInput,
   type ModelInstance,
-  type ModelOutput,
-  type WorkerRestartPolicy,
-} from '@tritium/core';
+} from '@tritium/core/backend';
+import { spawnWorkerInstance, type WorkerRestartPolicy } from '@tritium/core/worker';
 import { resolveShimPath, type EngineInfo } from './binding.ts';
 import { autoCompleteConfig } from './autocomplete.ts';
 import { DEFAULT_MODEL_FILENAME, profileIndices, readEngineInfo, resolveEnginePath } from './engine-io.ts';

@@ -41,7 +41,7 @@ export async function readEngineInfo(shimPath: string, path: string, modelName: 
 export const inputsOf = (info: EngineInfo): EngineTensor[] => info.tensors.filter((t) => t.mode === 'input');
 export const outputsOf = (info: EngineInfo): EngineTensor[] => info.tensors.filter((t) => t.mode === 'output');
 
-export { shapeToString } from '@tritium/core';
+export { shapeToString } from '@tritium/core/backend';
 
 /**
  * The optimization profiles an instance group may use: `instance_group[].profile` (strings holding

@@ -7,9 +7,8 @@
  * back per request.
  */
 import { readFileSync } from 'node:fs';
+import { InferError, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
 import {
-  DATA_TYPE_SIZE,
-  InferError,
   answersOfRun,
   concatInputs,
   executeInGroups,
@@ -18,12 +17,10 @@ import {
   type ExecuteOutput,
   type RunMember,
   type RunTimings,
-  type InferRequest,
-  type InferResponse,
   type RequestSpec,
-  type Tensor,
-} from '@tritium/core';
-import type { WorkerContext, WorkerExecuteContext, WorkerModelInstance } from '@tritium/core';
+} from '@tritium/core/backend';
+import { DATA_TYPE_SIZE } from '@tritium/core/tensor';
+import type { WorkerContext, WorkerExecuteContext, WorkerModelInstance } from '@tritium/core/worker';
 import { TrtCallError, TrtShim, TrtStatus, type TrtContext, type TrtEngine } from './binding.ts';
 import { batchKey, checkRequest, engineShape } from './request-check.ts';
 import type { TensorPlan, TrtInstanceInit } from './plan.ts';

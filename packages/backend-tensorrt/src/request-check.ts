@@ -4,7 +4,8 @@
  * for input ... Error details: model expected the shape of dimension ..."). A failing request gets
  * its own InferError; the rest of the batch still runs.
  */
-import { InferError, requestTag, validateRequest, type InferRequest, type RequestSpec } from '@tritium/core';
+import { InferError, type InferRequest } from '@tritium/core';
+import { requestTag, validateRequest, type RequestSpec } from '@tritium/core/backend';
 import type { TensorPlan, TrtInstanceInit } from './plan.ts';
 
 /** The engine shape an input is run with: its own shape, with the config's reshape applied. */

@@ -6,7 +6,9 @@
  * not supported by this backend and are refused here (data-dependent output shapes fail at run
  * time, in the shim).
  */
-import { InferError, compareDimsSupported, configToWireDataType, type ModelConfig } from '@tritium/core';
+import { InferError, type ModelConfig } from '@tritium/core';
+import { compareDimsSupported } from '@tritium/core/backend';
+import { configToWireDataType } from '@tritium/core/tensor';
 import type { EngineInfo, EngineTensor } from './binding.ts';
 import { engineMaxBatchSize, inputsOf, outputsOf } from './engine-io.ts';
 import { trtToConfigType, trtTypeName } from './trt-types.ts';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InferError, normalizeModelConfig, parseModelConfigText, type ModelConfig } from '@tritium/core';
+import { InferError, type ModelConfig } from '@tritium/core';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 import { TrtShim, autoCompleteConfig, tensorrtBackend, validateEngineIo, type EngineInfo } from '../src/index.ts';
 import { TempDir, buildDouble, captureLog, doubleEngine, writeModel } from './helpers.ts';
 

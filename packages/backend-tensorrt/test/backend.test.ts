@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InferError, requestTag, tensorFromTyped, typedView, type ExecuteOutput, type ExecuteResult, type InferResponse, type Tensor } from '@tritium/core';
+import { InferError, tensorFromTyped, typedView, type InferResponse, type Tensor } from '@tritium/core';
+import { requestTag, type ExecuteOutput, type ExecuteResult } from '@tritium/core/backend';
 import { TempDir, buildDouble, doubleEngine, loadModel, request, signal, type Loaded } from './helpers.ts';
 
 const BATCH_NOTE =

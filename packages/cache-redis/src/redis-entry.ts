@@ -9,7 +9,8 @@
  * Decoding trusts nothing it reads: every length is checked against the bytes there, every tensor
  * against its datatype and shape; anything else is refused (the caller counts it as a miss).
  */
-import { countBytesElements, expectedByteSize, isDataType, type Parameters, type ParameterValue, type Tensor } from '@tritium/core';
+import { isDataType, type Parameters, type ParameterValue, type Tensor } from '@tritium/core';
+import { countBytesElements, expectedByteSize } from '@tritium/core/tensor';
 import type { CachedResponse } from '@tritium/core/cache';
 
 export class RedisEntryError extends Error {}

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BytesWriter, bytesElementOffsets, countBytesElements, decodeStrings, encodeBytesElements, decodeBytesElements, typedView, tensorFromTyped, InferError } from '../src/index.ts';
+import { decodeStrings, typedView, tensorFromTyped, InferError } from '../src/index.ts';
+import { BytesWriter, countBytesElements, encodeBytesElements, decodeBytesElements } from '../src/tensor/index.ts';
+import { bytesElementOffsets } from '../src/tensor/bytes-elements.ts';
 
 describe('tensor helpers', () => {
   it('round-trips BYTES elements in the KServe layout', () => {

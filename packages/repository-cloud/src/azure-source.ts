@@ -9,7 +9,8 @@
  * how a repository reaches another endpoint (Azurite, a sovereign cloud).
  */
 import type { Readable } from 'node:stream';
-import { InferError, type RepositoryFetch, type RepositorySource } from '@tritium/core';
+import { InferError } from '@tritium/core';
+import type { RepositoryFetch, RepositorySource } from '@tritium/core/repository';
 import { parseAzureUrl, type AzureLocation } from './azure-url.ts';
 import { credentialField, credentialFromFile } from './credential-file.ts';
 import { objectStoreSource, type ObjectStore } from './object-store.ts';

@@ -9,7 +9,8 @@
  * pin that generation, so a download never mixes two versions of a file.
  */
 import type { Readable } from 'node:stream';
-import { InferError, type RepositoryFetch, type RepositorySource } from '@tritium/core';
+import { InferError } from '@tritium/core';
+import { type RepositoryFetch, type RepositorySource } from '@tritium/core/repository';
 import { credentialFromFile } from './credential-file.ts';
 import { parseGcsUrl } from './gcs-url.ts';
 import type { ListedObject } from './object-keys.ts';

@@ -4,7 +4,7 @@
  * each checked by core's `checkRelativePath` (a key with `..`, an empty segment or an absolute
  * form never names a file in the cache).
  */
-import { checkRelativePath, type RepositoryEntry } from '@tritium/core';
+import { checkRelativePath, type RepositoryEntry } from '@tritium/core/repository';
 
 export interface ListedObject {
   readonly key: string;

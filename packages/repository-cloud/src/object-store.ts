@@ -4,7 +4,7 @@
  * key prefixes, the listing bound, folders from keys, "a folder is any key below it", and one
  * wording for failures (URL, never a credential).
  */
-import { checkRelativePath, type RepositoryEntry, type RepositoryFetch, type RepositorySource } from '@tritium/core';
+import { checkRelativePath, type RepositoryEntry, type RepositoryFetch, type RepositorySource } from '@tritium/core/repository';
 import { MAX_LISTED_KEYS, entriesFromListing, folderPrefix, type ListedObject } from './object-keys.ts';
 import { joinUrl, storeError } from './store-error.ts';
 

@@ -8,7 +8,7 @@
  * addressing, as Triton's client does.
  */
 import type { Readable } from 'node:stream';
-import type { RepositoryFetch, RepositorySource } from '@tritium/core';
+import type { RepositoryFetch, RepositorySource } from '@tritium/core/repository';
 import { credentialField, credentialFromFile } from './credential-file.ts';
 import type { ListedObject } from './object-keys.ts';
 import { objectStoreSource, type ObjectStore } from './object-store.ts';

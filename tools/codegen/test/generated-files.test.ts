@@ -11,7 +11,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ELEMENT_SIZE, TYPED_ARRAYS } from '@tritium/client';
 import { plainCodec, tritonProtoRoot } from '@tritium/client/proto';
-import { CONFIG_DATA_TYPES, DATA_TYPE_SIZE, DATA_TYPES, ENUMS, MESSAGES, TYPED_ARRAY_CONSTRUCTORS } from '@tritium/core';
+import { DATA_TYPES } from '@tritium/core';
+import { ENUMS, MESSAGES } from '@tritium/core/config';
+import { CONFIG_DATA_TYPES, DATA_TYPE_SIZE, TYPED_ARRAY_CONSTRUCTORS } from '@tritium/core/tensor';
 import {
   generatedFiles,
   MODEL_CONFIG_PROTO,

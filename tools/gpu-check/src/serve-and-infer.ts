@@ -15,7 +15,7 @@ import { join } from 'node:path';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createContainer, defaultBackends, defaultServeOptions, TOKENS, type TritiumServer } from '@tritium/server';
 import { TrtShim, resolveShimPath, tensorrtBackend } from '@tritium/backend-tensorrt';
-import type { Backend } from '@tritium/core';
+import type { Backend } from '@tritium/core/backend';
 
 const work = process.argv[2];
 if (!work) {

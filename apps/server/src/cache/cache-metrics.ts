@@ -3,7 +3,7 @@
  * response cache's store could not complete (a Redis outage). Each such lookup was served as a
  * miss and each such insert skipped; no inference failed for them.
  */
-import type { CustomFamilySnapshot } from '@tritium/core';
+import type { CustomFamilySnapshot } from '@tritium/core/metrics';
 import type { ResponseCacheStore } from '@tritium/core/cache';
 
 export function cacheErrorFamilies(store: ResponseCacheStore): () => CustomFamilySnapshot[] {

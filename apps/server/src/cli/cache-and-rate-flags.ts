@@ -3,7 +3,7 @@
  * flags: parsing with Triton's messages, and what they configure in core.
  */
 import { totalmem } from 'node:os';
-import type { RateLimitResourceFlag } from '@tritium/core';
+import type { RateLimitResourceFlag } from '@tritium/core/server';
 
 export class CacheOrRateFlagError extends Error {}
 

@@ -7,7 +7,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { InferenceServer, configSourcePosition, modelConfigToJson, parseModelConfigText, type InferError, type Logger, type ModelConfig } from '@tritium/core';
+import { InferenceServer, type InferError, type Logger, type ModelConfig } from '@tritium/core';
+import { configSourcePosition, modelConfigToJson, parseModelConfigText } from '@tritium/core/config';
 import { defaultBackends } from './serve-command.ts';
 import { FlagError, parseSomeServeFlags, type ServeOptions } from './flags.ts';
 import { writeLines } from './cli-log.ts';

@@ -9,16 +9,9 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import {
-  composingModels,
-  configSourcePosition,
-  defaultConfigCodec,
-  findCircularDependency,
-  isEnsembleConfig,
-  validateEnsembleModels,
-  type InferError,
-  type ModelConfig,
-} from '@tritium/core';
+import type { InferError, ModelConfig } from '@tritium/core';
+import { defaultConfigCodec } from '@tritium/core/repository';
+import { composingModels, configSourcePosition, findCircularDependency, isEnsembleConfig, validateEnsembleModels } from '@tritium/core/config';
 
 export interface ConfigOnlyOptions {
   /** `--model-config-name`: a model folder's `configs/<name>.pbtxt` when present. */

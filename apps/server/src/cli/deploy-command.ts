@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { nearestName } from '@tritium/core';
+import { nearestName } from '@tritium/core/config';
 import { DeployOptionError, finishDeployOptions, type Autoscaler, type DeployOptions, type DeployTarget } from '../deploy/deploy-options.ts';
 import { kserveManifests } from '../deploy/kserve-manifests.ts';
 import { kubernetesManifests } from '../deploy/kubernetes-manifests.ts';

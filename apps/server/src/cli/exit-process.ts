@@ -6,7 +6,8 @@
  * until SIGKILL. Here the worker host's threads are terminated first; when one does not end within
  * the grace, the process kills itself (SIGKILL: exit status 137) after saying why.
  */
-import { terminateWorkerThreads, type Logger } from '@tritium/core';
+import { type Logger } from '@tritium/core';
+import { terminateWorkerThreads } from '@tritium/core/worker';
 
 /** How long terminated worker threads get to end before the process kills itself. */
 export const THREAD_EXIT_GRACE_MS = 1_000;

@@ -15,7 +15,8 @@ import { checkApiKey, readApiKeyFile } from '../openai/api-keys.ts';
 import { defaultMaxBufferedRequestBytes } from '../protocol/request-budget.ts';
 import { DEFAULT_MAX_CONNECTIONS } from '../protocol/connection-plan.ts';
 import { parseTraceFlags, TraceConfigError, type TraceConfig, type TraceFlags } from '../tracing/trace-config.ts';
-import { DEFAULT_MODEL_LOG_BYTES_PER_SEC, type RateLimitResourceFlag } from '@tritium/core';
+import { type RateLimitResourceFlag } from '@tritium/core/server';
+import { DEFAULT_MODEL_LOG_BYTES_PER_SEC } from '@tritium/core/worker';
 import {
   CacheOrRateFlagError,
   parseCacheConfigOption,

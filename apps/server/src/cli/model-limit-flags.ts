@@ -4,7 +4,7 @@
  * (or every model's, with --model-limits=all), how long an unload may drain, and how many instances
  * start at once. Their defaults are core's.
  */
-import { DEFAULT_MODEL_LIMITS, type ModelLimits } from '@tritium/core';
+import { DEFAULT_MODEL_LIMITS, type ModelLimits } from '@tritium/core/server';
 
 export interface ModelLimitOptions {
   /** `--model-max-*` and `--model-limits`: core's ModelLimits. */

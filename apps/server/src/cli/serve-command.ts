@@ -4,7 +4,7 @@
  */
 import { exampleBackends } from '@tritium/backend-examples';
 import { pythonLikeBackend } from '@tritium/backend-python-like';
-import type { Backend } from '@tritium/core';
+import type { Backend } from '@tritium/core/backend';
 import { createContainer } from '../container.ts';
 import { TOKENS } from '../tokens.ts';
 import type { TritiumServer } from '../tritium-server.ts';

@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { writeModelTypes, writeTsconfig, type WrittenFile } from '@tritium/backend-python-like';
-import { InferenceServer, normalizeModelConfig, parseModelConfigText, type ModelConfig } from '@tritium/core';
+import { InferenceServer, type ModelConfig } from '@tritium/core';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 import { defaultBackends } from './serve-command.ts';
 import { FlagError, parseSomeServeFlags, type ServeOptions } from './flags.ts';
 import { ModelPathError, resolveModelPath, type ModelTarget } from './model-paths.ts';

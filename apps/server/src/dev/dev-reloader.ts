@@ -9,7 +9,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { MODEL_TYPES_BASENAME, writeModelTypes } from '@tritium/backend-python-like';
-import { InferError, normalizeModelConfig, parseModelConfigText, type InferenceServerApi, type Logger } from '@tritium/core';
+import { InferError, type InferenceServerApi, type Logger } from '@tritium/core';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 
 export interface ReloadOutcome {
   readonly model: string;

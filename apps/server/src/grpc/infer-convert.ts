@@ -2,7 +2,8 @@
  * ModelInferRequest (as decoded by the hand-written codec) → InferRequest, and InferResponse →
  * ModelInferResponse. Raw input bytes are passed on as the views the codec produced (no copy).
  */
-import { parseModelVersion, type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import { type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import { parseModelVersion } from '@tritium/core/server';
 import type { WireInferRequest, WireInferResponse, WireParams, WireTensor } from '@tritium/client/proto';
 import type { TransportContext } from '../protocol/context.ts';
 import { liftParameters, type LiftedParams } from '../protocol/params.ts';

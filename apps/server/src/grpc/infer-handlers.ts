@@ -3,7 +3,7 @@ import { status as GrpcStatus, type sendUnaryData, type ServerUnaryCall } from '
 import { InferError } from '@tritium/core';
 import type { WireInferRequest } from '@tritium/client/proto';
 import type { TransportContext } from '../protocol/context.ts';
-import { traceNowNs } from '@tritium/core';
+import { traceNowNs } from '@tritium/core/trace';
 import { classified } from '../protocol/classification.ts';
 import { DecodeFailure } from './service-definition.ts';
 import { fromWireRequest, toWireResponse } from './infer-convert.ts';

@@ -8,7 +8,8 @@
  * ENSEMBLE_BATCHING_PARAMETER, as the Triton JSON of `ModelDynamicBatching` (the same text HTTP's
  * config shows under `dynamic_batching`). HTTP's JSON has no oneof and shows both as they are.
  */
-import { modelConfigToJson, type ModelConfig } from '@tritium/core';
+import type { ModelConfig } from '@tritium/core';
+import { modelConfigToJson } from '@tritium/core/config';
 
 /** The `parameters` key carrying an ensemble's `dynamic_batching` over gRPC (output only). */
 export const ENSEMBLE_BATCHING_PARAMETER = 'tritium.dynamic_batching';

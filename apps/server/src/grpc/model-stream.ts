@@ -12,7 +12,8 @@
  */
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { InferError, traceNowNs, type InferResponse } from '@tritium/core';
+import { InferError, type InferResponse } from '@tritium/core';
+import { traceNowNs } from '@tritium/core/trace';
 import { encodeStreamResponse, type WireInferRequest, type WireStreamResponse } from '@tritium/client/proto';
 import type { TransportContext } from '../protocol/context.ts';
 import { logServerFault, mapError } from '../protocol/status.ts';

@@ -10,7 +10,8 @@
  * restricted header as `httpHeaders`); it answers nothing but live and ready.
  */
 import { Worker } from 'node:worker_threads';
-import { compiledModule, type InferenceServerApi } from '@tritium/core';
+import { type InferenceServerApi } from '@tritium/core';
+import { compiledModule } from '@tritium/core/worker';
 import { SMALL_LISTENER_MAX_CONNECTIONS } from '../protocol/connection-plan.ts';
 import type { Restriction } from '../protocol/restricted.ts';
 import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';

@@ -6,7 +6,9 @@
  * are the output names; one-element outputs become scalars. Works for decoupled models too.
  */
 import type { ServerResponse } from 'node:http';
-import { elementCount, InferError, parseModelVersion, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
+import { InferError, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
+import { parseModelVersion } from '@tritium/core/server';
+import { elementCount } from '@tritium/core/tensor';
 import type { TransportContext } from '../protocol/context.ts';
 import type { TransportLimits } from '../protocol/limits.ts';
 import { liftParameters, type LiftedParams } from '../protocol/params.ts';

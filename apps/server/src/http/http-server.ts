@@ -10,11 +10,12 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { parseModelVersion } from '@tritium/core';
+import { parseModelVersion } from '@tritium/core/server';
 import type { TransportContext } from '../protocol/context.ts';
 import { forwardHeaders } from '../protocol/header-forward.ts';
 import { logServerFault, mapError, TransportError } from '../protocol/status.ts';
-import { traceNowNs, type InferResponse } from '@tritium/core';
+import { type InferResponse } from '@tritium/core';
+import { traceNowNs } from '@tritium/core/trace';
 import type { SampledTrace } from '../tracing/trace-manager.ts';
 import { classified } from '../protocol/classification.ts';
 import { compress, pickEncoding, readBody, type BodyLimit } from './body.ts';

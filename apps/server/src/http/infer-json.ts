@@ -4,7 +4,9 @@
  * header is checked in two steps: planInfer (pure, may run in the JSON worker) then requestFromPlan
  * (binary slices, shared memory, on the main thread).
  */
-import { DATA_TYPE_SIZE, encodeBytesElements, InferError, isDataType, parseModelVersion, type DataType, type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import { InferError, isDataType, type DataType, type InferRequest, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import { parseModelVersion } from '@tritium/core/server';
+import { DATA_TYPE_SIZE, encodeBytesElements } from '@tritium/core/tensor';
 import type { TransportContext } from '../protocol/context.ts';
 import type { TransportLimits } from '../protocol/limits.ts';
 import { liftParameters, type LiftedParams } from '../protocol/params.ts';

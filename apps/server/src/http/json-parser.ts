@@ -7,7 +7,8 @@
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { compiledModule, InferError } from '@tritium/core';
+import { InferError } from '@tritium/core';
+import { compiledModule } from '@tritium/core/worker';
 import type { TransportLimits } from '../protocol/limits.ts';
 import { TransportError } from '../protocol/status.ts';
 import { parseJsonBody } from './json-decode.ts';

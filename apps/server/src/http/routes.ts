@@ -2,7 +2,8 @@
  * Triton's HTTP routes (KServe v2 + extensions): path patterns, allowed methods and handlers.
  * Model names are `[^/]+`, versions `[0-9]+` (as Triton's router).
  */
-import { InferError, modelConfigToJson } from '@tritium/core';
+import { InferError } from '@tritium/core';
+import { modelConfigToJson } from '@tritium/core/config';
 import type { TransportContext } from '../protocol/context.ts';
 import { CUDA_SHM_UNSUPPORTED_MESSAGE } from '../protocol/shared-memory.ts';
 import { logSettingsOf, updateLogSettings } from '../protocol/settings.ts';

@@ -1,7 +1,8 @@
 /** The metrics transport: `GET /metrics` in Prometheus text format on its own port (Triton: 8002). */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { CustomFamilySnapshot, InferenceServerApi, Logger } from '@tritium/core';
+import type { InferenceServerApi, Logger } from '@tritium/core';
+import type { CustomFamilySnapshot } from '@tritium/core/metrics';
 import { CpuSampler, renderMetrics } from './prometheus.ts';
 import { SMALL_LISTENER_MAX_CONNECTIONS } from '../protocol/connection-plan.ts';
 

@@ -6,7 +6,8 @@
  * families models published (python-like MetricFamily).
  */
 import os from 'node:os';
-import type { CustomFamilySnapshot, LatencySummaryName, ModelMetricsSnapshot, TokenStats } from '@tritium/core';
+import type { ModelMetricsSnapshot } from '@tritium/core';
+import type { CustomFamilySnapshot, LatencySummaryName, TokenStats } from '@tritium/core/metrics';
 
 const escape = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 

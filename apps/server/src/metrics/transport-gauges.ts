@@ -3,7 +3,7 @@
  * server runs to its bounds: request bytes held against `--max-buffered-request-size`, connections
  * against `--http-max-connections` and `--grpc-max-connections`.
  */
-import type { CustomFamilySnapshot } from '@tritium/core';
+import type { CustomFamilySnapshot } from '@tritium/core/metrics';
 import type { RequestBudget } from '../protocol/request-budget.ts';
 
 export interface OpenConnections {

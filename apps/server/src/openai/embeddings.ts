@@ -8,7 +8,8 @@
  * `usage.prompt_tokens` is counted from the pipeline's own tokenizer output (the mapping's
  * `tokens_output`, summed per row) for text, and is the number of ids given for token ids.
  */
-import { InferError, elementCount, tensorFromStrings, typedView, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
+import { InferError, tensorFromStrings, typedView, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
+import { elementCount } from '@tritium/core/tensor';
 import type { TransportContext } from '../protocol/context.ts';
 import { badMapping, badRequest } from './errors.ts';
 import { type EmbeddingsRequest } from './embeddings-request.ts';

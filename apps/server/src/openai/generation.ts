@@ -11,7 +11,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { decodeBytesElements, elementCount, encodePadValue, tensorFromStrings, typedView, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
+import { tensorFromStrings, typedView, type InferRequest, type InferResponse, type Tensor } from '@tritium/core';
+import { decodeBytesElements, elementCount, encodePadValue } from '@tritium/core/tensor';
 import type { TransportContext } from '../protocol/context.ts';
 import { TransportError } from '../protocol/status.ts';
 import { badMapping } from './errors.ts';

@@ -10,7 +10,8 @@
  * text from `TEXT` and answers `EMBEDDING`, its token count from `ATTENTION_MASK` when it has that
  * output; a text model takes `text_input` and answers `text_output` (Triton's LLM convention).
  */
-import { configToWireDataType, type DataType, type ModelConfig, type ModelInput, type ModelOutput } from '@tritium/core';
+import { type DataType, type ModelConfig, type ModelInput, type ModelOutput } from '@tritium/core';
+import { configToWireDataType } from '@tritium/core/tensor';
 import { badMapping } from './errors.ts';
 
 export const OPENAI_PARAMETER = 'tritium.openai';

@@ -4,7 +4,8 @@
  * never ask for ONNX or TensorRT never loads them, and one that does without the package installed
  * fails only those models' loads, naming the package (optional-package.ts).
  */
-import { BACKEND_API_VERSION, type AutoCompleteSpec, type Backend, type BackendModel, type LoadSpec, type ModelConfig } from '@tritium/core';
+import type { ModelConfig } from '@tritium/core';
+import { BACKEND_API_VERSION, type AutoCompleteSpec, type Backend, type BackendModel, type LoadSpec } from '@tritium/core/backend';
 import { lazyImport, OPTIONAL_PACKAGES } from './optional-package.ts';
 
 /** What core matches a model by, known before the package loads; `load` builds the real backend. */

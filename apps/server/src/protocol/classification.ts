@@ -7,7 +7,8 @@
  * FP16/BF16 are held as raw 16-bit patterns here, and ranking those ranked every negative value above
  * every positive one. Labels (`label_filename`) are not read by Tritium yet.
  */
-import { BytesWriter, InferError, typedView, type DataType, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import { InferError, typedView, type DataType, type InferResponse, type RequestedOutput, type Tensor } from '@tritium/core';
+import { BytesWriter } from '@tritium/core/tensor';
 import type { TransportContext } from './context.ts';
 
 /** The datatypes Triton's TopkClassifications accepts, and whether their values print as floats. */

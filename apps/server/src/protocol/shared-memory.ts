@@ -11,7 +11,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { expectedByteSize, InferError, inputByteSizeMismatch, type DataType } from '@tritium/core';
+import { InferError, type DataType } from '@tritium/core';
+import { inputByteSizeMismatch } from '@tritium/core/server';
+import { expectedByteSize } from '@tritium/core/tensor';
 
 export interface ShmRegionStatus {
   readonly name: string;

@@ -3,16 +3,8 @@
  * `contents` and HTTP JSON `data` to wire bytes, and output bytes back to JSON values.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  DATA_TYPE_SIZE,
-  TYPED_ARRAY_CONSTRUCTORS,
-  encodeBytesElements,
-  readU32LE,
-  isDataType,
-  typedView,
-  type DataType,
-  type Tensor,
-} from '@tritium/core';
+import { isDataType, typedView, type DataType, type Tensor } from '@tritium/core';
+import { DATA_TYPE_SIZE, TYPED_ARRAY_CONSTRUCTORS, encodeBytesElements, readU32LE } from '@tritium/core/tensor';
 import type { WireContents } from '@tritium/client/proto';
 import { invalidArg, TransportError } from './status.ts';
 import type { TransportLimits } from './limits.ts';

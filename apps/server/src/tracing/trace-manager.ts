@@ -11,7 +11,8 @@
  * sampled?.done();
  * await tracing.shutdown(); // closes /tmp/trace.json's JSON array
  */
-import { traceNowNs, type Logger, type RequestTrace } from '@tritium/core';
+import { type Logger } from '@tritium/core';
+import { traceNowNs, type RequestTrace } from '@tritium/core/trace';
 import type { TraceConfig } from './trace-config.ts';
 import { TraceSettingsStore, type TraceSetting } from './trace-settings.ts';
 import { TraceBuffer, TritonTraceFile } from './triton-trace-file.ts';

@@ -5,7 +5,8 @@
  * Triton's Trace object lives until TraceRelease of its last spawned trace): then its exporter
  * writes it (Triton's JSON, or OpenTelemetry spans).
  */
-import type { RequestTrace, Tensor, TraceActivity, TraceTensorActivity } from '@tritium/core';
+import type { Tensor } from '@tritium/core';
+import type { RequestTrace, TraceActivity, TraceTensorActivity } from '@tritium/core/trace';
 
 /** Triton's trace ids: one counter for the process, from 1 (InferenceTrace::next_id_). */
 let nextTraceId = 1;

@@ -6,7 +6,8 @@
  * "TENSOR_QUEUE_INPUT","tensor":{"name","data","shape","dtype"}}`. Trace ids are grouped, the
  * request's own first, then the traces it spawned. Unlike Triton, strings are JSON-escaped.
  */
-import type { Tensor, TraceTensorActivity } from '@tritium/core';
+import type { Tensor } from '@tritium/core';
+import type { TraceTensorActivity } from '@tritium/core/trace';
 import type { TraceExporter, TraceNode } from './trace-tree.ts';
 
 /** Elements of one tensor written into a trace at most (the rest is cut with `...`). */

@@ -7,7 +7,7 @@ import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferInput } from '@tritium/client';
-import { DEFAULT_MODEL_LIMITS } from '@tritium/core';
+import { DEFAULT_MODEL_LIMITS } from '@tritium/core/server';
 import { startTestServer, type TestServer } from '../support/start-server.ts';
 
 let s: TestServer;

@@ -6,7 +6,8 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BACKEND_API_VERSION, typedView, type Backend, type InferRequest, type ResponseSink } from '@tritium/core';
+import { typedView, type InferRequest, type ResponseSink } from '@tritium/core';
+import { BACKEND_API_VERSION, type Backend } from '@tritium/core/backend';
 
 /** An identity model of one datatype, any length, one instance. */
 const identityModel = (datatype: string, maxBatchSize: number): string => `backend: "identity"

@@ -1,7 +1,8 @@
 /** Starts a full Tritium server (container, transports) on 127.0.0.1 with free ports, for tests. */
 import { PassThrough } from 'node:stream';
 import { GrpcInferenceServerClient, HttpInferenceServerClient } from '@tritium/client';
-import type { Backend, InferenceServerApi } from '@tritium/core';
+import type { InferenceServerApi } from '@tritium/core';
+import type { Backend } from '@tritium/core/backend';
 import { createContainer } from '../../src/container.ts';
 import { defaultServeOptions, type ServeOptions } from '../../src/cli/flags.ts';
 import { TritonLog } from '../../src/logging/triton-log.ts';

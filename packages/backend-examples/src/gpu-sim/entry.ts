@@ -4,7 +4,8 @@
  * every request with zero-filled outputs of its config shapes. Cancelling the batch ends the wait.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { InferError, type CreateWorkerInstance, type InferRequest, type Tensor } from '@tritium/core';
+import { InferError, type InferRequest, type Tensor } from '@tritium/core';
+import { type CreateWorkerInstance } from '@tritium/core/worker';
 import type { GpuSimInit } from './plan.ts';
 
 function rowsOf(init: GpuSimInit, request: InferRequest): number {

@@ -4,7 +4,9 @@
  * without a GPU (bench case (f)), so its execute *waits* (a timer, no CPU) as a GPU launch would:
  * `launch_us` per execution plus `per_row_us` per batch row (defaults 4000 and 20).
  */
-import { configToWireDataType, DATA_TYPE_SIZE, type DataType, type LoadSpec } from '@tritium/core';
+import { type DataType } from '@tritium/core';
+import { type LoadSpec } from '@tritium/core/backend';
+import { configToWireDataType, DATA_TYPE_SIZE } from '@tritium/core/tensor';
 import { backendShape, invalidArg, parameter } from '../config-read.ts';
 import type { ExampleModelPlan } from '../example-backend.ts';
 

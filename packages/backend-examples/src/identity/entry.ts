@@ -5,7 +5,10 @@
  * parameters `param0`..`param3`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DATA_TYPE_SIZE, InferError, type CreateWorkerInstance, type ExecuteResult, type InferRequest, type Tensor } from '@tritium/core';
+import { InferError, type InferRequest, type Tensor } from '@tritium/core';
+import { type ExecuteResult } from '@tritium/core/backend';
+import { DATA_TYPE_SIZE } from '@tritium/core/tensor';
+import { type CreateWorkerInstance } from '@tritium/core/worker';
 import { executeDelayOf, type IdentityInit } from './plan.ts';
 
 /** The response parameters Triton's identity backend attaches to every response. */

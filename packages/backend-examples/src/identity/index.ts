@@ -1,4 +1,4 @@
-import type { Backend } from '@tritium/core';
+import type { Backend } from '@tritium/core/backend';
 import { exampleBackend, type ExampleBackendOptions } from '../example-backend.ts';
 import { planIdentity, type IdentityInit } from './plan.ts';
 

@@ -3,7 +3,9 @@
  * `CreationDelay`): INPUT<i> → OUTPUT<i> pairs of equal datatype and shape, optional inputs,
  * `execute_delay_ms`, `instance_wise_delay_multiplier`, `creation_delay_sec`, with its messages.
  */
-import { configToWireDataType, shapeToString, type DataType, type LoadSpec, type ModelConfig } from '@tritium/core';
+import { type DataType, type ModelConfig } from '@tritium/core';
+import { shapeToString, type LoadSpec } from '@tritium/core/backend';
+import { configToWireDataType } from '@tritium/core/tensor';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backendShape, intParameter, invalidArg } from '../config-read.ts';
 import type { ExampleModelPlan } from '../example-backend.ts';

@@ -5,7 +5,9 @@
  * responses keep coming (Triton's response factory outliving the request).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { InferError, shapeToString, typedView, type CreateWorkerInstance, type InferRequest, type InferResponse, type ResponseSink, type Tensor } from '@tritium/core';
+import { InferError, typedView, type InferRequest, type InferResponse, type ResponseSink, type Tensor } from '@tritium/core';
+import { shapeToString } from '@tritium/core/backend';
+import { type CreateWorkerInstance } from '@tritium/core/worker';
 import type { RepeatInit } from './plan.ts';
 
 function input(request: InferRequest, name: string): Tensor {

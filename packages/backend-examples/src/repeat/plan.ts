@@ -3,7 +3,7 @@
  * max_batch_size 0, inputs IN (INT32 [n]), DELAY (UINT32, IN's shape), WAIT (UINT32 [1]), outputs
  * OUT (INT32 [1]) and IDX (UINT32 [1]), in that order, with its messages.
  */
-import { shapeToString, type LoadSpec } from '@tritium/core';
+import { shapeToString, type LoadSpec } from '@tritium/core/backend';
 import { invalidArg } from '../config-read.ts';
 import type { ExampleModelPlan } from '../example-backend.ts';
 

@@ -9,7 +9,8 @@
  * failure ends the stream there instead of being followed by more responses.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { InferError, typedView, type CreateWorkerInstance, type InferRequest, type ResponseSink } from '@tritium/core';
+import { InferError, typedView, type InferRequest, type ResponseSink } from '@tritium/core';
+import { type CreateWorkerInstance } from '@tritium/core/worker';
 import type { SquareInit } from './plan.ts';
 
 const nsToMs = (ns: number): number => ns / 1e6;

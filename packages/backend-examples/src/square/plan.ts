@@ -4,7 +4,7 @@
  * failure and empty-response parameters (a value that is not a plain number is ignored, as Triton
  * ignores it, with a log line).
  */
-import { shapeToString, type LoadSpec } from '@tritium/core';
+import { shapeToString, type LoadSpec } from '@tritium/core/backend';
 import { invalidArg, parameter } from '../config-read.ts';
 import type { ExampleModelPlan } from '../example-backend.ts';
 

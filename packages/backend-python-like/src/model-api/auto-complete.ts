@@ -1,5 +1,6 @@
-import type { ConfigDataType, ModelConfig, ModelInput, ModelOutput } from '@tritium/core';
-import { emptyDynamicBatching } from '@tritium/core';
+import type { ModelConfig, ModelInput, ModelOutput } from '@tritium/core';
+import type { ConfigDataType } from '@tritium/core/tensor';
+import { emptyDynamicBatching } from '@tritium/core/config';
 import { TritonError } from './errors.ts';
 
 /** An `add_input` / `add_output` entry: Triton's dict keys. */

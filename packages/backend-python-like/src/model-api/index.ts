@@ -39,7 +39,7 @@ export type { AutoCompleteTensor } from './auto-complete.ts';
 export { Logger } from './logger.ts';
 export { MetricFamily, Metric } from './metrics.ts';
 export type { MetricFamilyInit, MetricInit } from './metrics.ts';
-export type { MetricKind } from '@tritium/core';
+export type { MetricKind } from '@tritium/core/metrics';
 export type { InitializeArgs, ExecuteReturn, TritonModel, TritonModelClass } from './model.ts';
 export type {
   ModelSpec,

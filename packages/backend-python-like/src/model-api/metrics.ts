@@ -16,7 +16,7 @@
  * latency.observe(3.2);
  * ```
  */
-import { CustomMetrics, type MetricKind, type MetricOp } from '@tritium/core';
+import { CustomMetrics, type MetricKind, type MetricOp } from '@tritium/core/metrics';
 import { runtimeLink } from './runtime-link.ts';
 
 /** Validates every operation where it is made, and holds the values when no server runs the model (`tritium model run`). */

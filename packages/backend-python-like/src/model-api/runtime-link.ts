@@ -4,7 +4,8 @@
  * a second copy of this module (e.g. imported through another path) still finds it. Holds no server
  * objects: only functions that post plain data to the host.
  */
-import type { InferRequest, InferResponse, MetricOp, ResponseSink } from '@tritium/core';
+import type { InferRequest, InferResponse, ResponseSink } from '@tritium/core';
+import type { MetricOp } from '@tritium/core/metrics';
 
 export type WireInferRequest = Omit<InferRequest, 'signal' | 'callers'>;
 

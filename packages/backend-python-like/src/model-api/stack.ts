@@ -1,4 +1,5 @@
-import { concatInputs, type InferRequest } from '@tritium/core';
+import { type InferRequest } from '@tritium/core';
+import { concatInputs } from '@tritium/core/backend';
 import { TritonError, toTritonError } from './errors.ts';
 import type { InferenceRequest } from './request.ts';
 import { Tensor } from './tensor.ts';

@@ -1,17 +1,12 @@
+import { isDataType, typedView, type DataType, type DataTypeMap, type Tensor as WireTensor, type TypedArray } from '@tritium/core';
 import {
   DATA_TYPE_SIZE,
   countBytesElements,
   decodeBytesElements,
   encodeBytesElements,
   elementCount,
-  isDataType,
-  typedView,
   TYPED_ARRAY_CONSTRUCTORS,
-  type DataType,
-  type DataTypeMap,
-  type Tensor as WireTensor,
-  type TypedArray,
-} from '@tritium/core';
+} from '@tritium/core/tensor';
 import { TritonError } from './errors.ts';
 
 /** What a `Tensor` can be built from. */

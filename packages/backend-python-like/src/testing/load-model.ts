@@ -7,24 +7,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import {
-  CustomMetrics,
-  InferError,
-  modelConfigToJson,
-  normalizeModelConfig,
-  parseModelConfigText,
-  splitOutputs,
-  validateModelConfig,
-  type ExecuteResult,
-  type InferRequest,
-  type InferResponse,
-  type Logger,
-  type ModelConfig,
-  type ResponseSink,
-  type WorkerContext,
-  type WorkerExecuteOutput,
-  type WorkerModelInstance,
-} from '@tritium/core';
+import { InferError, type InferRequest, type InferResponse, type Logger, type ModelConfig, type ResponseSink } from '@tritium/core';
+import { splitOutputs, type ExecuteResult } from '@tritium/core/backend';
+import { modelConfigToJson, normalizeModelConfig, parseModelConfigText, validateModelConfig } from '@tritium/core/config';
+import { CustomMetrics } from '@tritium/core/metrics';
+import { type WorkerContext, type WorkerExecuteOutput, type WorkerModelInstance } from '@tritium/core/worker';
 import { locateModelFile } from '../locate-model.ts';
 import { removeTranspiled, transpileModel } from '../transpile.ts';
 import type { PythonLikeInit } from '../worker/init.ts';

@@ -3,15 +3,9 @@
  * in the shape the config implies (nested arrays through tensorFromJson, as `tritium model run`
  * reads them; typed arrays as they are), then checked by core's request validation.
  */
-import {
-  InferError,
-  TYPED_ARRAY_CONSTRUCTORS,
-  configToWireDataType,
-  validateRequest,
-  type InferRequest,
-  type ModelConfig,
-  type Tensor as WireTensor,
-} from '@tritium/core';
+import { InferError, type InferRequest, type ModelConfig, type Tensor as WireTensor } from '@tritium/core';
+import { validateRequest } from '@tritium/core/backend';
+import { TYPED_ARRAY_CONSTRUCTORS, configToWireDataType } from '@tritium/core/tensor';
 import { impliedShape, tensorFromJson } from '../json-input.ts';
 
 function fromTypedArray(config: ModelConfig, name: string, data: ArrayBufferView, shape: readonly number[] | undefined): WireTensor {

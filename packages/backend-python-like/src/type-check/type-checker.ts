@@ -11,7 +11,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { compiledModule } from '@tritium/core';
+import { compiledModule } from '@tritium/core/worker';
 import type { CheckReply, CheckRequest } from './check-protocol.ts';
 import { readCachedCheck, writeCachedCheck } from './check-cache.ts';
 

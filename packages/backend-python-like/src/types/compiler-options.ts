@@ -8,7 +8,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compiledModule } from '@tritium/core';
+import { compiledModule } from '@tritium/core/worker';
 import { MODEL_API_SPECIFIER } from '../transpile.ts';
 
 /** Where the server's own type declarations are (absent pieces are left out of the options). */

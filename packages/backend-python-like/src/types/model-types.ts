@@ -6,7 +6,7 @@
  * array type and rank), checked by the compiler.
  */
 import type { ModelConfig, ModelInput, ModelOutput } from '@tritium/core';
-import { configToWireDataType } from '@tritium/core';
+import { configToWireDataType } from '@tritium/core/tensor';
 
 /** The generated files' base name (`model-types.d.ts`, `model-types.js`). */
 export const MODEL_TYPES_BASENAME = 'model-types';

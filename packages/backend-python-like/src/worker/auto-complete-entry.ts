@@ -4,7 +4,8 @@
  * already runs the model's code). The completed config comes back as the one output of one execute,
  * JSON with 64-bit values that do not fit a double kept as `{"$bigint": "..."}`.
  */
-import type { ModelConfig, WorkerModelInstance } from '@tritium/core';
+import type { ModelConfig } from '@tritium/core';
+import type { WorkerModelInstance } from '@tritium/core/worker';
 
 export interface AutoCompleteInit {
   readonly bundleUrl: string;

@@ -1,4 +1,5 @@
-import { InferError, configToWireDataType, type DataType, type ModelConfig, type Tensor as WireTensor } from '@tritium/core';
+import { InferError, type DataType, type ModelConfig, type Tensor as WireTensor } from '@tritium/core';
+import { configToWireDataType } from '@tritium/core/tensor';
 
 function fmt(shape: readonly number[]): string {
   return `[${shape.join(',')}]`;

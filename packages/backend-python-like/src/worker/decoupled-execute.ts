@@ -2,15 +2,9 @@
  * Runs INSIDE an instance's worker: a decoupled model's execute, each request with a response
  * sender that streams into its sink, and the same execute answering one response per request.
  */
-import {
-  InferError,
-  SEND_CANCELLED_MESSAGE,
-  type ExecuteResult,
-  type InferRequest,
-  type InferResponse,
-  type ResponseSink,
-  type WorkerExecuteContext,
-} from '@tritium/core';
+import { InferError, type InferRequest, type InferResponse, type ResponseSink } from '@tritium/core';
+import type { ExecuteResult } from '@tritium/core/backend';
+import { SEND_CANCELLED_MESSAGE, type WorkerExecuteContext } from '@tritium/core/worker';
 import * as api from '../model-api/runtime-face.ts';
 import type { InferenceResponse as AuthorResponse } from '../model-api/response.ts';
 import { answerOne } from './map-results.ts';

@@ -3,7 +3,7 @@
  * JavaScript: the model, the author API and `model-runtime.ts` in one module) and lets it build
  * the instance. Kept tiny and type-only so a worker does not load the server's code.
  */
-import type { WorkerContext, WorkerModelInstance } from '@tritium/core';
+import type { WorkerContext, WorkerModelInstance } from '@tritium/core/worker';
 import type { PythonLikeInit } from './init.ts';
 
 type Bundle = {

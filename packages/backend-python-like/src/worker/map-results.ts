@@ -1,14 +1,6 @@
-import {
-  InferError,
-  rowsOf,
-  type WorkerExecuteOutput,
-  splitOutputs,
-  type ExecuteResult,
-  type InferRequest,
-  type ModelConfig,
-  type Parameters,
-  type Tensor as WireTensor,
-} from '@tritium/core';
+import { InferError, type InferRequest, type ModelConfig, type Parameters, type Tensor as WireTensor } from '@tritium/core';
+import { rowsOf, splitOutputs, type ExecuteResult } from '@tritium/core/backend';
+import { type WorkerExecuteOutput } from '@tritium/core/worker';
 import { checkOutputs } from './check-outputs.ts';
 
 /** One author response, reduced to plain data. */

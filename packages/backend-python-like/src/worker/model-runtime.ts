@@ -5,14 +5,13 @@
  * for the core worker host. The model sees only the author API; the worker holds no server objects,
  * only the plain `PythonLikeInit` and the host's BLS/log functions.
  */
+import { InferError, type InferRequest } from '@tritium/core';
 import {
-  InferError,
-  type InferRequest,
   type WorkerContext,
   type WorkerExecuteContext,
   type WorkerModelInstance,
   type WorkerExecuteOutput,
-} from '@tritium/core';
+} from '@tritium/core/worker';
 import * as api from '../model-api/runtime-face.ts';
 import type { InitializeArgs, TritonModel, TritonModelClass } from '../model-api/model.ts';
 import { executeDecoupled, executeDecoupledAsOne } from './decoupled-execute.ts';

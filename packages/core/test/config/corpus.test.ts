@@ -7,8 +7,9 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InferError, modelConfigToJson, normalizeModelConfig, parseModelConfigText, validateModelConfig } from '../../src/index.ts';
-import type { VersionDirEntry } from '../../src/index.ts';
+import { InferError } from '../../src/index.ts';
+import { modelConfigToJson, normalizeModelConfig, parseModelConfigText, validateModelConfig } from '../../src/config/index.ts';
+import type { VersionDirEntry } from '../../src/config/index.ts';
 import { corpusUnavailableReason, loadCorpusCases, matchesExpected, withPlatform, type CorpusCase } from './corpus-cases.ts';
 
 /**

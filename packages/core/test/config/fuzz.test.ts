@@ -7,20 +7,20 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { InferError } from '../../src/index.ts';
+import { enumDescriptor, messageDescriptor } from '../../src/config/schema.ts';
 import {
   ConfigError,
-  InferError,
   MESSAGES,
-  enumDescriptor,
-  messageDescriptor,
   modelConfigFromJson,
   modelConfigToJson,
   normalizeModelConfig,
   parseModelConfigText,
   printModelConfigText,
   validateModelConfig,
-} from '../../src/index.ts';
-import type { FieldDescriptor, ModelConfig, ValueType } from '../../src/index.ts';
+} from '../../src/config/index.ts';
+import type { ModelConfig } from '../../src/index.ts';
+import type { FieldDescriptor, ValueType } from '../../src/config/index.ts';
 import { EXAMPLES_ROOT, L0_ROOT, SEED_ROOT } from './corpus-cases.ts';
 
 function corpusTexts(): string[] {

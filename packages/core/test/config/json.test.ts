@@ -7,14 +7,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import {
-  InferError,
-  modelConfigFromJson,
-  modelConfigToJson,
-  normalizeModelConfig,
-  parseModelConfigText,
-  printModelConfigText,
-} from '../../src/index.ts';
+import { InferError } from '../../src/index.ts';
+import { modelConfigFromJson, modelConfigToJson, normalizeModelConfig, parseModelConfigText, printModelConfigText } from '../../src/config/index.ts';
 import { EXAMPLES_ROOT, SEED_ROOT } from './corpus-cases.ts';
 
 const GOLDEN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'golden');

@@ -3,15 +3,10 @@
  * messages (core:src/model_config_utils.cc).
  */
 import { describe, expect, it } from 'vitest';
-import {
-  ConfigValidationError,
-  InferError,
-  modelConfigToJson,
-  normalizeModelConfig,
-  parseModelConfigText,
-  validateModelConfig,
-} from '../../src/index.ts';
-import type { ModelConfig, NormalizeOptions, ValidateOptions } from '../../src/index.ts';
+import { InferError } from '../../src/index.ts';
+import { ConfigValidationError, modelConfigToJson, normalizeModelConfig, parseModelConfigText, validateModelConfig } from '../../src/config/index.ts';
+import type { ModelConfig } from '../../src/index.ts';
+import type { NormalizeOptions, ValidateOptions } from '../../src/config/index.ts';
 
 function load(text: string, options: NormalizeOptions = {}): ModelConfig {
   return normalizeModelConfig(parseModelConfigText(text), options);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, InferError, configSourcePosition, modelConfigFromJson, parseModelConfigText } from '../../src/index.ts';
+import { InferError } from '../../src/index.ts';
+import { ConfigError, configSourcePosition, modelConfigFromJson, parseModelConfigText } from '../../src/config/index.ts';
 
 function parseError(text: string, file?: string): ConfigError {
   try {

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, InferError, normalizeModelConfig, parseModelConfigText, validateModelConfig } from '../../src/index.ts';
+import { InferError } from '../../src/index.ts';
+import { ConfigError, normalizeModelConfig, parseModelConfigText, validateModelConfig } from '../../src/config/index.ts';
 import type { ModelConfig } from '../../src/index.ts';
 
 const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'real-configs');

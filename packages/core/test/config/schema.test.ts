@@ -4,7 +4,8 @@
  * and at run time against the schema.
  */
 import { describe, expect, it } from 'vitest';
-import { MESSAGES, messageDescriptor } from '../../src/index.ts';
+import { messageDescriptor } from '../../src/config/schema.ts';
+import { MESSAGES } from '../../src/config/index.ts';
 import type {
   BatchInput,
   EnsembleStep,

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { InferError, createScheduler, tensorFromTyped } from '../../src/index.ts';
-import type { EnsembleStep, InferRequest, InferResponse, ModelConfig, ModelInstance, ResponseSink, Scheduler } from '../../src/index.ts';
+import { InferError, tensorFromTyped } from '../../src/index.ts';
+import { createScheduler } from '../../src/scheduler/index.ts';
+import type { EnsembleStep, InferRequest, InferResponse, ModelConfig, ResponseSink } from '../../src/index.ts';
+import type { ModelInstance } from '../../src/backend/index.ts';
+import type { Scheduler } from '../../src/scheduler/index.ts';
 import { config, flush, identity, input } from '../scheduler/helpers.ts';
 
 const out = (name: string) => ({ name, data_type: 'TYPE_FP32' as const, dims: [2], label_filename: '', is_shape_tensor: false, is_non_linear_format_io: false });

@@ -1,7 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InferError, createScheduler, manualClock, tensorFromTyped } from '../../src/index.ts';
-import type { EnsembleStep, InferRequest, InferResponse, ModelConfig, ModelInstance, Scheduler } from '../../src/index.ts';
+import { InferError, tensorFromTyped } from '../../src/index.ts';
+import { createScheduler } from '../../src/scheduler/index.ts';
+import { manualClock } from '../../src/testing/index.ts';
+import type { EnsembleStep, InferRequest, InferResponse, ModelConfig } from '../../src/index.ts';
+import type { ModelInstance } from '../../src/backend/index.ts';
+import type { Scheduler } from '../../src/scheduler/index.ts';
 import { config, dynamicBatching, flush, input, manualInstance, settle } from '../scheduler/helpers.ts';
 
 const out = (name: string, dims: number[]) => ({ name, data_type: 'TYPE_FP32' as const, dims, label_filename: '', is_shape_tensor: false, is_non_linear_format_io: false });

@@ -9,8 +9,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InferError, createScheduler, manualClock, tensorFromTyped, typedView } from '../../src/index.ts';
-import type { InferRequest, InferResponse, ModelConfig, ModelInstance, Scheduler, Tensor } from '../../src/index.ts';
+import { InferError, tensorFromTyped, typedView } from '../../src/index.ts';
+import type { InferRequest, InferResponse, ModelConfig, Tensor } from '../../src/index.ts';
+import type { ModelInstance } from '../../src/backend/index.ts';
+import { createScheduler, type Scheduler } from '../../src/scheduler/index.ts';
+import { manualClock } from '../../src/testing/index.ts';
 import { config, dynamicBatching, flush, input, settle } from '../scheduler/helpers.ts';
 
 /** A row whose seed is at least this is poisoned: the encoder fails the whole execute that holds it. */

@@ -10,8 +10,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InferError, createScheduler, manualClock, tensorFromTyped } from '../../src/index.ts';
-import type { EnsembleStep, InferRequest, InferResponse, ModelConfig, ModelInstance, Scheduler } from '../../src/index.ts';
+import { InferError, tensorFromTyped } from '../../src/index.ts';
+import { createScheduler } from '../../src/scheduler/index.ts';
+import { manualClock } from '../../src/testing/index.ts';
+import type { EnsembleStep, InferRequest, InferResponse, ModelConfig } from '../../src/index.ts';
+import type { ModelInstance } from '../../src/backend/index.ts';
+import type { Scheduler } from '../../src/scheduler/index.ts';
 import { config, dynamicBatching, flush, input, settle } from '../scheduler/helpers.ts';
 
 const STEPS = 3;

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, it } from 'vitest';
-import { localRepositorySource } from '@tritium/core';
+import { localRepositorySource } from '@tritium/core/repository';
 import { repositorySourceConformanceSuite } from '@tritium/core/testing';
 
 const suite = repositorySourceConformanceSuite({

@@ -8,7 +8,8 @@ import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkRelativePath, localRepositorySource, RepositoryMirror, type RepositorySource } from '../../src/index.ts';
+import { checkRelativePath, localRepositorySource, type RepositorySource } from '../../src/repository/index.ts';
+import { RepositoryMirror } from '../../src/repository/mirror/repository-mirror.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'tritium-mirror-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -6,8 +6,10 @@
  * batcher-properties.test.ts, run for both policies.)
  */
 import { describe, expect, it } from 'vitest';
-import { DynamicBatcher, batcherOptionsFromConfig, manualClock, nullStatsRecorder } from '../../src/index.ts';
-import type { ModelInstance, StatsRecorder } from '../../src/index.ts';
+import { DynamicBatcher, batcherOptionsFromConfig, nullStatsRecorder } from '../../src/scheduler/index.ts';
+import { manualClock } from '../../src/testing/index.ts';
+import type { ModelInstance } from '../../src/backend/index.ts';
+import type { StatsRecorder } from '../../src/scheduler/index.ts';
 import { PROBE_EVERY } from '../../src/scheduler/adaptive-delay.ts';
 import { autoInstance, config, dynamicBatching, flush, req } from './helpers.ts';
 

@@ -7,8 +7,14 @@
  * equal, for a model that answers once and for a decoupled one.
  */
 import { describe, expect, it } from 'vitest';
-import { createScheduler, InferError, manualClock, normalizeModelConfig, parseModelConfigText, tensorFromTyped } from '../../src/index.ts';
-import type { ComputeDurations, InferRequest, InferResponse, ModelConfig, ModelInstance, RequestTrace, ResponseSink, StatsRecorder } from '../../src/index.ts';
+import { InferError, tensorFromTyped } from '../../src/index.ts';
+import { normalizeModelConfig, parseModelConfigText } from '../../src/config/index.ts';
+import { createScheduler } from '../../src/scheduler/index.ts';
+import { manualClock } from '../../src/testing/index.ts';
+import type { ComputeDurations, InferRequest, InferResponse, ModelConfig, ResponseSink } from '../../src/index.ts';
+import type { ModelInstance } from '../../src/backend/index.ts';
+import type { StatsRecorder } from '../../src/scheduler/index.ts';
+import type { RequestTrace } from '../../src/trace/index.ts';
 import { flush, manualInstance } from './helpers.ts';
 
 const TIMINGS = { computeInputNs: 1000, computeInferNs: 2000, computeOutputNs: 3000 };

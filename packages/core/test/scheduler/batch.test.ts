@@ -1,21 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  InferError,
-  batchSizeOf,
-  concatInputs,
-  decodeStrings,
-  encodePadValue,
-  padBatch,
-  padTensor,
-  paddingSpecFromConfig,
-  trimTensor,
-  unpadResponse,
-  unpaddingSpecFromConfig,
-  splitOutputs,
-  tensorFromStrings,
-  tensorFromTyped,
-  typedView,
-} from '../../src/index.ts';
+import { InferError, decodeStrings, tensorFromStrings, tensorFromTyped, typedView } from '../../src/index.ts';
+import { concatInputs, splitOutputs } from '../../src/backend/index.ts';
+import { batchSizeOf } from '../../src/tensor/batch.ts';
+import { encodePadValue } from '../../src/tensor/index.ts';
+import { padBatch, padTensor, paddingSpecFromConfig, trimTensor, unpadResponse, unpaddingSpecFromConfig } from '../../src/tensor/pad.ts';
 import type { InferRequest } from '../../src/index.ts';
 import { config, input } from './helpers.ts';
 

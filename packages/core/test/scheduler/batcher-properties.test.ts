@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DynamicBatcher, batcherOptionsFromConfig, manualClock, nullStatsRecorder } from '../../src/index.ts';
-import type { InferRequest, ModelConfig, StatsRecorder } from '../../src/index.ts';
+import { DynamicBatcher, batcherOptionsFromConfig, nullStatsRecorder } from '../../src/scheduler/index.ts';
+import { manualClock } from '../../src/testing/index.ts';
+import type { InferRequest, ModelConfig } from '../../src/index.ts';
+import type { StatsRecorder } from '../../src/scheduler/index.ts';
 import { autoInstance, completeAll, config, dynamicBatching, flush, manualInstance, openCalls, req, settle } from './helpers.ts';
 
 interface Op {

@@ -4,7 +4,8 @@
  * every slot of the model it targets is refused at once naming the chain, instead of queueing forever.
  */
 import { describe, expect, it } from 'vitest';
-import { DynamicBatcher, batcherOptionsFromConfig, manualClock } from '../../src/index.ts';
+import { DynamicBatcher, batcherOptionsFromConfig } from '../../src/scheduler/index.ts';
+import { manualClock } from '../../src/testing/index.ts';
 import type { CallFrame, InferRequest } from '../../src/index.ts';
 import { config, dynamicBatching, flush, manualInstance, req, settle } from './helpers.ts';
 

@@ -7,17 +7,9 @@
  * size is queued, and time moves only when the test says so.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  createScheduler,
-  nullStatsRecorder,
-  silentLogger,
-  type InferError,
-  type InferRequest,
-  type InferResponse,
-  type ModelConfig,
-  type ModelInstance,
-  type Scheduler,
-} from '../../src/index.ts';
+import { silentLogger, type InferError, type InferRequest, type InferResponse, type ModelConfig } from '../../src/index.ts';
+import { type ModelInstance } from '../../src/backend/index.ts';
+import { createScheduler, nullStatsRecorder, type Scheduler } from '../../src/scheduler/index.ts';
 import { captureLog, faultBackend, manualClock, type CapturedLog, type ManualClock } from '../../src/testing/index.ts';
 import { config, dynamicBatching, req, settle, valueOf } from './helpers.ts';
 

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createScheduler, manualClock, nullStatsRecorder, typedView } from '../../src/index.ts';
-import type { InferRequest, InferResponse, ModelConfig, ModelInstance, StatsRecorder } from '../../src/index.ts';
+import { typedView } from '../../src/index.ts';
+import { createScheduler, nullStatsRecorder } from '../../src/scheduler/index.ts';
+import { manualClock } from '../../src/testing/index.ts';
+import type { InferRequest, InferResponse, ModelConfig } from '../../src/index.ts';
+import type { ModelInstance } from '../../src/backend/index.ts';
+import type { StatsRecorder } from '../../src/scheduler/index.ts';
 import { config, dynamicBatching, flush, input, manualInstance, req, settle, valueOf } from './helpers.ts';
 
 function batcher(cfg: ModelConfig, instances: ModelInstance[], stats: StatsRecorder = nullStatsRecorder) {

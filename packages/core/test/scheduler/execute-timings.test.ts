@@ -4,8 +4,12 @@
  * own timings, not whatever the instance reported last. Real worker threads.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createScheduler, spawnWorkerInstance, InferError } from '../../src/index.ts';
-import type { InferRequest, InferResponse, Scheduler, StatsRecorder, WorkerInstance } from '../../src/index.ts';
+import { InferError } from '../../src/index.ts';
+import { createScheduler } from '../../src/scheduler/index.ts';
+import { spawnWorkerInstance } from '../../src/worker/index.ts';
+import type { InferRequest, InferResponse } from '../../src/index.ts';
+import type { Scheduler, StatsRecorder } from '../../src/scheduler/index.ts';
+import type { WorkerInstance } from '../../src/worker/index.ts';
 import { TEST_ENTRIES } from '../../src/testing/index.ts';
 import { config, input } from './helpers.ts';
 

@@ -1,5 +1,6 @@
 /** In-thread fakes for scheduler unit tests: configs, requests, controllable instances. */
-import type { ExecuteContext, ExecuteOutput, ExecuteResult, ExecuteTimings, ModelConfig, ModelInput, InferRequest, InferResponse, ModelInstance } from '../../src/index.ts';
+import type { ModelConfig, ModelInput, InferRequest, InferResponse } from '../../src/index.ts';
+import type { ExecuteContext, ExecuteOutput, ExecuteResult, ExecuteTimings, ModelInstance } from '../../src/backend/index.ts';
 import { InferError, tensorFromTyped, typedView } from '../../src/index.ts';
 
 export function input(name: string, dims: number[], extra: Partial<ModelInput> = {}): ModelInput {

@@ -8,8 +8,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InferError, createScheduler, manualClock, nullStatsRecorder, tensorFromTyped, typedView } from '../../src/index.ts';
-import type { InferRequest, InferResponse, ModelConfig, ModelInstance, StatsRecorder, TokenCount } from '../../src/index.ts';
+import { InferError, tensorFromTyped, typedView } from '../../src/index.ts';
+import type { InferRequest, InferResponse, ModelConfig, TokenCount } from '../../src/index.ts';
+import type { ModelInstance } from '../../src/backend/index.ts';
+import { createScheduler, nullStatsRecorder, type StatsRecorder } from '../../src/scheduler/index.ts';
+import { manualClock } from '../../src/testing/index.ts';
 import { config, dynamicBatching, flush, input, settle } from './helpers.ts';
 
 const I64 = 'TYPE_INT64' as const;

@@ -5,8 +5,12 @@
  * so every duration is exact.
  */
 import { describe, expect, it } from 'vitest';
-import { createScheduler, InferError, manualClock, ModelStats } from '../../src/index.ts';
-import type { InferRequest, InferResponse, ModelInstance, ResponseSink, StatisticDuration } from '../../src/index.ts';
+import { InferError } from '../../src/index.ts';
+import { createScheduler } from '../../src/scheduler/index.ts';
+import { ModelStats } from '../../src/server/model-stats.ts';
+import { manualClock } from '../../src/testing/index.ts';
+import type { InferRequest, InferResponse, ResponseSink, StatisticDuration } from '../../src/index.ts';
+import type { ModelInstance } from '../../src/backend/index.ts';
 import { config, manualInstance, req } from './helpers.ts';
 
 const d = (count: number, ns: number): StatisticDuration => ({ count, ns });

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { InferError, SequenceBatcher, createScheduler, manualClock, nullStatsRecorder, silentLogger } from '../../src/index.ts';
+import { InferError, silentLogger } from '../../src/index.ts';
+import { createScheduler, nullStatsRecorder } from '../../src/scheduler/index.ts';
+import { SequenceBatcher } from '../../src/scheduler/sequence/sequence-batcher.ts';
+import { manualClock } from '../../src/testing/index.ts';
 import { identityBackend } from '../../src/testing/index.ts';
-import type { InferResponse, ModelConfig, ModelInstance, ResponseSink, StatsRecorder } from '../../src/index.ts';
+import type { InferResponse, ModelConfig, ResponseSink } from '../../src/index.ts';
+import type { ModelInstance } from '../../src/backend/index.ts';
+import type { StatsRecorder } from '../../src/scheduler/index.ts';
 import { config, dynamicBatching, flush, identity, manualInstance, req, settle, valueOf } from './helpers.ts';
 
 function make(cfg: ModelConfig, instances: ModelInstance[], stats: StatsRecorder = nullStatsRecorder) {

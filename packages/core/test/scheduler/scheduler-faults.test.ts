@@ -4,7 +4,8 @@
  * requests are re-run alone: crash-retry.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { createScheduler, silentLogger } from '../../src/index.ts';
+import { silentLogger } from '../../src/index.ts';
+import { createScheduler } from '../../src/scheduler/index.ts';
 import { faultBackend } from '../../src/testing/index.ts';
 import { config, dynamicBatching, req, settle, valueOf } from './helpers.ts';
 

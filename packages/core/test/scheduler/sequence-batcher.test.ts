@@ -5,21 +5,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  createScheduler,
-  manualClock,
-  normalizeModelConfig,
-  parseModelConfigText,
   tensorFromTyped,
   typedView,
   type CorrelationId,
-  type ExecuteResult,
   type InferRequest,
   type InferResponse,
   type ModelConfig,
-  type ModelInstance,
-  type Scheduler,
   type Tensor,
 } from '../../src/index.ts';
+import { type ExecuteResult, type ModelInstance } from '../../src/backend/index.ts';
+import { normalizeModelConfig, parseModelConfigText } from '../../src/config/index.ts';
+import { createScheduler, type Scheduler } from '../../src/scheduler/index.ts';
+import { manualClock } from '../../src/testing/index.ts';
 import { captureLog } from '../../src/testing/index.ts';
 import { flush, manualInstance, settle, type Call } from './helpers.ts';
 

@@ -6,16 +6,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  BACKEND_API_VERSION,
-  InferError,
-  localRepositorySource,
-  tensorFromTyped,
-  type Backend,
-  type ExecuteResult,
-  type InferRequest,
-  type RepositorySource,
-} from '@tritium/core';
+import { InferError, tensorFromTyped, type InferRequest } from '@tritium/core';
+import { BACKEND_API_VERSION, type Backend, type ExecuteResult } from '@tritium/core/backend';
+import { localRepositorySource, type RepositorySource } from '@tritium/core/repository';
 import { backendConformanceSuite, repositorySourceConformanceSuite, type BackendConformanceSubject, type ConformanceSuite } from '@tritium/core/testing';
 
 type Answer = (batch: readonly InferRequest[], signal: AbortSignal) => ExecuteResult[];

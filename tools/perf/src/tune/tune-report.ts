@@ -5,7 +5,7 @@
  */
 import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { modelConfigFromJson, printModelConfigText } from '@tritium/core';
+import { modelConfigFromJson, printModelConfigText } from '@tritium/core/config';
 import { plotSvg, type PlotPoint } from '../report/plot-svg.ts';
 import { describe } from './search-space.ts';
 import type { Measured } from './measure-candidate.ts';
