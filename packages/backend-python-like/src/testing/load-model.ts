@@ -20,12 +20,14 @@ import { Tensor } from '../model-api/tensor.ts';
 import { TritonError } from '../model-api/errors.ts';
 import { runtimeLink, setRuntimeLink, type RuntimeLink } from '../model-api/runtime-link.ts';
 import type { TritonModelClass } from '../model-api/model.ts';
+import type { AutoCompleteConfig } from '../model-api/auto-complete.ts';
 import { wireRequests } from './test-inputs.ts';
 import type { LoadModelOptions, TestLogLine, TestModel, TestRequest, TestResponse } from './test-types.ts';
 
 interface Bundle {
   readonly model: Record<string, unknown>;
-  readonly api: { readonly AutoCompleteConfig: new (config: ModelConfig) => { asDict(): ModelConfig } };
+  /** The bundle's copy of the author API: the same source as this package's, so its classes have their types. */
+  readonly api: { readonly AutoCompleteConfig: typeof AutoCompleteConfig };
   createModelInstance(init: PythonLikeInit, ctx: WorkerContext, exports: Record<string, unknown>): Promise<WorkerModelInstance>;
 }
 
@@ -59,8 +61,8 @@ async function completeConfig(written: ModelConfig, name: string, bundle: Bundle
   let config = written;
   const Model = (bundle.model['TritonPythonModel'] ?? bundle.model['default']) as TritonModelClass | undefined;
   if (typeof Model?.autoCompleteConfig === 'function') {
-    const completed = await Model.autoCompleteConfig(new bundle.api.AutoCompleteConfig(config) as never);
-    config = normalizeModelConfig((completed as unknown as { asDict(): ModelConfig }).asDict(), { modelName: name });
+    const completed = await Model.autoCompleteConfig(new bundle.api.AutoCompleteConfig(config));
+    config = normalizeModelConfig(completed.asDict(), { modelName: name });
   }
   validateModelConfig(config);
   return config;

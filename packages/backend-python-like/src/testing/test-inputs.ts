@@ -5,7 +5,7 @@
  */
 import { InferError, type InferRequest, type ModelConfig, type Tensor as WireTensor } from '@tritium/core';
 import { validateRequest } from '@tritium/core/backend';
-import { TYPED_ARRAY_CONSTRUCTORS, configToWireDataType } from '@tritium/core/tensor';
+import { DATA_TYPE_SIZE, TYPED_ARRAY_CONSTRUCTORS, configToWireDataType } from '@tritium/core/tensor';
 import { impliedShape, tensorFromJson } from '../json-input.ts';
 
 function fromTypedArray(config: ModelConfig, name: string, data: ArrayBufferView, shape: readonly number[] | undefined): WireTensor {
@@ -18,7 +18,8 @@ function fromTypedArray(config: ModelConfig, name: string, data: ArrayBufferView
   if (datatype === 'BYTES' || data.constructor !== Ctor) {
     throw new InferError('INVALID_ARG', `input '${name}' is ${datatype}: give ${datatype === 'BYTES' ? 'strings' : `a ${Ctor.name}`}, not a ${data.constructor.name}`);
   }
-  const length = (data as unknown as { length: number }).length;
+  // Its class is the datatype's (checked above): one element per DATA_TYPE_SIZE bytes.
+  const length = data.byteLength / DATA_TYPE_SIZE[datatype];
   const batching = config.max_batch_size > 0;
   const finalShape = shape ? (batching && shape.length === spec.dims.length ? [1, ...shape] : [...shape]) : impliedShape([length], spec.dims, batching);
   return { name, datatype, shape: finalShape, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
