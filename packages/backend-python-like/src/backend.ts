@@ -2,7 +2,7 @@ import { BACKEND_API_VERSION, type Backend, type BackendModel, type LoadSpec } f
 import { type WorkerRestartPolicy } from '@tritium/core/worker';
 import { autoCompleteFromModel } from './auto-complete-runner.ts';
 import { locateModelFile } from './locate-model.ts';
-import { sandboxParameters } from './parameters.ts';
+import { readinessPolicy, sandboxParameters } from './parameters.ts';
 import { PythonLikeModel } from './python-like-model.ts';
 import { defaultCacheDir, sweepStaleBundles, transpileModel, type TranspiledModel } from './transpile.ts';
 import { applyCheck, checkModel, typeCheckMode, type TypeCheckMode } from './type-check/model-check.ts';
@@ -53,6 +53,7 @@ export function pythonLikeBackend(options: PythonLikeBackendOptions = {}): Backe
         forceProcess: spec.uploadedFiles === true,
         ...(spec.limits ? { limits: spec.limits } : {}),
       });
+      const readiness = readinessPolicy(spec.config);
       if (params.isolationForced) {
         spec.log.warn(
           `model '${spec.config.name}': its files were uploaded through the load API, so its code runs with process isolation ` +
@@ -76,6 +77,7 @@ export function pythonLikeBackend(options: PythonLikeBackendOptions = {}): Backe
         ...(options.restart ? { restart: options.restart } : {}),
         checked,
         inspect,
+        readiness,
       });
     },
   };

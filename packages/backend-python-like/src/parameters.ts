@@ -1,5 +1,13 @@
 import { InferError, type ModelConfig } from '@tritium/core';
-import { boolParameter, ISOLATION_KEYS, isolationParameters, type IsolationDefaults, type IsolationParameters } from '@tritium/core/worker';
+import {
+  boolParameter,
+  durationParameter,
+  ISOLATION_KEYS,
+  isolationParameters,
+  type IsolationDefaults,
+  type IsolationParameters,
+  type ReadinessPolicy,
+} from '@tritium/core/worker';
 
 /**
  * The python-like backend's config `parameters` (all optional), e.g.
@@ -13,6 +21,8 @@ import { boolParameter, ISOLATION_KEYS, isolationParameters, type IsolationDefau
  * | `tritium.env` | process isolation: comma-separated names of the server's environment variables the child sees | none |
  * | `tritium.allow_network` | process isolation: `true` keeps the network (no network namespace) | `false` |
  * | `tritium.type_check` | `error`, `warn` or `off`: what a type error in model.ts does to the load (see type-check/model-check.ts) | the server's `--model-type-check` |
+ * | `tritium.ready_poll_ms` | how often a model's `isReady()` is asked, at least 100 (see readinessPolicy) | 5000 |
+ * | `tritium.ready_timeout_ms` | how long an `isReady()` answer may take, at most the poll interval | 1000 |
  */
 export interface SandboxParameters extends IsolationParameters {
   readonly allowAddons: boolean;
@@ -27,7 +37,31 @@ export const PARAMETER_KEYS = {
   env: 'tritium.env',
   allowNetwork: 'tritium.allow_network',
   typeCheck: 'tritium.type_check',
+  readyPollMs: 'tritium.ready_poll_ms',
+  readyTimeoutMs: 'tritium.ready_timeout_ms',
 } as const;
+
+/** The least `tritium.ready_poll_ms`: each question costs a message each way and a call into the model. */
+export const MIN_READY_POLL_MS = 100;
+
+/**
+ * How a model's `isReady()` is asked (only a model that has one is): every `tritium.ready_poll_ms`
+ * (5 s; at least 100 ms), each answer within `tritium.ready_timeout_ms` (1 s; at most the interval).
+ */
+export function readinessPolicy(config: ModelConfig): ReadinessPolicy {
+  const intervalMs = durationParameter(config, PARAMETER_KEYS.readyPollMs) ?? 5000;
+  if (intervalMs < MIN_READY_POLL_MS) {
+    throw new InferError('INVALID_ARG', `model '${config.name}': parameter '${PARAMETER_KEYS.readyPollMs}' must be at least ${MIN_READY_POLL_MS} (ms), got '${intervalMs}'`);
+  }
+  const timeoutMs = durationParameter(config, PARAMETER_KEYS.readyTimeoutMs) ?? Math.min(1000, intervalMs);
+  if (timeoutMs > intervalMs) {
+    throw new InferError(
+      'INVALID_ARG',
+      `model '${config.name}': parameter '${PARAMETER_KEYS.readyTimeoutMs}' (${timeoutMs}) must be at most '${PARAMETER_KEYS.readyPollMs}' (${intervalMs})`,
+    );
+  }
+  return { intervalMs, timeoutMs };
+}
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Variables that change how the sandboxed child itself starts (Node flags such as --allow-fs-write, the dynamic loader, the IPC channel). */
 const SANDBOX_ENV = /^(NODE_OPTIONS|NODE_CHANNEL_\w*|NODE_UNIQUE_ID|LD_\w*)$/;

@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { InferError, type InferRequest, type InferResponse } from '@tritium/core';
 import { instanceWorkerOptions, type BackendModel, type InstanceSpec, type LoadSpec, type ModelInstance } from '@tritium/core/backend';
 import { modelConfigToJson } from '@tritium/core/config';
-import { spawnWorkerInstance, workerBounds, type WorkerRestartPolicy } from '@tritium/core/worker';
+import { spawnWorkerInstance, workerBounds, type ReadinessPolicy, type WorkerRestartPolicy } from '@tritium/core/worker';
 import type { SandboxParameters } from './parameters.ts';
 import { isolationOptions } from './sandbox-options.ts';
 import { removeTranspiled, type TranspiledModel } from './transpile.ts';
@@ -17,6 +17,8 @@ export interface PythonLikeModelOptions {
   readonly checked?: Promise<void>;
   /** Each instance opens Node's inspector (see PythonLikeBackendOptions.inspect). */
   readonly inspect?: boolean;
+  /** How the model's `isReady()` is asked, when it has one (see parameters.ts readinessPolicy). */
+  readonly readiness?: ReadinessPolicy;
 }
 
 /**
@@ -71,6 +73,7 @@ export class PythonLikeModel implements BackendModel {
       infer: (request) => this.#bls(request),
       ...(this.#spec.metrics ? { metrics: this.#spec.metrics } : {}),
       ...(this.#spec.inferStream ? { inferStream: this.#spec.inferStream } : {}),
+      ...(this.#options.readiness ? { readiness: this.#options.readiness } : {}),
       ...isolationOptions(p, modelDir, this.#bundle),
     });
     const [instance, checked] = await Promise.allSettled([started, this.#options.checked]);

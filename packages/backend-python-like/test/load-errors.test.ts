@@ -6,7 +6,7 @@ import { InferError, silentLogger } from '@tritium/core';
 import { type ModelInstance } from '@tritium/core/backend';
 import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 import { pythonLikeBackend } from '../src/index.ts';
-import { sandboxParameters } from '../src/parameters.ts';
+import { readinessPolicy, sandboxParameters } from '../src/parameters.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'tritium-pl-load-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -154,5 +154,19 @@ describe('tritium.env', () => {
     for (const name of ['NODE_OPTIONS', 'LD_PRELOAD', 'NODE_CHANNEL_FD']) {
       expect(() => sandboxParameters(cfg(`HOME,${name}`))).toThrow(`model 'e': parameter 'tritium.env' may not pass '${name}': it changes how the sandboxed process starts`);
     }
+  });
+});
+
+describe('isReady polling', () => {
+  const cfg = (parameters: string) => normalizeModelConfig(parseModelConfigText(`name: "r" backend: "python" ${parameters}`));
+  const param = (key: string, value: string) => `parameters { key: "${key}" value: { string_value: "${value}" } }`;
+  it('asks every 5 s within 1 s by default; refuses a poll under 100 ms or a timeout past the poll, naming the key', () => {
+    expect(readinessPolicy(cfg(''))).toEqual({ intervalMs: 5000, timeoutMs: 1000 });
+    expect(readinessPolicy(cfg(param('tritium.ready_poll_ms', '200')))).toEqual({ intervalMs: 200, timeoutMs: 200 });
+    expect(() => readinessPolicy(cfg(param('tritium.ready_poll_ms', '10')))).toThrow("model 'r': parameter 'tritium.ready_poll_ms' must be at least 100 (ms), got '10'");
+    expect(() => readinessPolicy(cfg(`${param('tritium.ready_poll_ms', '500')} ${param('tritium.ready_timeout_ms', '600')}`))).toThrow(
+      "model 'r': parameter 'tritium.ready_timeout_ms' (600) must be at most 'tritium.ready_poll_ms' (500)",
+    );
+    expect(() => readinessPolicy(cfg(param('tritium.ready_timeout_ms', 'soon')))).toThrow("model 'r': parameter 'tritium.ready_timeout_ms' must be a positive integer, got 'soon'");
   });
 });

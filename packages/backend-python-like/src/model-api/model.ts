@@ -35,6 +35,14 @@ export interface TritonModel {
   initialize?(args: InitializeArgs): unknown;
   execute(requests: InferenceRequest[]): ExecuteReturn | Promise<ExecuteReturn>;
   finalize?(): unknown;
+  /**
+   * Whether this instance can serve now (Triton python_backend #430): asked every
+   * `tritium.ready_poll_ms` (5 s), answered within `tritium.ready_timeout_ms` (1 s). Anything but
+   * `true` (a false, a throw, no answer in time) makes the instance not ready: batches go to the
+   * model's ready instances, and while none is, the model is not ready (`/v2/models/m/ready`,
+   * gRPC ModelReady, the server's `/v2/health/ready`) and its requests fail UNAVAILABLE saying why.
+   */
+  isReady?(): boolean | Promise<boolean>;
 }
 
 /** The class a `model.ts` exports, as `export default class TritonPythonModel` or `export class TritonPythonModel`. */

@@ -114,5 +114,6 @@ export async function createModelInstance(
     },
   };
   if (decoupled) instance.executeDecoupled = async (batch, sinks, xctx) => executeDecoupled(run, batch, sinks, xctx);
+  if (typeof model.isReady === 'function') instance.isReady = () => model.isReady!();
   return instance;
 }

@@ -9,6 +9,7 @@ export type {
   WorkerInstance,
   WorkerPolicy,
   WorkerRestartPolicy,
+  ReadinessPolicy,
   WorkerResourceLimits,
   WorkerContext,
   BlsStream,
@@ -24,6 +25,7 @@ export {
   isolationParameters,
   workerBounds,
   boolParameter,
+  durationParameter,
 } from './isolation-parameters.ts';
 export type { Isolation, IsolationParameters, IsolationDefaults } from './isolation-parameters.ts';
 export { restrictToSandbox } from './sandbox-files.ts';

@@ -1,5 +1,5 @@
 /**
- * The whole host ⇄ worker protocol: a branded discriminated union, seven kinds to the worker and eight
+ * The whole host ⇄ worker protocol: a branded discriminated union, seven kinds to the worker and nine
  * back. Plain data only (structured clone / Node's advanced IPC serialization); tensor bytes travel
  * as transferred ArrayBuffers where the channel supports transfer. InferErrors cross as `{code, message}`.
  */
@@ -9,6 +9,7 @@ import type { Tensor } from '../tensor/tensor.ts';
 import type { InferRequest, InferResponse } from '../types.ts';
 import { packBatch, unpackBatch, type PackedBatch } from './batch-codec.ts';
 import type { MetricOp } from '../metrics/custom-metrics.ts';
+import type { ReadinessPolicy } from './types.ts';
 
 /** Brand so a stray message on the same port (e.g. user code's own postMessage) is never mistaken for ours. */
 export const BRAND = 'tritium-worker/1' as const;
@@ -25,6 +26,8 @@ export interface InitPayload {
   readonly init: unknown;
   readonly model: string;
   readonly instanceName: string;
+  /** Ask the instance's `isReady()` this often (see ReadinessPolicy); absent: never. */
+  readonly readiness?: ReadinessPolicy;
 }
 
 /** Host → worker. */
@@ -90,6 +93,8 @@ export type FromWorker = { readonly brand: typeof BRAND } & (
   /** BLS: the worker no longer wants call `call` (a decoupled iterator's cancel()): cancel it. */
   | { readonly t: 'bls-cancel'; readonly call: number }
   | { readonly t: 'log'; readonly level: LogLevel; readonly message: string; readonly verbosity?: number }
+  /** The instance's `isReady()` answer changed: `reason` says why it is not ready. */
+  | { readonly t: 'readiness'; readonly ready: boolean; readonly reason?: string }
   /** A custom metric operation (python-like MetricFamily); `call` asks for a `metric-reply`. */
   | { readonly t: 'metric'; readonly op: MetricOp; readonly call?: number }
 );

@@ -104,6 +104,13 @@ export interface WorkerInstanceOptions<Init> {
   /** Called when a down instance restarted successfully (it serves again). */
   readonly onAvailable?: () => void;
   /**
+   * How often the worker asks its instance's `isReady()` (when it has one), and how long an answer
+   * may take: a false, a throw or no answer in time makes the instance not ready (onUnavailable with
+   * why; unhealthy, so batches go to ready instances) until an answer is true again (onAvailable).
+   * Default: not asked.
+   */
+  readonly readiness?: ReadinessPolicy;
+  /**
    * `'thread'` (default): a worker thread. `'process'`: a child process under Node's permission model
    * (read-only fs limited to `processPermissions.allowRead` + what the runtime needs, no child
    * processes, no workers, no fs writes), speaking the same protocol over IPC.
@@ -198,6 +205,12 @@ export interface WholeBatchOutput {
  */
 export type WorkerExecuteOutput = (ExecuteOutput | WholeBatchOutput) & { readonly keepOutputs?: boolean };
 
+/** How an instance's `isReady()` is asked (see WorkerInstanceOptions.readiness). */
+export interface ReadinessPolicy {
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+}
+
 /**
  * What `createInstance` returns inside the worker. `execute` resolves with one result per request in
  * order (an InferError in a slot fails only that request), or with one response for the whole batch
@@ -211,6 +224,8 @@ export interface WorkerModelInstance {
   /** Decoupled: responses through `sinks`; resolves (optionally with this call's timings) when the call returns. */
   executeDecoupled?(batch: readonly InferRequest[], sinks: readonly ResponseSink[], ctx: WorkerExecuteContext): Promise<ExecuteTimings | void>;
   dispose?(): Promise<void>;
+  /** Whether the instance can serve now (a model's own health: a lost connection, a stale resource); see ReadinessPolicy. */
+  isReady?(): boolean | Promise<boolean>;
 }
 
 /** The type of the `createInstance` export of an entry module. */

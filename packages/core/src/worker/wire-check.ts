@@ -18,6 +18,7 @@ import type { ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
 import type { InferRequest, InferResponse } from '../types.ts';
 import { normalizeTensor, unpackResults, type FromWorkerBody, type LogLevel } from './protocol.ts';
 import { splitOutputs } from '../tensor/batch.ts';
+import { escapeControl } from '../logger.ts';
 
 export class MalformedMessage extends Error {
   override readonly name = 'MalformedMessage';
@@ -116,6 +117,14 @@ export function saneTimings(timings: unknown): ExecuteTimings | undefined {
     out[key] = v;
   }
   return out;
+}
+
+/** A readiness report: a boolean, and why not ready (cut to {@link MAX_WORKER_LOG_CHARS}; its control characters escaped). */
+export function checkWireReadiness(ready: unknown, reason: unknown): { ready: boolean; reason: string } {
+  if (typeof ready !== 'boolean') bad(`readiness: ready must be a boolean, got ${show(ready)}`);
+  if (reason !== undefined && typeof reason !== 'string') bad(`readiness: a reason must be a string, got ${show(reason)}`);
+  const text = escapeControl(reason ?? 'not ready');
+  return { ready, reason: text.length > MAX_WORKER_LOG_CHARS ? `${text.slice(0, MAX_WORKER_LOG_CHARS)} ... [cut: ${text.length} characters]` : text };
 }
 
 /** A log line: one of the four levels, a string message (cut to {@link MAX_WORKER_LOG_CHARS}), a verbosity 1..2^31-1. */

@@ -37,7 +37,7 @@ import {
 } from './protocol.ts';
 import type { WorkerInstance, WorkerInstanceOptions } from './types.ts';
 import { dedupeReadPaths, readPathsFor } from './process-paths.ts';
-import { checkWireError, checkWireLog, malformedResponse, MalformedMessage, readBlsRequest, readResponse, readResultMessage } from './wire-check.ts';
+import { checkWireError, checkWireLog, checkWireReadiness, malformedResponse, MalformedMessage, readBlsRequest, readResponse, readResultMessage } from './wire-check.ts';
 import { compiledModule } from './compiled-module.ts';
 import { HostSinkFlow, responseBytes, SINK_WINDOW_BYTES } from './sink-flow.ts';
 import { describeUnenforced, prepareSandbox, type SandboxSpec } from './process-sandbox.ts';
@@ -133,6 +133,10 @@ class WorkerHostInstance<Init> implements WorkerInstance {
   private streak = 0;
   private lastCause = '';
   private unavailableReason = '';
+  /** Why the serving worker's `isReady()` says it cannot serve (see ReadinessPolicy); undefined: ready. */
+  private notReady: string | undefined;
+  /** The server was told this instance is not ready (onUnavailable) and not yet that it is again. */
+  private reportedNotReady = false;
   private restartTimer: NodeJS.Timeout | undefined;
   /** The compiled runtime and entry, found on the first start. */
   private modules: { runtime: URL; entry: URL; readPaths?: string[] } | undefined;
@@ -158,7 +162,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
   }
 
   get healthy(): boolean {
-    return this.state === 'ready';
+    return this.state === 'ready' && this.notReady === undefined;
   }
 
   /** Starts a worker; resolves when `createInstance` returned, rejects with its error or the crash cause. */
@@ -214,7 +218,13 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       this.gen = gen;
       gen.channel.send({
         t: 'init',
-        payload: { entry: modules.entry.href, init: this.o.init, model: this.o.model, instanceName: this.o.instanceName },
+        payload: {
+          entry: modules.entry.href,
+          init: this.o.init,
+          model: this.o.model,
+          instanceName: this.o.instanceName,
+          ...(this.o.readiness ? { readiness: this.o.readiness } : {}),
+        },
       });
       const startTimeout = this.o.startTimeoutMs ?? 60_000;
       const timer = setTimeout(() => this.crash(gen, `worker did not start within ${startTimeout} ms`), startTimeout);
@@ -360,6 +370,26 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         this.output.message(level, message, verbosity);
         break;
       }
+      case 'readiness': {
+        const { ready, reason } = checkWireReadiness(msg.ready, msg.reason);
+        if (this.gen === gen) this.onReadiness(ready ? undefined : reason);
+        break;
+      }
+    }
+  }
+
+  /** The serving worker's `isReady()` answer changed: the server hears it as the instance's health. */
+  private onReadiness(reason: string | undefined): void {
+    this.notReady = reason;
+    if (this.state !== 'ready') return;
+    if (reason !== undefined) {
+      this.reportedNotReady = true;
+      this.log.warn(`${this.label} is not ready: ${reason}`);
+      this.notify(() => this.o.onUnavailable?.(`${this.label} is not ready: ${reason}`));
+    } else if (this.reportedNotReady) {
+      this.reportedNotReady = false;
+      this.log.info(`${this.label} is ready again`);
+      this.notify(() => this.o.onAvailable?.());
     }
   }
 
@@ -492,6 +522,8 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     this.endStreams(gen, error);
     if (!gen.ready) gen.started.reject(error);
     if (this.state === 'starting' || this.state === 'disposed' || this.gen !== gen) return;
+    // A restarted worker is ready until its own isReady() says otherwise.
+    this.notReady = undefined;
     this.lastCause = cause;
     const now = Date.now();
     // An instance that served for a whole window starts a new row of crashes.
@@ -525,7 +557,8 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         this.log.info(`${this.label} restarted (${this.restarts} restart(s) so far)`);
         for (const w of this.waiters) w.resolve();
         this.waiters.clear();
-        if (wasDown) this.notify(() => this.o.onAvailable?.());
+        if (wasDown || this.reportedNotReady) this.notify(() => this.o.onAvailable?.());
+        this.reportedNotReady = false;
       },
       // A failed restart was counted by crash(), which scheduled the next attempt.
       () => {},

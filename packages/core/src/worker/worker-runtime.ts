@@ -10,6 +10,7 @@ import { parentPort } from 'node:worker_threads';
 import { Socket } from 'node:net';
 import { CHILD_CHANNEL_FD, encodeFrame, FrameReader, MAX_FRAME_BYTES } from './frames.ts';
 import { SEND_CANCELLED_MESSAGE, WorkerSinkFlow } from './sink-flow.ts';
+import { pollReadiness } from './readiness-poll.ts';
 import { InferError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
@@ -293,6 +294,10 @@ async function initialize(payload: InitPayload): Promise<void> {
       throw new InferError('INVALID_ARG', `createInstance of '${payload.entry}' did not return an object with execute()`);
     }
     send({ t: 'ready' });
+    const created = instance;
+    if (payload.readiness && typeof created.isReady === 'function') {
+      pollReadiness(() => created.isReady!(), payload.readiness, (ready, reason) => send({ t: 'readiness', ready, ...(reason !== undefined ? { reason } : {}) }));
+    }
   } catch (error) {
     send({ t: 'fatal', error: toWireError(error) });
   }
