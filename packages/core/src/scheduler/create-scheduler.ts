@@ -15,6 +15,7 @@ import { SequenceBatcher } from './sequence/sequence-batcher.ts';
 import type { InitialStateData } from './sequence/implicit-state.ts';
 import type { Clock, Scheduler } from './scheduler.ts';
 import type { StatsRecorder } from './stats-recorder.ts';
+import { splitRowsOf, splittingScheduler } from './split-oversized.ts';
 
 export interface SchedulerDeps {
   readonly modelName: string;
@@ -43,6 +44,12 @@ export function isEnsembleConfig(config: ModelConfig): boolean {
  * options are inconsistent (e.g. a preferred batch size above max_batch_size).
  */
 export function createScheduler(config: ModelConfig, deps: SchedulerDeps): Scheduler {
+  const scheduler = schedulerFor(config, deps);
+  // Requests past max_batch_size split into parts (tritium.split_rows, opt-in; refused where it cannot apply).
+  return splitRowsOf(config) === undefined ? scheduler : splittingScheduler(scheduler, config, config.max_batch_size);
+}
+
+function schedulerFor(config: ModelConfig, deps: SchedulerDeps): Scheduler {
   if (isEnsembleConfig(config)) {
     return config.dynamic_batching ? createPipelineEnsemble(config, deps) : new EnsembleScheduler(config, deps);
   }

@@ -38,6 +38,7 @@ import type {
 } from './server-api.ts';
 import { modelMetadata, serverMetadata } from './server-metadata.ts';
 import { validateRequest } from './request-validation.ts';
+import { splitRowsOf } from '../scheduler/split-oversized.ts';
 import { parseModelVersion } from './model-version.ts';
 import type { VersionLoadDeps } from './version-loader.ts';
 import { ModelLifecycle, removeUploads } from './model-lifecycle.ts';
@@ -609,7 +610,8 @@ export class InferenceServer implements InferenceServerApi {
   private routeForInference(request: InferRequest, client: boolean, namespace?: string): LoadedVersion {
     if (client && this.stopping) throw new InferError('UNAVAILABLE', 'Server is stopping: new inference requests are refused');
     const loaded = this.route(request.model, request.version, namespace);
-    validateRequest(loaded.config, request);
+    // A model that splits oversized requests (tritium.split_rows) accepts up to that many rows.
+    validateRequest(loaded.config, request, splitRowsOf(loaded.config));
     return loaded;
   }
 

@@ -98,7 +98,7 @@ function inputsOf(config: RequestSpec): ReadonlyMap<string, RequestInputSpec> {
  * for a model that does not batch). The server runs it synchronously before enqueue, so a bad
  * request never occupies a queue slot; backends run it again on what reaches them directly.
  */
-export function validateRequest(config: RequestSpec, request: InferRequest): number {
+export function validateRequest(config: RequestSpec, request: InferRequest, maxRows: number = config.max_batch_size): number {
   const model = config.name;
   const inputs = inputsOf(config);
   const seen = new Set<string>();
@@ -132,7 +132,7 @@ export function validateRequest(config: RequestSpec, request: InferRequest): num
   const batching = config.max_batch_size > 0;
   let batchSize: number;
   try {
-    batchSize = batchSizeOf(request, config);
+    batchSize = batchSizeOf(request, config, maxRows);
   } catch (err) {
     throw invalid(request, InferError.from(err).message);
   }

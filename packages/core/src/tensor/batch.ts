@@ -16,11 +16,13 @@ import { readU32LE } from './bytes-elements.ts';
 /**
  * The batch size of a request: dim 0 shared by its inputs when the model batches
  * (`max_batch_size > 0`), otherwise 1. Throws Triton's INVALID_ARG errors when inputs disagree,
- * lack a batch dim, or exceed `max_batch_size`.
+ * lack a batch dim, or exceed `limit` (`max_batch_size`, or the rows a model that splits requests
+ * accepts: scheduler/split-oversized.ts).
  */
 export function batchSizeOf(
   request: InferRequest,
   config: Pick<ModelConfig, 'name' | 'max_batch_size'> & { readonly input: readonly { readonly name: string; readonly is_shape_tensor?: boolean }[] },
+  limit: number = config.max_batch_size,
 ): number {
   if (config.max_batch_size <= 0) return 1;
   let size: number | undefined;
@@ -36,10 +38,10 @@ export function batchSizeOf(
     }
   }
   size ??= 1;
-  if (size > config.max_batch_size) {
+  if (size > limit) {
     throw new InferError(
       'INVALID_ARG',
-      `inference request batch-size must be <= ${config.max_batch_size} for '${config.name}'`,
+      `inference request batch-size must be <= ${limit} for '${config.name}'${limit > config.max_batch_size ? " (its 'tritium.split_rows')" : ''}`,
     );
   }
   return size;
