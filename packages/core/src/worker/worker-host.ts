@@ -15,113 +15,37 @@
  *
  * Concurrency: core calls `execute` one batch at a time per instance, but the host tolerates
  * overlapping calls (each is tracked by id).
+ *
+ * Over 400 lines on purpose: this is the instance's state machine (starting, ready, restarting,
+ * down, disposed), and its message handling, crashes, restarts and executes each read and change
+ * that state. Its other jobs are their own modules: starting a worker (worker-launch.ts), the BLS
+ * broker (bls-broker.ts), custom metrics (metric-relay.ts), the restart policy (restart-policy.ts),
+ * the overrun watch (execute-overrun.ts) and what it keeps per worker (host-generation.ts).
  */
 import { CallScope } from './call-scope.ts';
-import { pathToFileURL } from 'node:url';
-import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { InferError } from '../errors.ts';
 import { onAbort } from '../scheduler/abort-listeners.ts';
 import type { ExecuteContext, ExecuteOutput, ExecuteTimings } from '../backend/spi.ts';
 import { instanceFailure } from '../backend/instance-failure.ts';
 import { silentLogger, type Logger } from '../logger.ts';
-import { compositeTrace, type RequestTrace } from '../trace/request-trace.ts';
-import type { MetricOp } from '../metrics/custom-metrics.ts';
-import type { CallFrame, InferRequest, InferResponse, ResponseSink } from '../types.ts';
-import { spawnProcess, spawnThread, type Channel } from './channel.ts';
-import {
-  packRequests,
-  prepareRequest,
-  prepareResponse,
-  toWireError,
-  type FromWorker,
-} from './protocol.ts';
+import type { RequestTrace } from '../trace/request-trace.ts';
+import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
+import type { Channel } from './channel.ts';
+import { packRequests, prepareRequest, type FromWorker } from './protocol.ts';
 import type { WorkerInstance, WorkerInstanceOptions } from './types.ts';
-import { dedupeReadPaths, readPathsFor } from './process-paths.ts';
-import { checkWireError, checkWireLog, checkWireReadiness, malformedResponse, MalformedMessage, readBlsRequest, readResponse, readResultMessage } from './wire-check.ts';
-import { compiledModule } from './compiled-module.ts';
+import { checkWireError, checkWireLog, checkWireReadiness, malformedResponse, MalformedMessage, readResponse, readResultMessage } from './wire-check.ts';
 import { HostSinkFlow, responseBytes, SINK_WINDOW_BYTES } from './sink-flow.ts';
-import { describeUnenforced, prepareSandbox, type SandboxSpec } from './process-sandbox.ts';
+import type { SandboxSpec } from './process-sandbox.ts';
 import { ModelOutput } from './model-output.ts';
-
-/** The module every worker starts from; it imports the entry named in `init`. */
-const RUNTIME_SOURCE = new URL('./worker-runtime.ts', import.meta.url);
-
-interface PendingExecute {
-  resolve(output: ExecuteOutput): void;
-  reject(error: InferError): void;
-  /** The batch: a result message must bring one result per request, or one whole-batch response split by their rows. */
-  readonly batch: readonly InferRequest[];
-  sinks?: readonly ResponseSink[];
-  /** BLS calls made from this execute: aborted with its signal, and once it ends (orphans are not kept running). */
-  readonly children: CallScope;
-  /** Who this execute runs for (ExecuteContext.callers): its BLS calls carry them. */
-  readonly callers: readonly CallFrame[] | undefined;
-  /** ExecuteContext.crashRetry: a crash during it is pinned on its one request. */
-  readonly crashRetry: boolean;
-  /** Decoupled: indices of the sinks not completed yet. */
-  open?: Set<number>;
-  /** Decoupled: the flow control of each request's responses (sink-flow.ts). */
-  flow?: HostSinkFlow;
-  /** Traces of the requests this execute carries: BLS calls made meanwhile are their children. */
-  traces?: readonly RequestTrace[];
-  /** The execute call is over (result or crash): its timers stop. */
-  cleanup(): void;
-  /** Nothing of it is left running (no open stream either): its BLS calls are cancelled. */
-  release(): void;
-}
-
-/**
- * A decoupled execute that returned while some of its requests are still streaming (Triton's
- * response factory outliving the execute call, as its repeat backend does): their sinks stay
- * routable until each completes, or the worker dies.
- */
-interface OpenStream {
-  readonly sinks: readonly ResponseSink[];
-  /** Indices of the sinks not completed yet. */
-  readonly open: Set<number>;
-  readonly flow?: HostSinkFlow;
-  /** Its execute's BLS children and callers live on with it (see PendingExecute). */
-  readonly children: CallScope;
-  readonly callers: readonly CallFrame[] | undefined;
-  /** Its execute's traces (see PendingExecute). */
-  readonly traces?: readonly RequestTrace[];
-  release(): void;
-}
-
-interface Generation {
-  channel: Channel;
-  pending: Map<number, PendingExecute>;
-  streams: Map<number, OpenStream>;
-  /** Streaming BLS calls in progress, cancellable by the worker (`bls-cancel`). */
-  blsStreams: Map<number, AbortController>;
-  /** What the BLS calls in flight hold in the server (see BLS_CALL_BYTES), against blsBudget. */
-  blsBytes: number;
-  ready: boolean;
-  /** When it became ready (Date.now()). */
-  readyAt?: number;
-  dead: boolean;
-  /** Settles the start attempt of this generation. */
-  started: { resolve(): void; reject(error: InferError): void };
-}
+import { endStreams, keepAliveWhileBusy, type Generation } from './host-generation.ts';
+import { brokerBlsCall } from './bls-broker.ts';
+import { MetricRelay } from './metric-relay.ts';
+import { RestartPolicy } from './restart-policy.ts';
+import { instanceSandbox, launchChannel, workerModules, type WorkerModules } from './worker-launch.ts';
+import { overrunWatch, type OverrunWatchOptions } from './execute-overrun.ts';
 
 /** `down`: crashed more than maxRestarts times in a row; still restarting (unless keepTrying is false). */
 type State = 'starting' | 'ready' | 'restarting' | 'down' | 'disposed';
-
-const DEFAULTS = { maxRestarts: 5, windowMs: 60_000, initialBackoffMs: 50, maxBackoffMs: 60_000, keepTrying: true };
-/**
- * What one BLS call in flight is charged besides its inputs' bytes: the server's request, promise,
- * scheduler and signal objects (a few KiB), so a flood of empty calls is bounded too.
- */
-const BLS_CALL_BYTES = 4096;
-
-/** `executeWarnMs` when not given (Tritium's `tritium.execute_warn_ms` default). */
-export const DEFAULT_EXECUTE_WARN_MS = 30_000;
-
-function entryUrl(entry: string | URL): URL {
-  if (entry instanceof URL) return entry;
-  if (entry.startsWith('file:')) return new URL(entry);
-  return pathToFileURL(isAbsolute(entry) ? entry : resolvePath(entry));
-}
 
 class WorkerHostInstance<Init> implements WorkerInstance {
   restarts = 0;
@@ -129,8 +53,6 @@ class WorkerHostInstance<Init> implements WorkerInstance {
   private state: State = 'starting';
   private gen: Generation | undefined;
   private nextId = 1;
-  /** Crashes since the instance last ran `windowMs` without one. */
-  private streak = 0;
   private lastCause = '';
   private unavailableReason = '';
   /** Why the serving worker's `isReady()` says it cannot serve (see ReadinessPolicy); undefined: ready. */
@@ -139,22 +61,30 @@ class WorkerHostInstance<Init> implements WorkerInstance {
   private reportedNotReady = false;
   private restartTimer: NodeJS.Timeout | undefined;
   /** The compiled runtime and entry, found on the first start. */
-  private modules: { runtime: URL; entry: URL; readPaths?: string[] } | undefined;
+  private modules: WorkerModules | undefined;
   private sandbox: SandboxSpec | undefined;
   private waiters = new Set<{ resolve(): void; reject(e: InferError): void }>();
   private readonly log: Logger;
   private readonly label: string;
   /** What the model writes to the log (log calls, a child's stdout and stderr), bounded. */
   private readonly output: ModelOutput;
-  private readonly policy: Required<Omit<NonNullable<WorkerInstanceOptions<Init>['restart']>, 'waitMs'>> & { waitMs: number };
+  private readonly restartPolicy: RestartPolicy;
+  private readonly metricRelay: MetricRelay;
+  private readonly overrunOptions: OverrunWatchOptions;
 
   constructor(private readonly o: WorkerInstanceOptions<Init>) {
     this.log = o.log ?? silentLogger;
     this.label = `model '${o.model}' instance '${o.instanceName}'`;
     this.output = new ModelOutput({ model: o.model, ...(o.version !== undefined ? { version: o.version } : {}), instance: o.instanceName }, this.log, o.policy?.logBytesPerSec);
-    const r = { ...DEFAULTS, ...o.restart };
-    // Long enough for the backoffs before the instance is down, plus a start.
-    this.policy = { ...r, waitMs: o.restart?.waitMs ?? Math.min(r.initialBackoffMs * 2 ** r.maxRestarts, r.maxBackoffMs) + 30_000 };
+    this.restartPolicy = new RestartPolicy(o.restart);
+    this.metricRelay = new MetricRelay(this.label, this.log, o.metrics);
+    this.overrunOptions = {
+      label: this.label,
+      log: this.log,
+      executeWarnMs: o.executeWarnMs,
+      executeTimeoutMs: o.executeTimeoutMs,
+      onOverrun: () => this.executeOverruns++,
+    };
   }
 
   get logLinesDropped(): number {
@@ -167,22 +97,8 @@ class WorkerHostInstance<Init> implements WorkerInstance {
 
   /** Starts a worker; resolves when `createInstance` returned, rejects with its error or the crash cause. */
   async start(): Promise<void> {
-    if (!this.modules) {
-      try {
-        this.modules = { runtime: compiledModule(RUNTIME_SOURCE), entry: compiledModule(entryUrl(this.o.entry)) };
-      } catch (error) {
-        throw new InferError('INVALID_ARG', `${this.label}: worker entry: ${InferError.from(error).message}`);
-      }
-    }
-    const modules = this.modules;
-    if (this.o.isolation === 'process' && !modules.readPaths) {
-      modules.readPaths = dedupeReadPaths([
-        ...readPathsFor(modules.runtime),
-        ...readPathsFor(modules.entry),
-        ...(this.o.processPermissions?.allowRead ?? []),
-      ]);
-    }
-    const sandbox = this.o.isolation === 'process' ? await this.sandboxFor([...modules.readPaths!, process.execPath]) : undefined;
+    const modules = (this.modules ??= workerModules(this.o, this.label));
+    const sandbox = this.o.isolation === 'process' ? await this.sandboxFor([...(modules.readPaths ?? []), process.execPath]) : undefined;
     // Disposed while the sandbox was prepared (a stop abandoning the load): no worker is spawned.
     if (this.state === 'disposed') throw new InferError('UNAVAILABLE', `${this.label} is unloaded`);
     return new Promise<void>((resolve, reject) => {
@@ -197,24 +113,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         started: { resolve, reject },
       };
       const handlers = { message: (m: FromWorker) => this.receive(gen, m), died: (cause: string) => this.crash(gen, cause) };
-      gen.channel =
-        this.o.isolation === 'process'
-          ? spawnProcess(
-              {
-                script: modules.runtime,
-                resourceLimits: this.o.resourceLimits,
-                env: this.o.env,
-                execArgv: this.o.execArgv,
-                allowRead: modules.readPaths!,
-                output: this.output,
-                sandbox,
-              },
-              handlers,
-            )
-          : spawnThread(
-              { script: modules.runtime, resourceLimits: this.o.resourceLimits, env: this.o.env, execArgv: this.o.execArgv, output: this.output },
-              handlers,
-            );
+      gen.channel = launchChannel(this.o, modules, this.output, sandbox, handlers);
       this.gen = gen;
       gen.channel.send({
         t: 'init',
@@ -247,15 +146,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
    * each guarantee this host cannot give it, or, with `policy.strictSandbox`, fails naming them.
    */
   private async sandboxFor(readPaths: readonly string[]): Promise<SandboxSpec> {
-    if (!this.sandbox) {
-      const spec = await prepareSandbox({ ...this.o.sandbox, readPaths });
-      if (spec.unenforced.length > 0) {
-        const missing = `process isolation on this host does NOT enforce: ${describeUnenforced(spec)}`;
-        if (this.o.policy?.strictSandbox) throw new InferError('UNSUPPORTED', `${this.label}: ${missing}; refused by --strict-sandbox`);
-        this.log.warn(`${this.label}: ${missing}`);
-      }
-      this.sandbox = spec;
-    }
+    this.sandbox ??= await instanceSandbox(this.o, this.label, this.log, readPaths);
     return this.sandbox;
   }
 
@@ -280,7 +171,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       case 'ready':
         gen.ready = true;
         gen.readyAt = Date.now();
-        this.idle(gen);
+        keepAliveWhileBusy(gen);
         gen.started.resolve();
         break;
       case 'fatal':
@@ -301,12 +192,12 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         const output = readResultMessage(msg, p.batch, p.sinks !== undefined, this.label);
         gen.pending.delete(msg.id);
         // The worker completed an execute: it is not in a crash loop.
-        this.streak = 0;
+        this.restartPolicy.completed();
         p.cleanup();
         if (p.sinks && !msg.error && p.open && p.open.size > 0) {
           gen.streams.set(msg.id, { sinks: p.sinks, open: p.open, flow: p.flow, children: p.children, callers: p.callers, release: p.release, ...(p.traces ? { traces: p.traces } : {}) });
         } else p.release();
-        this.idle(gen);
+        keepAliveWhileBusy(gen);
         if (output instanceof InferError) p.reject(output);
         else p.resolve(output);
         break;
@@ -330,40 +221,20 @@ class WorkerHostInstance<Init> implements WorkerInstance {
           owner.open.delete(msg.index);
           if (owner.open.size === 0 && gen.streams.delete(msg.id)) {
             owner.release();
-            this.idle(gen);
+            keepAliveWhileBusy(gen);
           }
           sink.complete(failed ?? (msg.error ? InferError.fromWire(msg.error) : undefined));
         }
         break;
       }
-      case 'bls': {
-        // Only plain fields cross from the worker: the signal, callers, trace hooks and token counts are the host's to set.
-        const { signal: _s, callers: _c, trace: _t, computeSink: _k, carried: _r, tokens: _n, ...wire } = readBlsRequest(msg.request);
-        const parent = msg.parent === undefined ? undefined : (gen.pending.get(msg.parent) ?? gen.streams.get(msg.parent));
-        // A call from inside an execute is cancelled with it and names who waits on it; a stream can
-        // also be cancelled by the worker itself.
-        const parentTrace = compositeTrace(parent?.traces ?? []);
-        let signal = parent?.children.signal;
-        if (msg.stream) {
-          const own = new AbortController();
-          gen.blsStreams.set(msg.call, own);
-          signal = signal ? AbortSignal.any([signal, own.signal]) : own.signal;
-        }
-        const request: InferRequest = {
-          ...wire,
-          ...(signal ? { signal } : {}),
-          ...(parent?.callers ? { callers: parent.callers } : {}),
-          // A call made during a traced execute is a child of the traces of the requests it carries.
-          ...(parentTrace ? { trace: parentTrace.spawnChild() } : {}),
-        };
-        this.onBls(gen, msg.call, request, msg.stream);
+      case 'bls':
+        brokerBlsCall({ label: this.label, options: this.o }, gen, msg);
         break;
-      }
       case 'bls-cancel':
         gen.blsStreams.get(msg.call)?.abort();
         break;
       case 'metric':
-        this.onMetric(gen, msg.op, msg.call);
+        this.metricRelay.apply(gen, msg.op, msg.call);
         break;
       case 'log': {
         const { level, message, verbosity } = checkWireLog(msg.level, msg.message, msg.verbosity);
@@ -393,65 +264,6 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     }
   }
 
-  /** The bound of what one generation's BLS calls in flight may hold: process isolation with a memory bound only. */
-  private get blsBudget(): number | undefined {
-    const mb = this.o.isolation === 'process' ? this.o.sandbox?.memoryLimitMb : undefined;
-    return mb === undefined ? undefined : Math.floor(mb * 1024 * 1024);
-  }
-
-  private onBls(gen: Generation, call: number, request: InferRequest, stream: boolean): void {
-    // A process-isolated child's calls hold server memory it never holds itself (it may send a call
-    // and drop it): what they hold at once is bounded by the child's own memory bound. The charge
-    // is given back at the call's final answer.
-    let charged = BLS_CALL_BYTES;
-    for (const t of request.inputs) charged += t.data.byteLength;
-    const budget = this.blsBudget;
-    const refused =
-      budget !== undefined && gen.blsBytes + charged > budget
-        ? new InferError(
-            'UNAVAILABLE',
-            `${this.label}: BLS call to model '${String(request.model).slice(0, 80)}' refused: the calls it has in flight would hold ${gen.blsBytes + charged} bytes of the server's memory, over its bound of ${budget} (tritium.memory_mb)`,
-          )
-        : undefined;
-    if (refused) charged = 0;
-    gen.blsBytes += charged;
-    const reply = (response?: InferResponse, error?: unknown, more?: boolean): void => {
-      if (!more) {
-        gen.blsBytes -= charged;
-        charged = 0;
-      }
-      if (gen.dead) return;
-      const transfer: ArrayBuffer[] = [];
-      gen.channel.send(
-        {
-          t: 'bls-reply',
-          call,
-          response: response ? prepareResponse(response, gen.channel.canTransfer ? transfer : undefined, false) : undefined,
-          error: error === undefined ? undefined : toWireError(error),
-          more,
-        },
-        transfer,
-      );
-      if (!more) gen.blsStreams.delete(call);
-    };
-    if (refused) {
-      reply(undefined, refused, false);
-      return;
-    }
-    if (stream && this.o.inferStream) {
-      this.o.inferStream(request, { response: (r) => reply(r, undefined, true), complete: (e) => reply(undefined, e ?? undefined, false) });
-      return;
-    }
-    if (!this.o.infer) {
-      reply(undefined, new InferError('UNSUPPORTED', `${this.label}: calling other models (BLS) is not available here`));
-      return;
-    }
-    this.o.infer(request).then(
-      (r) => (stream ? (reply(r, undefined, true), reply(undefined, undefined, false)) : reply(r)),
-      (e) => reply(undefined, e ?? new InferError('INTERNAL', 'BLS call failed')),
-    );
-  }
-
   /**
    * Hands a streamed response to its sink and acknowledges it to the worker once its reader took it
    * (sink-flow.ts): a worker that sent past its window is refused as a malformed message (a crash).
@@ -470,42 +282,6 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     else ack();
   }
 
-  private metricErrors = 0;
-
-  /** A custom metric operation from the model: applied on the main thread; a bad one is answered or logged (bounded). */
-  private onMetric(gen: Generation, op: MetricOp, call: number | undefined): void {
-    let value: number | undefined;
-    let error: InferError | undefined;
-    try {
-      if (!this.o.metrics) throw new InferError('UNSUPPORTED', 'custom metrics are not available here');
-      value = this.o.metrics.apply(op);
-    } catch (e) {
-      error = InferError.from(e, 'INVALID_ARG');
-    }
-    if (call !== undefined) {
-      if (!gen.dead) gen.channel.send({ t: 'metric-reply', call, ...(error ? { error: toWireError(error) } : { value: value ?? 0 }) });
-      return;
-    }
-    // The model cannot see this error (the operation was fire-and-forget): say it, without flooding the log.
-    if (error && this.metricErrors++ < 20) this.log.error(`${this.label}: custom metric: ${error.message}`);
-  }
-
-  /** Holds the event loop only while work is outstanding. */
-  private idle(gen: Generation): void {
-    gen.channel.keepAlive(gen.pending.size > 0 || gen.streams.size > 0);
-  }
-
-  /** Ends the streams still open on a generation that is going away, with `error`. */
-  private endStreams(gen: Generation, error: InferError): void {
-    const streams = [...gen.streams.values()];
-    gen.streams.clear();
-    for (const s of streams) {
-      for (const i of s.open) s.sinks[i]?.complete(error);
-      s.open.clear();
-      s.release();
-    }
-  }
-
   private crash(gen: Generation, cause: string): void {
     if (gen.dead) return;
     gen.dead = true;
@@ -519,20 +295,15 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       p.reject(error);
     }
     gen.pending.clear();
-    this.endStreams(gen, error);
+    endStreams(gen, error);
     if (!gen.ready) gen.started.reject(error);
     if (this.state === 'starting' || this.state === 'disposed' || this.gen !== gen) return;
     // A restarted worker is ready until its own isReady() says otherwise.
     this.notReady = undefined;
     this.lastCause = cause;
-    const now = Date.now();
-    // An instance that served for a whole window starts a new row of crashes.
-    if (gen.readyAt !== undefined && now - gen.readyAt >= this.policy.windowMs) this.streak = 0;
-    this.streak++;
-    const backoff = Math.min(this.policy.initialBackoffMs * 2 ** (this.streak - 1), this.policy.maxBackoffMs);
-    if (this.streak > this.policy.maxRestarts && !pinned) {
-      const times = this.streak === 1 ? 'once' : `${this.streak} times in a row`;
-      this.goDown(`${this.label} crashed ${times}; last cause: ${cause}`, backoff);
+    const { backoffMs: backoff, downAfter } = this.restartPolicy.crashed(gen.readyAt, Date.now(), pinned);
+    if (downAfter) {
+      this.goDown(`${this.label} crashed ${downAfter}; last cause: ${cause}`, backoff);
       return;
     }
     this.state = 'restarting';
@@ -575,7 +346,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
     const error = this.unavailableError();
     for (const w of this.waiters) w.reject(error);
     this.waiters.clear();
-    if (this.policy.keepTrying) {
+    if (this.restartPolicy.settings.keepTrying) {
       this.log.error(`${reason}; next restart in ${backoff} ms`);
       this.scheduleRestart(backoff);
     } else this.log.error(`${reason}; giving up`);
@@ -614,10 +385,10 @@ class WorkerHostInstance<Init> implements WorkerInstance {
           waiter.reject(
             new InferError(
               'UNAVAILABLE',
-              `${this.label} is restarting after a crash (${this.lastCause}) and did not recover within ${this.policy.waitMs} ms`,
+              `${this.label} is restarting after a crash (${this.lastCause}) and did not recover within ${this.restartPolicy.settings.waitMs} ms`,
             ),
           ),
-        this.policy.waitMs,
+        this.restartPolicy.settings.waitMs,
       );
       const stopListening = onAbort(signal, () => waiter.reject(new InferError('CANCELLED', 'request cancelled while the instance was restarting')));
       this.waiters.add(waiter);
@@ -687,7 +458,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       const timeoutMs = this.o.executeTimeoutMs;
       const timer =
         timeoutMs && timeoutMs > 0 ? setTimeout(() => this.crash(gen, `execute timed out after ${timeoutMs} ms`), timeoutMs) : undefined;
-      const warn = this.overrunWatch(batch.length);
+      const warn = overrunWatch(this.overrunOptions, batch.length);
       const children = new CallScope();
       // Through core's one-listener-per-signal Set: an EventTarget add+remove costs ~1.2 µs per execute.
       const stopListening = onAbort(signal, () => {
@@ -716,7 +487,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
           children.abort();
         },
       });
-      this.idle(gen);
+      keepAliveWhileBusy(gen);
       const decoupled = sinks !== undefined;
       gen.channel.send(
         packed
@@ -725,32 +496,6 @@ class WorkerHostInstance<Init> implements WorkerInstance {
         transfer,
       );
     });
-  }
-
-  /**
-   * Logs an execute still running after `executeWarnMs` (model, instance, elapsed) and counts it in
-   * `executeOverruns`; when it ends, says how long it took. A hung execute is never silent.
-   */
-  private overrunWatch(requests: number): { done(): void } {
-    const warnMs = this.o.executeWarnMs ?? DEFAULT_EXECUTE_WARN_MS;
-    if (!(warnMs > 0)) return { done() {} };
-    const started = performance.now();
-    let overran = false;
-    const timer = setTimeout(() => {
-      overran = true;
-      this.executeOverruns++;
-      this.log.warn(
-        `${this.label}: execute of ${requests} request(s) still running after ${Math.round(performance.now() - started)} ms ` +
-          `(warn threshold ${warnMs} ms${this.o.executeTimeoutMs ? `, killed at ${this.o.executeTimeoutMs} ms` : '; no execute timeout set'})`,
-      );
-    }, warnMs);
-    timer.unref();
-    return {
-      done: () => {
-        clearTimeout(timer);
-        if (overran) this.log.warn(`${this.label}: execute that overran ended after ${Math.round(performance.now() - started)} ms`);
-      },
-    };
   }
 
   async dispose(): Promise<void> {
@@ -773,7 +518,7 @@ class WorkerHostInstance<Init> implements WorkerInstance {
       p.reject(error);
     }
     gen.pending.clear();
-    this.endStreams(gen, error);
+    endStreams(gen, error);
     if (gen.ready) {
       // Let the instance run its dispose(); kill it if it does not exit in time.
       gen.channel.keepAlive(true);
