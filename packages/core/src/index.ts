@@ -17,7 +17,7 @@
  * Everything else is internal.
  */
 export { InferenceServer } from './server/inference-server.ts';
-export type { InferenceServerOptions, ModelControlMode } from './server/inference-server.ts';
+export type { InferenceServerOptions, ModelControlMode } from './server/inference-server-options.ts';
 export type * from './server/server-api.ts';
 export type * from './types.ts';
 export { InferError, ERROR_CODES } from './errors.ts';

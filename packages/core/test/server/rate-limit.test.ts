@@ -6,7 +6,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { faultBackend } from '@tritium/core/testing';
 import type { Backend, ModelInstance } from '../../src/backend/spi.ts';
-import { InferenceServer, type InferenceServerOptions } from '../../src/server/inference-server.ts';
+import { InferenceServer } from '../../src/server/inference-server.ts';
+import type { InferenceServerOptions } from '../../src/server/inference-server-options.ts';
 import { tensorFromTyped } from '../../src/tensor/tensor.ts';
 import { identityConfig, makeRepo, removeRepo } from './repo-fixture.ts';
 
