@@ -8,8 +8,9 @@
  * CPU seconds are reported beside the times: the dev server's process tree (its instances
  * included) per reload, and the run command's own process per run.
  *
- * Run: node bench/dist/dev-reload.bench.js   (after `npm run build`; BENCH_SAVES, default 20;
- * BENCH_RUNS, default 10)
+ * Run: node bench/dist/dev-reload.bench.js [tritium dev flags]   (after `npm run build`;
+ * BENCH_SAVES, default 20; BENCH_RUNS, default 10; e.g. `--model-type-check=off` to see what the
+ * type check costs a reload)
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -67,7 +68,7 @@ mkdirSync(path.dirname(modelFile), { recursive: true });
 writeFileSync(path.join(repo, 'echo', 'config.pbtxt'), CONFIG);
 writeFileSync(modelFile, MODEL('r0'));
 
-const dev = spawn(process.execPath, [TRITIUM_BIN, 'dev', repo, '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--metrics-address=127.0.0.1', '--http-port=0', '--grpc-port=0', '--metrics-port=0'], {
+const dev = spawn(process.execPath, [TRITIUM_BIN, 'dev', repo, '--http-address=127.0.0.1', '--grpc-address=127.0.0.1', '--metrics-address=127.0.0.1', '--http-port=0', '--grpc-port=0', '--metrics-port=0', ...process.argv.slice(2)], {
   stdio: ['ignore', 'pipe', 'pipe'],
 });
 let log = '';
