@@ -477,6 +477,7 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
       HTTPS with --http-use-ssl and the restricted 'health' header apply there too, but no client certificate is asked for
       (kubelet's probes cannot present one)
   --openai-port <n>  --openai-address <addr>  the OpenAI routes (/v1/...) on a listener of their own too (off; always on the HTTP port)
+      with the HTTP port's TLS (--http-use-ssl, --http-use-ssl-mutual) and --http-max-connections
   --openai-api-key <key> (repeatable)  --openai-api-key-file <path> (a key per line)
                                             the OpenAI routes require 'Authorization: Bearer <key>' (off: no key needed)
   --http-max-input-size <bytes> (64 MB)  --http-max-json-size <bytes> (16 MB)  --max-tensor-elements <n>  --http-max-header-count <n>
