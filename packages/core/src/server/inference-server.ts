@@ -8,6 +8,12 @@
  * inference never waits for them. Routing and enqueue happen in one synchronous step, so a
  * version swapped by a reload never receives a request after its scheduler was told to stop.
  *
+ * Over 400 lines on purpose: it is the server's facade, InferenceServerApi's methods, most a few
+ * lines handing off to the module of their job (request-dispatch.ts answers requests with tracing,
+ * caching and the in-flight count; model-routing.ts finds the version; model-lifecycle.ts loads and
+ * unloads; model-metrics-snapshot.ts reports). Start, stop, polling and model control stay here:
+ * they run one at a time on this class's queue.
+ *
  * @example
  * const server = new InferenceServer({ repositories: ['model_repository'], backends: [onnxBackend()] });
  * await server.start();
@@ -19,12 +25,11 @@ import type { ModelConfig } from '../config/model-config.ts';
 import { logBlock, silentLogger, type Logger } from '../logger.ts';
 import { systemClock, type Clock } from '../scheduler/scheduler.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
-import { traceNowNs, type RequestTrace } from '../trace/request-trace.ts';
 import { ModelRepository } from '../repository/model-repository.ts';
 import type { ConfigCodec } from '../repository/config-codec.ts';
 import { defaultConfigCodec } from '../repository/config-codec.ts';
 import { assertSafeModelName } from '../repository/model-name.ts';
-import { modelIdText, modelKey } from '../repository/model-identifier.ts';
+import { modelKey } from '../repository/model-identifier.ts';
 import type {
   InferenceServerApi,
   LoadOptions,
@@ -46,12 +51,13 @@ import { formatTable } from './table-printer.ts';
 import { settlesWithin } from './settles-within.ts';
 import { sweepStaleOverrides } from './load-overrides.ts';
 import { CustomMetrics, type CustomFamilySnapshot } from '../metrics/custom-metrics.ts';
-import { answerInTime, streamInTime } from './request-guard.ts';
 import { ResponseCache } from '../cache/response-cache.ts';
-import { ResponseCaching, type CacheLookup } from './response-caching.ts';
+import { ResponseCaching } from './response-caching.ts';
 import { RateLimiter } from '../scheduler/rate-limiter.ts';
 import { FORCED_DISPOSE_GRACE_MS } from './held-versions.ts';
 import { modelMetricsSnapshot } from './model-metrics-snapshot.ts';
+import { RequestDispatch } from './request-dispatch.ts';
+import { routeModel, tryRouteModel } from './model-routing.ts';
 import { StartGate } from './start-gate.ts';
 import type { InferenceServerOptions, ModelControlMode } from './inference-server-options.ts';
 
@@ -82,6 +88,8 @@ export class InferenceServer implements InferenceServerApi {
   private readonly custom = new CustomMetrics();
   /** The response cache, when `responseCacheBytes` configures one. */
   private readonly caching: ResponseCaching | undefined;
+  /** Answers routed requests: tracing, caching, timeouts, the in-flight count. */
+  private readonly dispatch: RequestDispatch;
 
   constructor(private readonly options: InferenceServerOptions) {
     this.log = options.log ?? silentLogger;
@@ -107,11 +115,19 @@ export class InferenceServer implements InferenceServerApi {
     }
     const store = options.responseCache ?? (options.responseCacheBytes !== undefined ? new ResponseCache(options.responseCacheBytes) : undefined);
     if (store) this.caching = new ResponseCaching(store, (name, version, namespace) => this.tryRoute(name, version, namespace)?.config, this.log);
+    this.dispatch = new RequestDispatch({
+      caching: this.caching,
+      clock: this.clock,
+      route: (request, client, namespace) => this.routeForInference(request, client, namespace),
+      tryRoute: (name, version, namespace) => this.tryRoute(name, version, namespace),
+      clientAccepted: () => this.inflight++,
+      clientSettled: () => this.settled(),
+    });
     this.loadDeps = {
       // Ensemble steps and BLS calls belong to a client request already accepted: like Triton's
       // InferAsync while SERVER_EXITING, they are served during a stop, so that request finishes.
-      infer: (request, namespace) => this.enqueueRouted(request, false, namespace),
-      inferStream: (request, sink, namespace) => this.enqueueRoutedStream(request, sink, false, namespace),
+      infer: (request, namespace) => this.dispatch.infer(request, false, namespace),
+      inferStream: (request, sink, namespace) => this.dispatch.inferStream(request, sink, false, namespace),
       getModelConfig: (name, version, namespace) => this.tryRoute(name, version, namespace)?.config,
       backendConfig: options.backendConfig,
       ...(options.workerPolicy ? { workerPolicy: options.workerPolicy } : {}),
@@ -365,150 +381,11 @@ export class InferenceServer implements InferenceServerApi {
    * always answer it, even if its execute never returns (see request-guard.ts).
    */
   infer(request: InferRequest): Promise<InferResponse> {
-    return this.enqueueRouted(request, true);
+    return this.dispatch.infer(request, true);
   }
 
   inferStream(request: InferRequest, sink: ResponseSink): void {
-    this.enqueueRoutedStream(request, sink, true);
-  }
-
-  /**
-   * `client`: a transport's request (refused once stopping, counted until answered); else a step or
-   * BLS call. `namespace`: an ensemble step's, whose model resolves there first (namespacing).
-   */
-  private enqueueRouted(request: InferRequest, client: boolean, namespace?: string): Promise<InferResponse> {
-    const trace = request.trace;
-    const arrivalNs = this.caching ? Number(process.hrtime.bigint()) : 0;
-    let answer: Promise<InferResponse>;
-    try {
-      const loaded = this.routeForInference(request, client, namespace);
-      if (trace) startTrace(trace, loaded, request);
-      const probe = this.caching?.enabledFor(loaded) ? this.caching.lookup(loaded, request, arrivalNs) : undefined;
-      if (probe instanceof Promise) {
-        answer = probe.then((p) => {
-          const now = this.afterLookup(request, loaded);
-          return this.answerLookup(now, request, 'hit' in p || now === loaded ? p : undefined);
-        });
-      } else answer = this.answerLookup(loaded, request, probe);
-    } catch (err) {
-      trace?.release();
-      return Promise.reject(InferError.from(err));
-    }
-    if (trace) {
-      answer = answer
-        .then((response) => {
-          if (trace.tensors) for (const t of response.outputs) trace.reportTensor('TENSOR_BACKEND_OUTPUT', t);
-          return response;
-        })
-        .finally(() => endTrace(trace));
-    }
-    if (!client) return answer;
-    this.inflight++;
-    return answer.finally(() => this.settled());
-  }
-
-  /** A hit, or the request scheduled on `loaded` (its response stored when the lookup missed). */
-  private answerLookup(loaded: LoadedVersion, request: InferRequest, probe: CacheLookup | undefined): Promise<InferResponse> {
-    if (probe && 'hit' in probe) return Promise.resolve(probe.hit);
-    const answer = answerInTime(request, this.clock, (r) => loaded.scheduler.enqueue(r));
-    if (!probe) return answer;
-    const caching = this.caching!;
-    return answer.then((response) => {
-      caching.store(loaded, probe.miss, response);
-      return response;
-    });
-  }
-
-  /**
-   * The version to schedule on once an asynchronous lookup missed: the one routed before, unless a
-   * reload or unload replaced it meanwhile (then the one serving now; the request was accepted, so
-   * a stop in between does not refuse it). A replacement's cache key differs, so its response is
-   * stored only when it is the same version.
-   */
-  private afterLookup(request: InferRequest, routed: LoadedVersion): LoadedVersion {
-    const now = this.tryRoute(request.model, request.version, routed.namespace);
-    return now ?? routed;
-  }
-
-  private enqueueRoutedStream(request: InferRequest, sink: ResponseSink, client: boolean, namespace?: string): void {
-    const arrivalNs = this.caching ? Number(process.hrtime.bigint()) : 0;
-    let loaded: LoadedVersion;
-    try {
-      loaded = this.routeForInference(request, client, namespace);
-    } catch (err) {
-      request.trace?.release();
-      sink.complete(InferError.from(err));
-      return;
-    }
-    const trace = request.trace;
-    if (trace) {
-      startTrace(trace, loaded, request);
-      const inner = sink;
-      sink = {
-        response: (r) => inner.response(r),
-        complete: (error) => {
-          endTrace(trace);
-          inner.complete(error);
-        },
-      };
-    }
-    if (client) {
-      this.inflight++;
-      const outer = sink;
-      sink = {
-        response: (response) => outer.response(response),
-        complete: (error) => {
-          this.settled();
-          outer.complete(error);
-        },
-      };
-    }
-    const probe = this.caching?.enabledFor(loaded) ? this.caching.lookup(loaded, request, arrivalNs) : undefined;
-    if (probe instanceof Promise) {
-      const out = sink;
-      void probe.then((p) => {
-        const now = this.afterLookup(request, loaded);
-        this.streamLookup(now, request, out, 'hit' in p || now === loaded ? p : undefined);
-      });
-    } else this.streamLookup(loaded, request, sink, probe);
-  }
-
-  /** `answerLookup` for a stream: a hit answers with one response, a miss is scheduled and stored. */
-  private streamLookup(loaded: LoadedVersion, request: InferRequest, sink: ResponseSink, probe: CacheLookup | undefined): void {
-    if (probe && 'hit' in probe) {
-      sink.response(probe.hit);
-      sink.complete();
-      return;
-    }
-    if (probe) {
-      // A cacheable model is never decoupled: its one response is stored once the request completes.
-      const caching = this.caching!;
-      const inner = sink;
-      let only: InferResponse | undefined;
-      sink = {
-        response: (response) => {
-          only = response;
-          return inner.response(response);
-        },
-        complete: (error) => {
-          if (!error && only) caching.store(loaded, probe.miss, only);
-          inner.complete(error);
-        },
-      };
-    }
-    streamInTime(request, sink, this.clock, (r, s) => {
-      if (loaded.scheduler.enqueueStream) {
-        loaded.scheduler.enqueueStream(r, s);
-        return;
-      }
-      loaded.scheduler.enqueue(r).then(
-        (response) => {
-          s.response(response);
-          s.complete();
-        },
-        (err: unknown) => s.complete(InferError.from(err)),
-      );
-    });
+    this.dispatch.inferStream(request, sink, true);
   }
 
   private settled(): void {
@@ -523,49 +400,13 @@ export class InferenceServer implements InferenceServerApi {
     return loaded;
   }
 
-  /**
-   * Triton's model lookup with its NOT_FOUND / UNAVAILABLE messages (docs/triton-compatibility.md §2), except for a
-   * model that is known but cannot serve (its config or load failed, an instance gave up, an
-   * ensemble lost a composing model): Triton answers "not found" / "no available versions" there;
-   * Tritium answers UNAVAILABLE with the reason (`model 'm' version 1 is unavailable: <why>`).
-   * With namespacing (Triton's FindModelIdentifier, then its lifecycle's lookup): a client's name
-   * that no repository holds now is INVALID_ARG, and the lifecycle's messages name the model as
-   * `namespace::name`. `namespace`: an ensemble step's, which Triton looks up by identifier.
-   */
+  /** `routeModel` on this server's models (model-routing.ts). */
   private route(name: string, version: number | undefined, namespace?: string): LoadedVersion {
-    const record = this.lifecycle.resolve(name, namespace);
-    if (this.options.modelNamespacing === true && namespace === undefined && !record?.present) {
-      throw new InferError('INVALID_ARG', `Request for unknown model: '${name}' is not found`);
-    }
-    const prefix = `Request for unknown model: '${modelIdText(record?.namespace ?? '', name)}'`;
-    if (!record || (record.slots.size === 0 && !record.resolved)) {
-      if (record?.error && record.slots.size === 0) throw new InferError('UNAVAILABLE', `model '${name}' is unavailable: ${record.error}`);
-      throw new InferError('NOT_FOUND', `${prefix} is not found`);
-    }
-    if (version === undefined || version === -1) {
-      const latest = record.latestReady();
-      if (latest) return latest;
-      const failed = record.failedVersion();
-      if (failed) throw new InferError('UNAVAILABLE', `model '${name}' version ${failed.version} is unavailable: ${failed.reason}`);
-      throw new InferError('NOT_FOUND', `${prefix} has no available versions`);
-    }
-    const slot = record.slots.get(version);
-    if (!slot) throw new InferError('NOT_FOUND', `${prefix} version ${version} is not found`);
-    if (slot.state !== 'READY' || !slot.live) {
-      if (slot.state === 'UNAVAILABLE' && slot.reason && slot.reason !== 'unloaded') {
-        throw new InferError('UNAVAILABLE', `model '${name}' version ${version} is unavailable: ${slot.reason}`);
-      }
-      throw new InferError('UNAVAILABLE', `${prefix} version ${version} is not at ready state`);
-    }
-    return slot.live;
+    return routeModel(this.lifecycle, this.options.modelNamespacing === true, name, version, namespace);
   }
 
   private tryRoute(name: string, version: number | undefined, namespace?: string): LoadedVersion | undefined {
-    try {
-      return this.route(name, version, namespace);
-    } catch {
-      return undefined;
-    }
+    return tryRouteModel(this.lifecycle, this.options.modelNamespacing === true, name, version, namespace);
   }
 
   // ---------------------------------------------------------------- statistics
@@ -697,26 +538,13 @@ export class InferenceServer implements InferenceServerApi {
     this.ops = run.catch(() => undefined);
     return run;
   }
-
 }
 
 /**
  * Triton's repository API takes no repository name (`/v2/repository/<name>/...`, gRPC
- * `repository_name`): index, load and unload all refuse one, first, with its words. Load and unload
- * used to ignore it, so `POST /v2/repository/elsewhere/models/m/unload` unloaded the served `m`.
+ * `repository_name`): index, load and unload all refuse one, first, with its words (a load or
+ * unload naming another repository must not act on the model this one serves).
  */
 function refuseRepositoryName(repository: string | undefined): void {
   if (repository) throw new InferError('UNSUPPORTED', "'repository_name' specification is not supported");
-}
-
-/** REQUEST_START of a routed request (Triton's InferenceServer::InferAsync): the version it reached, its id. */
-function startTrace(trace: RequestTrace, loaded: LoadedVersion, request: InferRequest): void {
-  trace.setModel(loaded.name, loaded.version, request.id);
-  trace.report('REQUEST_START', traceNowNs());
-  if (trace.tensors) for (const t of request.inputs) trace.reportTensor('TENSOR_QUEUE_INPUT', t);
-}
-
-function endTrace(trace: RequestTrace): void {
-  trace.report('REQUEST_END', traceNowNs());
-  trace.release();
 }
