@@ -82,9 +82,11 @@ export class HealthService {
   /** The server is stopping: the watcher reads NOT_SERVING, then its stream ends. */
   private stop(w: Watcher): void {
     if (!this.watchers.has(w)) return;
-    if (w.last !== 'NOT_SERVING') w.call.write({ status: 'NOT_SERVING' });
     this.remove(w);
-    w.call.emit('error', { code: GrpcStatus.UNAVAILABLE, details: STREAM_STOPPING_MESSAGE });
+    const end = (): void => void w.call.emit('error', { code: GrpcStatus.UNAVAILABLE, details: STREAM_STOPPING_MESSAGE });
+    // The status ends the stream once NOT_SERVING is written out, not beside it in the same turn.
+    if (w.last !== 'NOT_SERVING') w.call.write({ status: 'NOT_SERVING' }, end);
+    else end();
   }
 
   private remove(w: Watcher): void {

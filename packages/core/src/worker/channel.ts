@@ -38,6 +38,12 @@ function heapCause(detail: string): string {
 }
 
 /** V8's heap-limit report, and what a failed native allocation under RLIMIT_DATA prints before the process aborts. */
+/**
+ * The permission model's flag: `--permission` since Node 22.13 (the only one Node 24 takes),
+ * `--experimental-permission` before.
+ */
+const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
+
 const HEAP_OOM = /heap out of memory|Reached heap limit/i;
 /**
  * V8 also reports "JavaScript heap out of memory" when the OS refuses to commit heap pages ("Committing
@@ -131,7 +137,7 @@ export function spawnProcess(
 ): Channel {
   const limits = opts.resourceLimits ?? {};
   const flags = [
-    '--experimental-permission',
+    PERMISSION_FLAG,
     // Node 20 grants a folder's contents only through a trailing wildcard, and only one path per flag.
     ...opts.allowRead.map((p) => `--allow-fs-read=${p.endsWith('*') || /\.[cm]?[jt]s$|\.json$/.test(p) ? p : `${p.replace(/\/$/, '')}/*`}`),
     '--no-warnings=ExperimentalWarning',
