@@ -25,7 +25,7 @@ export function sandboxFileAccess(): SandboxFileAccess {
   return { dirMode: 0o700, fileMode: 0o600 };
 }
 
-/** Gives `path` (written by this server) the access of {@link sandboxFileAccess}. */
+/** Gives `path` (written by this server) the access `sandboxFileAccess()` names for this uid. */
 export async function restrictToSandbox(path: string, kind: 'dir' | 'file'): Promise<void> {
   const access = sandboxFileAccess();
   if (access.gid !== undefined) await chown(path, 0, access.gid);
