@@ -155,7 +155,8 @@ describe('tritium config --config-only (the real command)', () => {
     const r = await spawnTritium(['config', '--config-only', copy, '-q']);
     expect(r.err).toMatch(/^tritium config --config-only: \d+ config\(s\) passed, 0 problem\(s\)\n$/);
     expect(r.code).toBe(0);
-    expect(Number(/(\d+) config/.exec(r.err)![1])).toBe(readdirSync(copy).filter((f) => f !== 'tsconfig.json').length);
+    // One config per model folder; files beside them (tsconfig.json, the example setup's stamp) are not models.
+    expect(Number(/(\d+) config/.exec(r.err)![1])).toBe(readdirSync(copy, { withFileTypes: true }).filter((d) => d.isDirectory()).length);
   });
 
   const unavailable = corpusUnavailableReason();
