@@ -117,26 +117,26 @@ export function spawnThread(
   };
 }
 
-export function spawnProcess(
-  opts: {
-    /** The compiled worker runtime. */
-    script: URL;
-    resourceLimits?: WorkerResourceLimits;
-    env?: Readonly<Record<string, string | undefined>>;
-    execArgv?: readonly string[];
-    allowRead: readonly string[];
-    /**
-     * Reads the child's stdout and stderr (see model-output.ts); `muted()` turns true once the child
-     * is dying of an out-of-memory. Without it both are read and dropped.
-     */
-    output?: { attach(stdout: Readable, stderr: Readable, muted: () => boolean): void };
-    /** How to wrap the child (see process-sandbox.ts); without it node runs unwrapped, in its own session. */
-    sandbox?: SandboxSpec;
-  },
-  handlers: ChannelHandlers,
-): Channel {
+export interface ProcessChannelOptions {
+  /** The compiled worker runtime. */
+  script: URL;
+  resourceLimits?: WorkerResourceLimits;
+  env?: Readonly<Record<string, string | undefined>>;
+  execArgv?: readonly string[];
+  allowRead: readonly string[];
+  /**
+   * Reads the child's stdout and stderr (see model-output.ts); `muted()` turns true once the child
+   * is dying of an out-of-memory. Without it both are read and dropped.
+   */
+  output?: { attach(stdout: Readable, stderr: Readable, muted: () => boolean): void };
+  /** How to wrap the child (see process-sandbox.ts); without it node runs unwrapped, in its own session. */
+  sandbox?: SandboxSpec;
+}
+
+/** Node's flags for the child: the permission model's read grants, its heap and stack bounds, the caller's own. */
+function childNodeFlags(opts: ProcessChannelOptions): string[] {
   const limits = opts.resourceLimits ?? {};
-  const flags = [
+  return [
     PERMISSION_FLAG,
     // Node 20 grants a folder's contents only through a trailing wildcard, and only one path per flag.
     ...opts.allowRead.map((p) => `--allow-fs-read=${p.endsWith('*') || /\.[cm]?[jt]s$|\.json$/.test(p) ? p : `${p.replace(/\/$/, '')}/*`}`),
@@ -146,7 +146,48 @@ export function spawnProcess(
     ...(limits.stackSizeMb ? [`--stack-size=${Math.floor(limits.stackSizeMb * 1024)}`] : []),
     ...(opts.execArgv ?? []),
   ];
-  const nodeArgv = [process.execPath, ...flags, fileURLToPath(opts.script)];
+}
+
+/** What the child's stderr said about memory as it died (V8's out-of-memory report names the cause). */
+interface OomSigns {
+  heapLimit: boolean;
+  heapOom: boolean;
+  nativeOom: boolean;
+}
+
+function watchOomSigns(stderr: Readable): OomSigns {
+  const signs: OomSigns = { heapLimit: false, heapOom: false, nativeOom: false };
+  // The report itself (GC trace, native stack) is noise; only its cause is kept.
+  stderr.on('data', (chunk: Buffer) => {
+    const text = chunk.toString('latin1');
+    if (HEAP_LIMIT_REACHED.test(text)) signs.heapLimit = true;
+    if (HEAP_OOM.test(text)) signs.heapOom = true;
+    else if (NATIVE_OOM.test(text)) signs.nativeOom = true;
+  });
+  return signs;
+}
+
+/** Why the child exited, as the host reports it: out of memory, its last uncaught throw, a signal or its code. */
+function exitCause(
+  signs: OomSigns,
+  lastThrow: string | undefined,
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  opts: ProcessChannelOptions,
+): string {
+  const memoryLimitMb = opts.sandbox?.request.memoryLimitMb;
+  // Without a process memory limit every heap report is the heap limit's.
+  if (signs.heapOom && (signs.heapLimit || memoryLimitMb === undefined)) return heapCause('JavaScript heap out of memory');
+  if (signs.heapOom || signs.nativeOom) {
+    return `worker exceeded its memory limit${memoryLimitMb !== undefined ? ` (${memoryLimitMb} MB for the whole process)` : ''}: a native allocation failed`;
+  }
+  if (lastThrow !== undefined) return `worker threw: ${lastThrow}`;
+  const killedBy = signal ?? (opts.sandbox ? sandboxExitSignal(opts.sandbox, code) : undefined);
+  return killedBy ? `worker process killed by ${killedBy}` : `worker exited with code ${code}`;
+}
+
+export function spawnProcess(opts: ProcessChannelOptions, handlers: ChannelHandlers): Channel {
+  const nodeArgv = [process.execPath, ...childNodeFlags(opts), fileURLToPath(opts.script)];
   const { command, args } = opts.sandbox ? sandboxCommand(opts.sandbox, nodeArgv) : { command: process.execPath, args: nodeArgv.slice(1) };
   const child: ChildProcess = spawn(command, args, {
     // Only what the caller allow-listed: nothing of the server's environment (NODE_OPTIONS included).
@@ -163,23 +204,14 @@ export function spawnProcess(
   const memoryLimitMb = opts.sandbox?.request.memoryLimitMb;
   let gone = false;
   let killed = false;
-  let sawOom = false;
-  let sawHeapLimit = false;
-  let sawNativeOom = false;
   let lastThrow: string | undefined;
   const die = (cause: string): void => {
     if (gone) return;
     gone = true;
     if (!killed) handlers.died(cause);
   };
-  // V8's out-of-memory report names the cause; the report itself (GC trace, native stack) is noise.
-  child.stderr!.on('data', (chunk: Buffer) => {
-    const text = chunk.toString('latin1');
-    if (HEAP_LIMIT_REACHED.test(text)) sawHeapLimit = true;
-    if (HEAP_OOM.test(text)) sawOom = true;
-    else if (NATIVE_OOM.test(text)) sawNativeOom = true;
-  });
-  if (opts.output) opts.output.attach(child.stdout!, child.stderr!, () => sawOom || sawNativeOom);
+  const oom = watchOomSigns(child.stderr!);
+  if (opts.output) opts.output.attach(child.stdout!, child.stderr!, () => oom.heapOom || oom.nativeOom);
   else {
     child.stdout!.resume();
     child.stderr!.resume();
@@ -222,16 +254,7 @@ export function spawnProcess(
   child.on('error', (err) => die(`worker process failed: ${err.message}`));
   const exited = new Promise<void>((resolve) =>
     child.once('exit', (code, signal) => {
-      // Without a process memory limit every heap report is the heap limit's.
-      if (sawOom && (sawHeapLimit || memoryLimitMb === undefined)) die(heapCause('JavaScript heap out of memory'));
-      else if (sawOom || sawNativeOom) {
-        die(`worker exceeded its memory limit${memoryLimitMb !== undefined ? ` (${memoryLimitMb} MB for the whole process)` : ''}: a native allocation failed`);
-      }
-      else if (lastThrow !== undefined) die(`worker threw: ${lastThrow}`);
-      else {
-        const killedBy = signal ?? (opts.sandbox ? sandboxExitSignal(opts.sandbox, code) : undefined);
-        die(killedBy ? `worker process killed by ${killedBy}` : `worker exited with code ${code}`);
-      }
+      die(exitCause(oom, lastThrow, code, signal, opts));
       resolve();
     }),
   );

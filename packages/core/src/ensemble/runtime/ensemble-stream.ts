@@ -13,6 +13,7 @@
 import { InferError } from '../../errors.ts';
 import type { Tensor } from '../../tensor/tensor.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../../types.ts';
+import type { EnsembleStep } from '../../config/model-config.ts';
 import { CANCELLED_MESSAGE } from '../../scheduler/batch-answers.ts';
 import { adaptTensor, dimsOf } from './adapt.ts';
 import { ensemblePrefix, stepObservation, stepRequest, stepVersion, type EnsembleContext, type EnsembleObservation } from './ensemble-run.ts';
@@ -45,121 +46,155 @@ export function hasDecoupledStep(ctx: EnsembleContext): boolean {
 
 /** Runs `request` through the ensemble, sending every ensemble response to `sink`, then completing it. */
 export function runEnsembleStream(ctx: EnsembleContext, inferStream: InferStream, request: InferRequest, sink: ResponseSink, observe?: EnsembleObservation): void {
-  const { config } = ctx;
-  const steps = config.ensemble_scheduling?.step ?? [];
-  const prefix = ensemblePrefix(config.name);
-  const wanted = request.outputs && request.outputs.length > 0 ? request.outputs.map((o) => o.name) : config.output.map((o) => o.name);
-  const root = new Scope();
-  for (const t of request.inputs) root.tensors.set(t.name, t);
-  let running = 0;
-  let sent = 0;
-  let firstError: InferError | undefined;
-  let completed = false;
-  // The ensemble's reader is full (a slow client): pending until it has room again. A decoupled step
-  // is handed it for every response, so its sender waits however its responses reach the client.
-  let pressure: Promise<void> | undefined;
+  new EnsembleStreamRun(ctx, inferStream, request, sink, observe).start();
+}
 
-  const tryEmit = (scope: Scope): void => {
-    if (scope.emitted || firstError) return;
+/** One request's run: the scopes of its iterations, the steps running, the first error. */
+class EnsembleStreamRun {
+  private readonly steps: EnsembleStep[];
+  private readonly prefix: string;
+  private readonly wanted: string[];
+  private readonly root = new Scope();
+  private running = 0;
+  private sent = 0;
+  private firstError: InferError | undefined;
+  private completed = false;
+  /**
+   * The ensemble's reader is full (a slow client): pending until it has room again. A decoupled step
+   * is handed it for every response, so its sender waits however its responses reach the client.
+   */
+  private pressure: Promise<void> | undefined;
+
+  constructor(
+    private readonly ctx: EnsembleContext,
+    private readonly inferStream: InferStream,
+    private readonly request: InferRequest,
+    private readonly sink: ResponseSink,
+    private readonly observe: EnsembleObservation | undefined,
+  ) {
+    const { config } = ctx;
+    this.steps = config.ensemble_scheduling?.step ?? [];
+    this.prefix = ensemblePrefix(config.name);
+    this.wanted = request.outputs && request.outputs.length > 0 ? request.outputs.map((o) => o.name) : config.output.map((o) => o.name);
+    for (const t of request.inputs) this.root.tensors.set(t.name, t);
+  }
+
+  start(): void {
+    if (this.request.signal?.aborted) this.firstError = new InferError('CANCELLED', CANCELLED_MESSAGE);
+    this.schedule(this.root);
+    this.finishIfDone();
+  }
+
+  /** Sends the ensemble response of `scope` once its requested outputs are all set. */
+  private tryEmit(scope: Scope): void {
+    if (scope.emitted || this.firstError) return;
+    const { config } = this.ctx;
+    const wanted = this.wanted;
     const values = wanted.map((n) => scope.get(n));
     if (values.some((v) => v === undefined)) return;
     if (scope.parent && !wanted.some((n) => scope.tensors.has(n))) return; // the parent's response, not this iteration's
     scope.emitted = true;
-    sent++;
+    this.sent++;
     const outputs: Tensor[] = [];
     values.forEach((t, i) => {
       if (t) outputs.push(adaptTensor(t, wanted[i]!, dimsOf(config, wanted[i]!, 'output'), config.max_batch_size > 0));
     });
-    const wait = sink.response({ id: request.id, model: config.name, version: ctx.version, outputs });
+    const wait = this.sink.response({ id: this.request.id, model: config.name, version: this.ctx.version, outputs });
     if (wait) {
       const settled: Promise<void> = wait.then(() => {
-        if (pressure === settled) pressure = undefined;
+        if (this.pressure === settled) this.pressure = undefined;
       });
-      pressure = settled;
+      this.pressure = settled;
     }
-  };
+  }
 
-  const finishIfDone = (): void => {
-    if (running > 0 || completed) return;
-    completed = true;
+  private finishIfDone(): void {
+    if (this.running > 0 || this.completed) return;
+    this.completed = true;
+    const { firstError, prefix, sink } = this;
     if (firstError) sink.complete(firstError.message.startsWith(prefix) ? firstError : firstError.withPrefix(prefix));
-    else if (sent === 0) {
+    else if (this.sent === 0) {
       sink.complete(new InferError('INTERNAL', `${prefix}unexpected deadlock, at least one output is not set while no more ensemble steps can be made`));
     } else sink.complete();
-  };
+  }
 
-  const capture = (scope: Scope, index: number, response: InferResponse): void => {
+  /** Sets the ensemble tensors step `index` produced (null: an output it did not send) in `scope`. */
+  private capture(scope: Scope, index: number, response: InferResponse): void {
     const produced = new Map(response.outputs.map((o) => [o.name, o]));
-    for (const [modelOutput, ensembleTensor] of Object.entries(steps[index]!.output_map)) {
+    for (const [modelOutput, ensembleTensor] of Object.entries(this.steps[index]!.output_map)) {
       const t = produced.get(modelOutput);
       scope.tensors.set(ensembleTensor, t ? adaptTensor(t, ensembleTensor, undefined, false) : null);
     }
-  };
+  }
 
-  const launch = async (scope: Scope, index: number): Promise<void> => {
-    const step = steps[index]!;
-    const sem = ctx.semaphores[index];
+  /** Runs step `index` in `scope` (its inputs are set), under the step's concurrency bound. */
+  private async launch(scope: Scope, index: number): Promise<void> {
+    const step = this.steps[index]!;
+    const sem = this.ctx.semaphores[index];
     if (sem) await sem.acquire();
     let streaming = false;
     const done = (): void => {
       sem?.release();
-      running--;
-      finishIfDone();
+      this.running--;
+      this.finishIfDone();
     };
     try {
-      if (firstError) return;
-      if (request.signal?.aborted) throw new InferError('CANCELLED', CANCELLED_MESSAGE);
-      const stepConfig = ctx.getModelConfig?.(step.model_name, stepVersion(step));
-      const req = stepRequest(request, step, stepConfig, (name) => scope.get(name), stepObservation(ctx, index, observe));
+      if (this.firstError) return;
+      if (this.request.signal?.aborted) throw new InferError('CANCELLED', CANCELLED_MESSAGE);
+      const stepConfig = this.ctx.getModelConfig?.(step.model_name, stepVersion(step));
+      const req = stepRequest(this.request, step, stepConfig, (name) => scope.get(name), stepObservation(this.ctx, index, this.observe));
       if (stepConfig?.model_transaction_policy?.decoupled) {
         streaming = true;
-        inferStream(req, {
-          response: (r) => {
-            if (firstError) return;
-            const child = new Scope(scope);
-            scope.children.push(child);
-            capture(child, index, r);
-            tryEmit(child);
-            schedule(child);
-            return pressure;
-          },
-          complete: (error) => {
-            if (error) firstError ??= InferError.from(error);
-            done();
-          },
-        });
+        this.streamStep(scope, index, req, done);
         return;
       }
-      const response = await ctx.infer(req);
-      if (firstError) return;
-      capture(scope, index, response);
-      tryEmit(scope);
+      const response = await this.ctx.infer(req);
+      if (this.firstError) return;
+      this.capture(scope, index, response);
+      this.tryEmit(scope);
       // New shared tensors may make steps ready in this scope and in every iteration below it.
-      const visit = (s: Scope): void => {
-        tryEmit(s);
-        schedule(s);
-        s.children.forEach(visit);
-      };
-      visit(scope);
+      this.revisit(scope);
     } catch (err) {
-      firstError ??= InferError.from(err);
+      this.firstError ??= InferError.from(err);
     } finally {
       if (!streaming) done();
     }
-  };
+  }
 
-  const schedule = (scope: Scope): void => {
-    if (firstError) return;
-    for (let i = 0; i < steps.length; i++) {
+  /** A decoupled step: each of its responses starts an iteration (a child scope) below `scope`. */
+  private streamStep(scope: Scope, index: number, req: InferRequest, done: () => void): void {
+    this.inferStream(req, {
+      response: (r) => {
+        if (this.firstError) return;
+        const child = new Scope(scope);
+        scope.children.push(child);
+        this.capture(child, index, r);
+        this.tryEmit(child);
+        this.schedule(child);
+        return this.pressure;
+      },
+      complete: (error) => {
+        if (error) this.firstError ??= InferError.from(error);
+        done();
+      },
+    });
+  }
+
+  private revisit(scope: Scope): void {
+    this.tryEmit(scope);
+    this.schedule(scope);
+    scope.children.forEach((child) => this.revisit(child));
+  }
+
+  /** Starts every step of `scope` whose inputs are all set and that no scope above started. */
+  private schedule(scope: Scope): void {
+    if (this.firstError) return;
+    for (let i = 0; i < this.steps.length; i++) {
       if (scope.wasStarted(i)) continue;
-      if (!Object.values(steps[i]!.input_map).every((name) => scope.get(name) !== undefined)) continue;
+      if (!Object.values(this.steps[i]!.input_map).every((name) => scope.get(name) !== undefined)) continue;
       scope.started.add(i);
-      running++;
-      void launch(scope, i);
+      this.running++;
+      void this.launch(scope, i);
     }
-  };
-
-  if (request.signal?.aborted) firstError = new InferError('CANCELLED', CANCELLED_MESSAGE);
-  schedule(root);
-  finishIfDone();
+  }
 }
