@@ -6,7 +6,7 @@ import { readinessPolicy, sandboxParameters } from './parameters.ts';
 import { PythonLikeModel } from './python-like-model.ts';
 import { defaultCacheDir, sweepStaleBundles, transpileModel, type TranspiledModel } from './transpile.ts';
 import { applyCheck, checkModel, typeCheckMode, type TypeCheckMode } from './type-check/model-check.ts';
-import { ownPackageFile } from './own-packages.ts';
+import { installOwnPackages, ownPackageFile } from './own-packages.ts';
 
 /** Options of {@link pythonLikeBackend}. */
 export interface PythonLikeBackendOptions {
@@ -28,6 +28,12 @@ export interface PythonLikeBackendOptions {
    * inspector; a process-isolated config is overridden, with a warning). Never for uploaded models.
    */
   readonly inspect?: readonly string[];
+  /**
+   * A model folder with its own package.json and lockfile but no node_modules gets `npm ci` at load
+   * (`--model-install-dependencies`; default false: the load is refused naming the missing package).
+   * Never for a model uploaded through the load API.
+   */
+  readonly installDependencies?: boolean;
   /** How long the type-check worker stays after its last check (default 30 s; `Infinity` keeps it: `tritium dev`). */
   readonly typeCheckIdleMs?: number;
 }
@@ -61,6 +67,7 @@ export function pythonLikeBackend(options: PythonLikeBackendOptions = {}): Backe
         );
       }
       const modelFile = await locateModelFile(spec.config, spec.versionDir);
+      if (options.installDependencies && !spec.uploadedFiles) await installOwnPackages(spec.config.name, spec.modelDir, spec.log);
       await sweepStaleBundles(options.cacheDir);
       const bundle = await transpileModel(spec.config.name, modelFile, {
         ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),

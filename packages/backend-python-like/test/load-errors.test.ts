@@ -1,18 +1,19 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InferError, silentLogger } from '@tritium/core';
 import { type ModelInstance } from '@tritium/core/backend';
 import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
-import { pythonLikeBackend } from '../src/index.ts';
+import { pythonLikeBackend, type PythonLikeBackendOptions } from '../src/index.ts';
 import { readinessPolicy, sandboxParameters } from '../src/parameters.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'tritium-pl-load-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** Writes a one-version model folder with this model.ts (and config) and loads it with one instance. */
-async function load(name: string, source: string, parameters = '', use?: (instance: ModelInstance) => Promise<void>): Promise<void> {
+async function load(name: string, source: string, parameters = '', use?: (instance: ModelInstance) => Promise<void>, backend: PythonLikeBackendOptions = {}): Promise<void> {
   const modelDir = path.join(root, name);
   mkdirSync(path.join(modelDir, '1'), { recursive: true });
   writeFileSync(path.join(modelDir, '1', 'model.ts'), source);
@@ -20,7 +21,7 @@ async function load(name: string, source: string, parameters = '', use?: (instan
     parseModelConfigText(`name: "${name}" backend: "python" input [ { name: "X" data_type: TYPE_INT32 dims: [ 1 ] } ]
       output [ { name: "Y" data_type: TYPE_INT32 dims: [ 1 ] } ] ${parameters}`),
   );
-  const model = await pythonLikeBackend().loadModel({ config, version: 1, modelDir, versionDir: path.join(modelDir, '1'), log: silentLogger });
+  const model = await pythonLikeBackend(backend).loadModel({ config, version: 1, modelDir, versionDir: path.join(modelDir, '1'), log: silentLogger });
   try {
     const instance = await model.createInstance({ name: `${name}_0_0`, kind: 'CPU', device: 0, groupName: name });
     try {
@@ -78,7 +79,7 @@ export default class TritonPythonModel {
   }
 }
 `;
-  const run = async (name: string, text: string, parameters = ''): Promise<number | undefined> => {
+  const run = async (name: string, text: string, parameters = '', backend: PythonLikeBackendOptions = {}): Promise<number | undefined> => {
     let y: number | undefined;
     await load(name, text, parameters, async (instance) => {
       const [r] = (await instance.execute(
@@ -87,7 +88,7 @@ export default class TritonPythonModel {
       )).results;
       if (!r || InferError.is(r)) throw r;
       y = new Int32Array(r.outputs[0]!.data.slice().buffer)[0];
-    });
+    }, backend);
     return y;
   };
 
@@ -95,6 +96,22 @@ export default class TritonPythonModel {
     ownModel('own_dep', { name: 'seven', main: 'export const seven = 7;' });
     expect(await run('own_dep', source('seven', '(dep as { seven: number }).seven'))).toBe(7);
     expect(await run('own_dep', source('seven', '(dep as { seven: number }).seven'), 'parameters { key: "tritium.isolation" value: { string_value: "process" } }')).toBe(7);
+  }, 120_000);
+
+  it('--model-install-dependencies: npm ci from its lockfile at load (here a local tarball: nothing fetched), then imports it', async () => {
+    const npm = (cwd: string, ...args: string[]) => execFileSync('npm', [...args, '--offline', '--no-audit', '--no-fund'], { cwd, stdio: 'pipe' });
+    const src = path.join(root, 'seven-src');
+    mkdirSync(src, { recursive: true });
+    writeFileSync(path.join(src, 'package.json'), JSON.stringify({ name: 'seven', version: '1.0.0', type: 'module', main: 'index.js' }));
+    writeFileSync(path.join(src, 'index.js'), 'export const seven = 7;');
+    const dir = path.join(root, 'own_install');
+    mkdirSync(dir, { recursive: true });
+    npm(src, 'pack', '--pack-destination', dir);
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'own_install', private: true, dependencies: { seven: 'file:seven-1.0.0.tgz' } }));
+    npm(dir, 'install', '--package-lock-only', '--ignore-scripts');
+    expect(existsSync(path.join(dir, 'node_modules'))).toBe(false);
+    expect(await run('own_install', source('seven', '(dep as { seven: number }).seven'), '', { installDependencies: true })).toBe(7);
+    expect(existsSync(path.join(dir, 'node_modules', 'seven', 'index.js'))).toBe(true);
   }, 120_000);
 
   it("never falls back to the server's packages: a package its folder lacks is refused by name", async () => {

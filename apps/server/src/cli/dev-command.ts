@@ -103,7 +103,7 @@ export async function devCommand(args: string[]): Promise<number> {
   }
   const { options, repository } = dev;
   const log = new TritonLog({ info: options.logInfo, warning: options.logWarning, error: options.logError, verbose: options.logVerbose, format: options.logFormat, ...(options.logFile ? { file: options.logFile } : {}) });
-  const container = createContainer({ options, log, backends: defaultBackends({ modelTypeCheck: options.modelTypeCheck, inspect: dev.inspect, dev: true }) });
+  const container = createContainer({ options, log, backends: defaultBackends({ modelTypeCheck: options.modelTypeCheck, modelInstallDependencies: options.modelInstallDependencies, inspect: dev.inspect, dev: true }) });
   const server = container.get<TritiumServer>(TOKENS.TritiumServer);
   const api = container.get<InferenceServerApi>(TOKENS.InferenceServer);
   const reloader = new DevReloader(repository, api, log);

@@ -83,6 +83,8 @@ export interface ServeOptions extends ModelLimitOptions {
   strictSandbox: boolean;
   /** `--model-type-check` (beyond Triton): what a type error in a model.ts does to its load. */
   modelTypeCheck: 'error' | 'warn' | 'off';
+  /** `--model-install-dependencies` (beyond Triton): `npm ci` a model folder's own package.json at load when its node_modules is missing. */
+  modelInstallDependencies: boolean;
   logVerbose: number;
   logInfo: boolean;
   logWarning: boolean;
@@ -192,6 +194,7 @@ export function defaultServeOptions(): ServeOptions {
     modelLogRate: DEFAULT_MODEL_LOG_BYTES_PER_SEC,
     strictSandbox: false,
     modelTypeCheck: 'error',
+    modelInstallDependencies: false,
     logVerbose: 0,
     logInfo: true,
     logWarning: true,
@@ -327,6 +330,7 @@ const BOOL_FLAGS: Record<string, (o: ServeOptions, v: boolean) => void> = {
   'allow-client-shm': (o, v) => (o.allowClientShm = v),
   'allow-model-file-load': (o, v) => (o.allowModelFileLoad = v),
   'strict-sandbox': (o, v) => (o.strictSandbox = v),
+  'model-install-dependencies': (o, v) => (o.modelInstallDependencies = v),
   'log-info': (o, v) => (o.logInfo = v),
   'log-warning': (o, v) => (o.logWarning = v),
   'log-error': (o, v) => (o.logError = v),
@@ -497,6 +501,8 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --strict-sandbox <bool> (false)           a process-isolated model whose sandbox lacks a guarantee on this host fails to load (false: it loads, with a warning)
   --model-type-check error|warn|off (error) a model.ts that does not type-check fails to load (warn: it loads, each error a warning);
                                             a model's tritium.type_check parameter overrides it
+  --model-install-dependencies <bool> (false) a model folder with its own package.json and lockfile but no node_modules gets
+                                            \`npm ci --omit=dev --ignore-scripts\` at load (it may fetch); false: such a load is refused
   --log-verbose <n>  --log-info/--log-warning/--log-error <bool>  --log-format default|ISO8601  --log-file <path>
   --backend-config <backend>,<key>=<value>
   --metrics-config <setting>=<value>          summary_latencies|histogram_latencies|counter_latencies=<bool>, summary_quantiles=0.5:0.05,0.99:0.001, summary_max_age=<s>

@@ -18,9 +18,12 @@ import { optionalOnnxBackend, optionalTensorrtBackend } from '../optional/option
  * and Triton's example backends (identity, repeat, square). ONNX Runtime and TensorRT come from
  * optional packages, loaded when a model needs them (optional/optional-backends.ts).
  */
-export function defaultBackends(options: Partial<Pick<ServeOptions, 'modelTypeCheck'>> & { inspect?: readonly string[]; dev?: boolean } = {}): Backend[] {
+export function defaultBackends(
+  options: Partial<Pick<ServeOptions, 'modelTypeCheck' | 'modelInstallDependencies'>> & { inspect?: readonly string[]; dev?: boolean } = {},
+): Backend[] {
   const python = pythonLikeBackend({
     typeCheck: options.modelTypeCheck ?? 'error',
+    ...(options.modelInstallDependencies ? { installDependencies: true } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     // tritium dev checks on every save: its type checker stays warm.
     ...(options.dev ? { typeCheckIdleMs: Infinity } : {}),
