@@ -1,8 +1,8 @@
 /**
  * At most `limit` model instances start at once in the server (Triton's --model-load-thread-count,
  * default 4). Starting an instance is the costly part of a load (a worker importing its packages, a
- * child process, a session reading its weights): a model of 128 instances used to start them all
- * at once and held a neighbour's p99 at 16 s on 2 cores. Waiting starts are served one model at a
+ * child process, a session reading its weights): a model of 128 instances starting them all at once
+ * would hold a neighbour's load and requests behind it. Waiting starts are served one model at a
  * time in turn, so a large model does not hold a small one's load behind all of its instances.
  */
 import { InferError } from '../errors.ts';

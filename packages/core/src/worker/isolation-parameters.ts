@@ -71,7 +71,7 @@ export function positiveIntParameter(config: ModelConfig, key: string): number |
 
 /**
  * A timer's length in ms: a positive integer up to 2^31-1 (~24.8 days), the longest setTimeout
- * honours; a longer one used to fire at once, so every execute "timed out" and the instance crash-looped.
+ * honours (a longer one fires at once: every execute would "time out" and the instance crash-loop).
  */
 export function durationParameter(config: ModelConfig, key: string): number | undefined {
   const n = positiveIntParameter(config, key);

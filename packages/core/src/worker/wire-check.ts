@@ -1,8 +1,8 @@
 /**
  * What a worker sends is checked before the server uses it. A process-isolated model.ts (an uploaded
  * one included) can write its own frames to its channel (frames.ts), and a thread's code can post on its port, so any
- * message with our brand may be forged: a `result` whose packed JSON does not parse used to throw in
- * the host's message handler and take the whole server down. Each check throws a `MalformedMessage`
+ * message with our brand may be forged (a `result` whose packed JSON does not parse, say), and a
+ * throw in the host's message handler would take the whole server down. Each check throws a `MalformedMessage`
  * naming what is wrong. A malformed response fails the request it answers (readResultMessage, and
  * the host for streamed ones); anything else malformed makes the host treat the worker as crashed
  * (its in-flight requests fail, it restarts), as it would a worker that died.

@@ -2,7 +2,7 @@
  * A model's code can post messages to the host itself (a frame written to its channel's fd in a sandboxed child,
  * `parentPort` in a thread), with our brand. A forged message the host cannot use ends that worker
  * as a crash (its execute fails INTERNAL naming the message, the instance restarts), never the host:
- * a `result` whose packed JSON did not parse used to throw in the channel's handler and end the
+ * a throw in the channel's handler (a `result` whose packed JSON does not parse, say) would end the
  * whole server (an uncaught exception here fails this file).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
