@@ -60,6 +60,8 @@ export function createContainer(init: CreateContainerOptions): Container {
       http: options.allowHttp ? options.httpConnections.maxConnections : 0,
       grpc: options.allowGrpc ? options.grpcMaxConnections : 0,
       openai: options.openaiPort !== undefined ? options.httpConnections.maxConnections : 0,
+      metrics: options.allowMetrics ? options.metricsMaxConnections : 0,
+      health: options.healthPort !== undefined ? options.healthMaxConnections : 0,
     },
     descriptorLimit(),
   );
@@ -176,6 +178,7 @@ function bindTransports(c: Container, options: ServeOptions, { budget, connectio
         {
           address: options.metricsAddress,
           port: options.metricsPort,
+          maxConnections: connections.metrics,
           counterLatencies: options.metricsConfig.counterLatencies,
           gauges: withCacheErrors(
             transportGauges(budget, () => ({ http: http.openConnections, grpc: grpc.openConnections })),

@@ -59,7 +59,11 @@ export class TritiumServer {
   ) {
     this.health =
       options.healthPort !== undefined
-        ? new HealthThread(api, options.healthAddress, options.healthPort, { restriction: options.httpRestrictedApi.health, tls: options.httpSsl })
+        ? new HealthThread(api, options.healthAddress, options.healthPort, {
+            restriction: options.httpRestrictedApi.health,
+            tls: options.httpSsl,
+            maxConnections: connectionPlan.health,
+          })
         : undefined;
   }
 

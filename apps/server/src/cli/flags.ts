@@ -13,7 +13,7 @@ import type { GrpcConnectionOptions } from '../grpc/grpc-server.ts';
 import { headerForwardPattern } from '../protocol/header-forward.ts';
 import { checkApiKey, readApiKeyFile } from '../openai/api-keys.ts';
 import { defaultMaxBufferedRequestBytes } from '../protocol/request-budget.ts';
-import { DEFAULT_MAX_CONNECTIONS } from '../protocol/connection-plan.ts';
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_SMALL_LISTENER_MAX_CONNECTIONS } from '../protocol/connection-plan.ts';
 import { parseTraceFlags, TraceConfigError, type TraceConfig, type TraceFlags } from '../tracing/trace-config.ts';
 import { type RateLimitResourceFlag } from '@tritium/core/server';
 import { DEFAULT_MODEL_LOG_BYTES_PER_SEC } from '@tritium/core/worker';
@@ -105,6 +105,9 @@ export interface ServeOptions extends ModelLimitOptions {
   httpConnections: HttpConnectionLimits;
   /** `--grpc-max-connections` (beyond Triton): open gRPC connections at most (lowered to fit the descriptor limit, connection-plan.ts). */
   grpcMaxConnections: number;
+  /** `--metrics-max-connections` and `--health-max-connections` (beyond Triton): open connections to the metrics and health listeners at most. */
+  metricsMaxConnections: number;
+  healthMaxConnections: number;
   /** `--grpc-reflection` (beyond Triton; default true): gRPC server reflection v1 and v1alpha. */
   grpcReflection: boolean;
   /** `--grpc-health-max-watches` (beyond Triton): `grpc.health.v1.Health/Watch` streams open at once. */
@@ -207,6 +210,8 @@ export function defaultServeOptions(): ServeOptions {
     httpSsl: { useSsl: false, useMutualAuth: false },
     httpConnections: { ...DEFAULT_HTTP_CONNECTION_LIMITS },
     grpcMaxConnections: DEFAULT_MAX_CONNECTIONS,
+    metricsMaxConnections: DEFAULT_SMALL_LISTENER_MAX_CONNECTIONS,
+    healthMaxConnections: DEFAULT_SMALL_LISTENER_MAX_CONNECTIONS,
     grpcReflection: true,
     grpcHealthMaxWatches: DEFAULT_MAX_HEALTH_WATCHES,
     grpcFirstRequestTimeoutSecs: 10,
@@ -410,6 +415,8 @@ const VALUE_FLAGS: Record<string, Setter> = {
     o.modelTypeCheck = v;
   },
   'grpc-max-connections': (o, v) => (o.grpcMaxConnections = int('grpc-max-connections', v, 1)),
+  'metrics-max-connections': (o, v) => (o.metricsMaxConnections = int('metrics-max-connections', v, 1)),
+  'health-max-connections': (o, v) => (o.healthMaxConnections = int('health-max-connections', v, 1)),
   'grpc-health-max-watches': (o, v) => (o.grpcHealthMaxWatches = int('grpc-health-max-watches', v, 1)),
   'grpc-first-request-timeout-secs': (o, v) => (o.grpcFirstRequestTimeoutSecs = int('grpc-first-request-timeout-secs', v, 1)),
   // Triton's ParseIntBoolOption: a level, or true/false for 1/0.
@@ -493,9 +500,10 @@ export const SERVE_USAGE = `usage: tritium serve --model-repository <dir> [optio
   --stream-stall-timeout-secs <n> (60)      a stream held at that bound this long ends (RESOURCE_EXHAUSTED / error event)
   --http-headers-timeout-secs <n> (60)  --http-request-timeout-secs <n> (60)  --http-max-connections <n> (10000)
   --grpc-max-connections <n> (10000)  --grpc-first-request-timeout-secs <n> (10: a connection with no call by then is closed)
+  --metrics-max-connections <n> (64)  --health-max-connections <n> (64)  the metrics and health listeners' caps
   --grpc-reflection <bool> (true)  gRPC server reflection v1 and v1alpha (grpcurl, Postman: no proto files needed)
   --grpc-health-max-watches <n> (1000)  grpc.health.v1 Watch streams open at once (RESOURCE_EXHAUSTED past it)
-      both connection caps are lowered, in proportion, to fit below the descriptor limit (ulimit -n) less a quarter kept
+      the caps are lowered, in proportion, to fit below the descriptor limit (ulimit -n) less a quarter kept
   --allow-client-shm <bool> (false)  --allow-model-file-load <bool> (false)
   --model-log-rate <bytes/s> (65536)        per instance: a model's output (stdout, stderr, log calls) logged per second; lines past it dropped, counted
   --strict-sandbox <bool> (false)           a process-isolated model whose sandbox lacks a guarantee on this host fails to load (false: it loads, with a warning)

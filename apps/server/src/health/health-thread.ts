@@ -12,16 +12,17 @@
 import { Worker } from 'node:worker_threads';
 import { type InferenceServerApi } from '@tritium/core';
 import { compiledModule } from '@tritium/core/worker';
-import { SMALL_LISTENER_MAX_CONNECTIONS } from '../protocol/connection-plan.ts';
 import type { Restriction } from '../protocol/restricted.ts';
 import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';
 
-/** The HTTP port's policy the health port keeps. */
+/** The HTTP port's policy the health port keeps, and its own connection cap. */
 export interface HealthPolicy {
   /** `--http-restricted-api`'s `health` restriction. */
   readonly restriction?: Restriction;
   /** `--http-use-ssl` and its PEM files (read at start). */
   readonly tls?: TlsOptions;
+  /** `--health-max-connections` (as fitted below the descriptor limit, connection-plan.ts). */
+  readonly maxConnections: number;
 }
 
 const ENTRY = new URL('./health-thread-entry.ts', import.meta.url);
@@ -39,7 +40,7 @@ export class HealthThread {
     private readonly api: Pick<InferenceServerApi, 'isLive' | 'isReady'>,
     private readonly address: string,
     private readonly port: number,
-    private readonly policy: HealthPolicy = {},
+    private readonly policy: HealthPolicy,
   ) {}
 
   /** Binds the listener (in its thread); resolves with the bound port. */
@@ -50,7 +51,7 @@ export class HealthThread {
         address: this.address,
         port: this.port,
         staleMs: HEALTH_STALE_MS,
-        maxConnections: SMALL_LISTENER_MAX_CONNECTIONS,
+        maxConnections: this.policy.maxConnections,
         restriction: this.policy.restriction,
         tls: tls && { cert: tls.cert, key: tls.key },
       },

@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import type { InferenceServerApi, Logger } from '@tritium/core';
 import type { CustomFamilySnapshot } from '@tritium/core/metrics';
 import { CpuSampler, renderMetrics } from './prometheus.ts';
-import { SMALL_LISTENER_MAX_CONNECTIONS } from '../protocol/connection-plan.ts';
 
 export class MetricsTransport {
   private server: http.Server | undefined;
@@ -16,6 +15,8 @@ export class MetricsTransport {
     private readonly options: {
       address: string;
       port: number;
+      /** `--metrics-max-connections` (as fitted below the descriptor limit, connection-plan.ts). */
+      maxConnections: number;
       counterLatencies?: boolean;
       /** The transports' own gauges (transport-gauges.ts), after the models' custom families. */
       gauges?: () => readonly CustomFamilySnapshot[];
@@ -48,8 +49,8 @@ export class MetricsTransport {
         res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable');
       }
     });
-    // A few scrapers use this port: a flood of it holds no more descriptors than this (connection-plan.ts).
-    server.maxConnections = SMALL_LISTENER_MAX_CONNECTIONS;
+    // A few scrapers use this port: a flood of it holds no more descriptors than this; Node closes the rest on accept.
+    server.maxConnections = this.options.maxConnections;
     server.headersTimeout = 10_000;
     server.requestTimeout = 10_000;
     await new Promise<void>((resolve, reject) => {

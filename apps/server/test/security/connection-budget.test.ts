@@ -132,6 +132,55 @@ describe('descriptors under a flood of idle gRPC connections (ulimit -n 512)', (
   });
 });
 
+/** Opens `n` idle TCP connections one after another (the server accepts them in that order). */
+async function idleConnections(port: number, n: number): Promise<{ sockets: net.Socket[]; closed: boolean[] }> {
+  const sockets: net.Socket[] = [];
+  const closed: boolean[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = net.connect(port, '127.0.0.1');
+    s.on('error', () => undefined);
+    s.once('close', () => (closed[i] = true));
+    closed[i] = false;
+    sockets.push(s);
+    await new Promise((r) => s.once('connect', r));
+  }
+  return { sockets, closed };
+}
+
+/** One request on an open connection; resolves with the response's status line. */
+function statusLine(s: net.Socket, route: string): Promise<string> {
+  return new Promise((resolve) => {
+    s.once('data', (c: Buffer) => resolve(c.toString().split('\r\n')[0]!));
+    s.write(`GET ${route} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+  });
+}
+
+describe('--metrics-max-connections and --health-max-connections', () => {
+  it('the metrics listener holds 3 and the health listener 2 idle connections; the next one is closed on accept; those held are served', async () => {
+    const serve = startServeProcess([`--model-repository=${repo}`, '--metrics-max-connections=3', '--health-port=0', '--health-address=127.0.0.1', '--health-max-connections=2']);
+    try {
+      const { metrics } = await serve.started;
+      await until(() => /Started Health Service at 127\.0\.0\.1:\d+/.test(serve.log()));
+      const health = Number(/Started Health Service at 127\.0\.0\.1:(\d+)/.exec(serve.log())![1]);
+      for (const [port, cap, route] of [
+        [metrics, 3, '/metrics'],
+        [health, 2, '/v2/health/live'],
+      ] as const) {
+        const c = await idleConnections(port, cap + 1);
+        try {
+          await until(() => c.closed[cap]!);
+          expect(c.closed).toEqual([...Array<boolean>(cap).fill(false), true]);
+          for (const s of c.sockets.slice(0, cap)) expect(await statusLine(s, route)).toBe('HTTP/1.1 200 OK');
+        } finally {
+          for (const s of c.sockets) s.destroy();
+        }
+      }
+    } finally {
+      await serve.stop();
+    }
+  });
+});
+
 describe('the first-request timeout over TLS', () => {
   it('closes a connection stuck before its handshake and one that completed it but never called', async () => {
     const pki = makeTestPki();
@@ -161,12 +210,25 @@ describe('the first-request timeout over TLS', () => {
 
 describe('connection caps and the descriptor limit', () => {
   it('caps that fit are kept; more are lowered in proportion below the limit less a quarter (and the two small listeners)', () => {
-    expect(planConnections({ http: 10_000, grpc: 10_000 }, 1_048_576)).toEqual({ http: 10_000, grpc: 10_000 });
-    const tight = planConnections({ http: 10_000, grpc: 10_000 }, 20_000);
+    const small = { metrics: 64, health: 64 };
+    expect(planConnections({ http: 10_000, grpc: 10_000, ...small }, 1_048_576)).toEqual({ http: 10_000, grpc: 10_000, ...small });
+    const tight = planConnections({ http: 10_000, grpc: 10_000, ...small }, 20_000);
     expect([tight.http, tight.grpc, tight.note?.warn]).toEqual([7436, 7436, false]);
-    expect(planConnections({ http: 3000, grpc: 1000 }, 4096)).toMatchObject({ http: 2208, grpc: 736, note: { warn: true } });
-    expect(planConnections({ http: 10_000, grpc: 0 }, 1024)).toMatchObject({ http: 640, grpc: 0 });
-    expect(planConnections({ http: 10_000, grpc: 10_000 }, undefined)).toEqual({ http: 10_000, grpc: 10_000 });
+    expect(planConnections({ http: 3000, grpc: 1000, ...small }, 4096)).toMatchObject({ http: 2208, grpc: 736, note: { warn: true } });
+    expect(planConnections({ http: 10_000, grpc: 0, ...small }, 1024)).toMatchObject({ http: 640, grpc: 0 });
+    expect(planConnections({ http: 10_000, grpc: 10_000, ...small }, undefined)).toEqual({ http: 10_000, grpc: 10_000, ...small });
+    // A listener that is off keeps no descriptors.
+    expect(planConnections({ http: 10_000, grpc: 0, metrics: 64, health: 0 }, 1024)).toMatchObject({ http: 704, metrics: 64, health: 0 });
+  });
+
+  it('metrics and health caps past half of what is left are lowered in proportion, and the log names their flags', () => {
+    const plan = planConnections({ http: 10_000, grpc: 10_000, metrics: 3000, health: 1000 }, 4096);
+    // 4096 - 1024 kept = 3072: metrics and health get 1536 of it, HTTP and gRPC the other 1536.
+    expect(plan).toMatchObject({ metrics: 1152, health: 384, http: 768, grpc: 768, note: { warn: true } });
+    expect(plan.note!.message).toBe(
+      'serving at most 768 HTTP and 768 gRPC and 1152 metrics and 384 health connections (--http-max-connections 10000, --grpc-max-connections 10000, ' +
+        '--metrics-max-connections 3000, --health-max-connections 1000): the process may open 4096 descriptors (ulimit -n), 2560 of them kept for models, files, metrics and health; raise the limit to serve more',
+    );
   });
 
   it('--grpc-max-connections (10000) and --grpc-first-request-timeout-secs (10)', () => {
@@ -175,5 +237,14 @@ describe('connection caps and the descriptor limit', () => {
     const set = parseServeFlags(['--model-repository=m', '--grpc-max-connections=5', '--grpc-first-request-timeout-secs=3']);
     expect([set.grpcMaxConnections, set.grpcFirstRequestTimeoutSecs]).toEqual([5, 3]);
     expect(() => parseServeFlags(['--model-repository=m', '--grpc-max-connections=0'])).toThrow(/grpc-max-connections/);
+  });
+
+  it('--metrics-max-connections and --health-max-connections (64 each)', () => {
+    const defaults = parseServeFlags(['--model-repository=m']);
+    expect([defaults.metricsMaxConnections, defaults.healthMaxConnections]).toEqual([64, 64]);
+    const set = parseServeFlags(['--model-repository=m', '--metrics-max-connections=3', '--health-max-connections=2']);
+    expect([set.metricsMaxConnections, set.healthMaxConnections]).toEqual([3, 2]);
+    expect(() => parseServeFlags(['--model-repository=m', '--metrics-max-connections=0'])).toThrow(/metrics-max-connections/);
+    expect(() => parseServeFlags(['--model-repository=m', '--health-max-connections=x'])).toThrow(/health-max-connections/);
   });
 });
