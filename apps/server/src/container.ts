@@ -14,7 +14,7 @@ import { InferenceServer, type InferenceServerApi } from '@tritium/core';
 import { type Backend } from '@tritium/core/backend';
 import { type CustomFamilySnapshot, type LatencyMetricsOptions } from '@tritium/core/metrics';
 import { TOKENS } from './tokens.ts';
-import type { ServeOptions } from './cli/flags.ts';
+import type { ServeOptions } from './cli/serve-options.ts';
 import { TritonLog } from './logging/triton-log.ts';
 import { HttpTransport } from './http/http-server.ts';
 import { GrpcTransport } from './grpc/grpc-server.ts';

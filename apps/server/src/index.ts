@@ -7,8 +7,9 @@ export type { CreateContainerOptions, InferenceServerFactory } from './container
 export { TOKENS } from './tokens.ts';
 export { TritiumServer } from './tritium-server.ts';
 export type { BoundPorts } from './tritium-server.ts';
-export { defaultServeOptions, parseServeFlags, FlagError } from './cli/flags.ts';
-export type { ServeOptions, ModelControlMode } from './cli/flags.ts';
+export { parseServeFlags, FlagError } from './cli/flags.ts';
+export { defaultServeOptions } from './cli/serve-options.ts';
+export type { ServeOptions, ModelControlMode } from './cli/serve-options.ts';
 export { defaultBackends } from './cli/serve-command.ts';
 export { runServer } from './cli/run-server.ts';
 export { ListenError } from './listeners.ts';

@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import { InferError } from '@tritium/core';
-import type { ServeOptions } from './cli/flags.ts';
+import type { ServeOptions } from './cli/serve-options.ts';
 
 export interface Listener {
   /** Triton's service name, as in `failed to start HTTP service`. */

@@ -6,7 +6,7 @@
  */
 import { type ServerMetadata } from '@tritium/core';
 import { formatTable } from '@tritium/core/server';
-import type { ServeOptions } from './cli/flags.ts';
+import type { ServeOptions } from './cli/serve-options.ts';
 
 const CONTROL_MODE = { none: 'MODE_NONE', poll: 'MODE_POLL', explicit: 'MODE_EXPLICIT' } as const;
 

@@ -6,7 +6,7 @@
 import { inject, injectable, optional } from 'inversify';
 import { logBlock, type InferenceServerApi } from '@tritium/core';
 import { TOKENS } from './tokens.ts';
-import type { ServeOptions } from './cli/flags.ts';
+import type { ServeOptions } from './cli/serve-options.ts';
 import type { TritonLog } from './logging/triton-log.ts';
 import type { HttpTransport } from './http/http-server.ts';
 import type { GrpcTransport } from './grpc/grpc-server.ts';

@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import { type InferenceServerApi } from '@tritium/core';
 import { BACKEND_API_VERSION, type Backend } from '@tritium/core/backend';
 import { createContainer } from '../src/container.ts';
-import { defaultServeOptions } from '../src/cli/flags.ts';
+import { defaultServeOptions } from '../src/cli/serve-options.ts';
 import { TOKENS } from '../src/tokens.ts';
 
 const backend = (name: string): Backend => ({ name, apiVersion: BACKEND_API_VERSION, loadModel: () => Promise.reject(new Error('unused')) });

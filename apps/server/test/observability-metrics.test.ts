@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InferInput } from '@tritium/client';
 import { pythonLikeBackend } from '@tritium/backend-python-like';
 import { identityBackend } from '@tritium/core/testing';
-import { defaultServeOptions } from '../src/cli/flags.ts';
+import { defaultServeOptions } from '../src/cli/serve-options.ts';
 import { startTestServer, type TestServer } from './support/start-server.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');

@@ -9,7 +9,7 @@
  * a process-isolated child or native code alike), and the result comes back over IPC.
  */
 import { spawn } from 'node:child_process';
-import type { ServeOptions } from './flags.ts';
+import type { ServeOptions } from './serve-options.ts';
 import type { ModelRunResult, RunArgs } from './model-run.ts';
 import { modelLineText, type DevRunReply } from '../dev/dev-protocol.ts';
 import { askDevServer } from './dev-client.ts';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { InferError, InferenceServer, type InferenceServerApi, type InferRequest, type InferResponse, type Logger } from '@tritium/core';
 import { tensorFromJson, tensorToJson, type JsonOutput } from '@tritium/backend-python-like';
 import { defaultBackends } from './serve-command.ts';
-import type { ServeOptions } from './flags.ts';
+import type { ServeOptions } from './serve-options.ts';
 import { isModelFolder } from './model-paths.ts';
 import { writeLines, writeModelLine } from './cli-log.ts';
 

@@ -9,7 +9,7 @@
  */
 import type { TritiumServer } from '../tritium-server.ts';
 import { ListenError } from '../listeners.ts';
-import type { ServeOptions } from './flags.ts';
+import type { ServeOptions } from './serve-options.ts';
 import { exitProcess } from './exit-process.ts';
 
 /** Resolves with the process exit code once the server has stopped (or failed to start). */

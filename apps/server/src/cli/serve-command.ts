@@ -10,7 +10,9 @@ import { TOKENS } from '../tokens.ts';
 import type { TritiumServer } from '../tritium-server.ts';
 import type { TritonLog } from '../logging/triton-log.ts';
 import { runServer } from './run-server.ts';
-import { FlagError, parseServeFlags, SERVE_USAGE, type ServeOptions } from './flags.ts';
+import { FlagError, parseServeFlags } from './flags.ts';
+import { type ServeOptions } from './serve-options.ts';
+import { SERVE_USAGE } from './serve-usage.ts';
 import { optionalOnnxBackend, optionalTensorrtBackend } from '../optional/optional-backends.ts';
 
 /**

@@ -10,7 +10,8 @@ import { writeModelTypes, writeTsconfig, type WrittenFile } from '@tritium/backe
 import { InferenceServer, type ModelConfig } from '@tritium/core';
 import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 import { defaultBackends } from './serve-command.ts';
-import { FlagError, parseSomeServeFlags, type ServeOptions } from './flags.ts';
+import { FlagError, parseSomeServeFlags } from './flags.ts';
+import { type ServeOptions } from './serve-options.ts';
 import { ModelPathError, resolveModelPath, type ModelTarget } from './model-paths.ts';
 import { writeLines } from './cli-log.ts';
 

@@ -4,7 +4,8 @@
  * serve flags), so ports, probes, the shutdown budget and the repository in the manifests are
  * the ones the server will actually use.
  */
-import { parseServeFlags, type ServeOptions } from '../cli/flags.ts';
+import { parseServeFlags } from '../cli/flags.ts';
+import { type ServeOptions } from '../cli/serve-options.ts';
 
 export type DeployTarget = 'kubernetes' | 'kserve';
 export type Autoscaler = 'keda' | 'hpa' | 'none';

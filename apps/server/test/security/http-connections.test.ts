@@ -8,7 +8,8 @@ import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InferInput } from '@tritium/client';
-import { defaultServeOptions, parseServeFlags } from '../../src/cli/flags.ts';
+import { parseServeFlags } from '../../src/cli/flags.ts';
+import { defaultServeOptions } from '../../src/cli/serve-options.ts';
 import { startTestServer, type TestServer } from '../support/start-server.ts';
 
 let s: TestServer;

@@ -16,7 +16,8 @@ import path from 'node:path';
 import { encodeInferRequest } from '@tritium/client/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_STREAM_LIMITS } from '../../src/protocol/stream-queue.ts';
-import { parseServeFlags, SERVE_USAGE } from '../../src/cli/flags.ts';
+import { parseServeFlags } from '../../src/cli/flags.ts';
+import { SERVE_USAGE } from '../../src/cli/serve-usage.ts';
 import { PROCESS_MEMORY_UNAVAILABLE, rssMiB } from '../support/process-memory.ts';
 import { startServeProcess, type ServeProcess } from '../support/serve-process.ts';
 

@@ -4,7 +4,7 @@ import { GrpcInferenceServerClient, HttpInferenceServerClient } from '@tritium/c
 import type { InferenceServerApi } from '@tritium/core';
 import type { Backend } from '@tritium/core/backend';
 import { createContainer } from '../../src/container.ts';
-import { defaultServeOptions, type ServeOptions } from '../../src/cli/flags.ts';
+import { defaultServeOptions, type ServeOptions } from '../../src/cli/serve-options.ts';
 import { TritonLog } from '../../src/logging/triton-log.ts';
 import { TOKENS } from '../../src/tokens.ts';
 import type { TritiumServer } from '../../src/tritium-server.ts';
