@@ -32,9 +32,9 @@ const SUBPATH_NAMES: Record<string, string> = {
     'outputsToFetch requestSpecOf requestTag rowsOf sequenceTensors shapeToString splitOutputs validateRequest',
   './worker':
     'BlsStream CreateWorkerInstance DEFAULT_MODEL_LOG_BYTES_PER_SEC ISOLATION_KEYS Isolation IsolationDefaults ' +
-    'IsolationParameters SEND_CANCELLED_MESSAGE SandboxHost WholeBatchOutput WorkerContext WorkerExecuteContext ' +
+    'IsolationParameters ReadinessPolicy SEND_CANCELLED_MESSAGE SandboxHost WholeBatchOutput WorkerContext WorkerExecuteContext ' +
     'WorkerExecuteOutput WorkerInstance WorkerInstanceOptions WorkerModelInstance WorkerPolicy WorkerResourceLimits ' +
-    'WorkerRestartPolicy boolParameter compiledModule isolationParameters probeSandboxHost processAlive restrictToSandbox ' +
+    'WorkerRestartPolicy boolParameter compiledModule durationParameter isolationParameters probeSandboxHost processAlive restrictToSandbox ' +
     'spawnWorkerInstance terminateWorkerThreads workerBounds',
   './repository':
     'ConfigCodec NormalizeContext RepositoryCallOptions RepositoryEntry RepositoryEntryKind RepositoryFetch RepositorySource ' +

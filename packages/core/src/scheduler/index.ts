@@ -6,7 +6,6 @@ export type { Scheduler, Clock } from './scheduler.ts';
 export type { StatsRecorder, FailureReason, ResponseOutcome } from './stats-recorder.ts';
 export { nullStatsRecorder } from './stats-recorder.ts';
 export { createScheduler } from './create-scheduler.ts';
-export { splitRowsOf, SPLIT_ROWS_PARAMETER } from './split-oversized.ts';
 export type { SchedulerDeps } from './create-scheduler.ts';
 export { DynamicBatcher } from './dynamic-batcher.ts';
 export { batcherOptionsFromConfig } from './batcher-options.ts';

@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { tensorFromTyped, typedView } from '../../src/index.ts';
 import type { InferRequest, ModelConfig } from '../../src/index.ts';
 import { validateRequest } from '../../src/backend/index.ts';
-import { createScheduler, splitRowsOf } from '../../src/scheduler/index.ts';
+import { createScheduler } from '../../src/scheduler/index.ts';
+import { splitRowsOf } from '../../src/scheduler/split-oversized.ts';
 import { manualClock } from '../../src/testing/index.ts';
 import { autoInstance, config, dynamicBatching, flush, settle } from './helpers.ts';
 
