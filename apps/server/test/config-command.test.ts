@@ -3,12 +3,12 @@
  * only: no instance starts): auto-complete from the model file, backend resolution, the backend's
  * load checks, ensembles against their composing models; several paths and whole repositories.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runTritium } from './support/run-cli.ts';
 import { buildAddSubModel } from '@tritium/onnx-gen';
 import { configCommand } from '../src/cli/config-command.ts';
 
@@ -165,17 +165,7 @@ ensemble_scheduling { step [ { model_name: "ident" model_version: -1 input_map {
   });
 });
 
-function spawnTritium(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(REPO, 'apps/server/bin/tritium.mjs'), ...args], { cwd: REPO });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
+const spawnTritium = (args: string[]) => runTritium(args, REPO);
 
 describe('tritium config (the real command)', () => {
   it('checks the example repository as served: every model passes', async () => {

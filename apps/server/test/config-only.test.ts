@@ -3,12 +3,12 @@
  * as a CI job whose model files live in object storage runs it; and Triton's L0_model_config
  * corpus (its config-only cases) refused through the real command with Triton's messages.
  */
-import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runTritium } from './support/run-cli.ts';
 import { configCommand } from '../src/cli/config-command.ts';
 // The corpus's one reader (cases, grep patterns, version folders) lives with core's config tests.
 // eslint-disable-next-line @nx/enforce-module-boundaries
@@ -36,17 +36,7 @@ async function run(args: string[]): Promise<{ code: number; out: string; err: st
   return { code, out, err };
 }
 
-function spawnTritium(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(REPO, 'apps/server/bin/tritium.mjs'), ...args], { cwd: REPO });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
+const spawnTritium = (args: string[]) => runTritium(args, REPO);
 
 const ONNX = (name: string, inType = 'TYPE_FP32') => `name: "${name}"
 platform: "onnxruntime_onnx"

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startServeProcess, TRITIUM_BIN, type ServeProcess } from './support/serve-process.ts';
+import { startServeProcess, type ServeProcess } from './support/serve-process.ts';
+import { runTritium } from './support/run-cli.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const repo = mkdtempSync(path.join(tmpdir(), 'tritium-dev-'));
@@ -74,18 +75,8 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
 }
 
 const count = (text: string, needle: string): number => text.split(needle).length - 1;
+const tritium = (args: string[]) => runTritium(args, repo);
 
-function tritium(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TRITIUM_BIN, ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
 
 describe('tritium dev', () => {
   it('reloads a saved model.ts or config.pbtxt with zero failed requests; a broken save shows its error once and the old version serves', async () => {

@@ -3,16 +3,15 @@
  * ensemble of both, a decoupled model — runs offline through the server's own load path; stdout
  * is nothing but the JSON (what the model prints lands on stderr).
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runTritium } from './support/run-cli.ts';
 import { buildAddSubModel } from '@tritium/onnx-gen';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const BIN = path.join(ROOT, 'apps/server/bin/tritium.mjs');
 const repo = mkdtempSync(path.join(tmpdir(), 'tritium-model-run-'));
 afterAll(() => rmSync(repo, { recursive: true, force: true }));
 
@@ -63,17 +62,7 @@ ensemble_scheduling { step [
   {},
 );
 
-function tritium(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
+const tritium = (args: string[]) => runTritium(args, ROOT);
 
 const X = Array.from({ length: 16 }, (_, i) => i);
 

@@ -6,13 +6,13 @@
  * `tritium serve` does not load it; a config changed without running `tritium types` again is
  * reported; a correct model passes all of them and runs with the config's datatypes.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runNode } from './support/run-cli.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const BIN = path.join(ROOT, 'apps/server/bin/tritium.mjs');
@@ -20,17 +20,7 @@ const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const repo = mkdtempSync(path.join(tmpdir(), 'tritium-types-'));
 afterAll(() => rmSync(repo, { recursive: true, force: true }));
 
-function run(file: string, args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [file, ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
+const run = (file: string, args: string[]) => runNode(file, args, repo);
 const tritium = (...args: string[]) => run(BIN, args);
 
 const CONFIG = `name: "NAME"
