@@ -86,3 +86,41 @@ it('a second SIGTERM exits at once with code 1, without waiting for the exit tim
     await serve.stop(1000);
   }
 }, 90_000);
+
+it('SIGTERM while models still load: the start finishes, then the server stops, exit code 0', async () => {
+  // initialize marks that it started, then takes 2 s: the signal arrives in the middle of the start.
+  const slow = mkdtempSync(path.join(os.tmpdir(), 'tritium-serve-slow-start-'));
+  try {
+    mkdirSync(path.join(slow, 'slow_start', '1'), { recursive: true });
+    writeFileSync(path.join(slow, 'slow_start', 'config.pbtxt'), CONFIG.replace('never_ends', 'slow_start'));
+    writeFileSync(
+      path.join(slow, 'slow_start', '1', 'model.ts'),
+      `import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { InitializeArgs } from '@tritium/backend-python-like/model';
+export default class TritonPythonModel {
+  async initialize(args: InitializeArgs) {
+    writeFileSync(join(args.model_repository, 'initializing'), '');
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+  execute() { return []; }
+}
+`,
+    );
+    const serve = startServeProcess(['--model-repository', slow, '--exit-timeout-secs=10']);
+    serve.started.catch(() => undefined);
+    try {
+      await vi.waitFor(() => expect(existsSync(path.join(slow, 'slow_start', 'initializing'))).toBe(true), { timeout: 60_000 });
+      serve.child.kill('SIGTERM');
+      const code = await serve.exited;
+      const log = serve.log();
+      expect(log).toContain('Received SIGTERM while starting: the server stops once its start has finished');
+      expect(log).toContain('Server stopped');
+      expect(code, log).toBe(0);
+    } finally {
+      await serve.stop(1000);
+    }
+  } finally {
+    rmSync(slow, { recursive: true, force: true });
+  }
+}, 90_000);

@@ -12,13 +12,13 @@ import { ListenError } from '../listeners.ts';
 import type { ServeOptions } from './serve-options.ts';
 import { exitProcess } from './exit-process.ts';
 
-/** Resolves with the process exit code once the server has stopped (or failed to start). */
 /** What a command runs beside the server (`tritium dev`'s watcher): after the start, and before the stop. */
 export interface RunHooks {
   started?(): Promise<void>;
   stopping?(): Promise<void>;
 }
 
+/** Resolves with the process exit code once the server has stopped (or failed to start). */
 export async function runServer(
   server: TritiumServer,
   options: Pick<ServeOptions, 'exitTimeoutSecs'> & Partial<Pick<ServeOptions, 'flagsWithoutEffect'>>,
@@ -27,10 +27,26 @@ export async function runServer(
   const log = server.log;
   // A Triton deployment's flags start the server unchanged; say which of them do nothing here.
   for (const { flag, why } of options.flagsWithoutEffect ?? []) log.warn(`--${flag} has no effect in Tritium: ${why}`);
+  // A signal during the start (an orchestrator stopping a pod that is still loading) must not kill
+  // the process by Node's default: it is held until the start has finished, then stops the server.
+  let early: NodeJS.Signals | undefined;
+  const onEarlySignal = (signal: NodeJS.Signals) => {
+    if (early) {
+      log.warn(`received ${signal} again, exiting now`);
+      void exitProcess(1, log);
+      return;
+    }
+    early = signal;
+    log.info(`Received ${signal} while starting: the server stops once its start has finished`);
+  };
+  process.on('SIGTERM', onEarlySignal);
+  process.on('SIGINT', onEarlySignal);
   try {
     await server.start();
     await hooks.started?.();
   } catch (e) {
+    process.off('SIGTERM', onEarlySignal);
+    process.off('SIGINT', onEarlySignal);
     // A port problem is already a whole line in Triton's words; anything else gets the prefix.
     log.error(e instanceof ListenError ? e.message : `failed to start the server: ${(e as Error).message}`);
     await server.stop();
@@ -78,6 +94,9 @@ export async function runServer(
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    process.off('SIGTERM', onEarlySignal);
+    process.off('SIGINT', onEarlySignal);
+    if (early) onSignal(early);
   });
   // Anything a backend left running (a stuck worker) must not keep the process alive after stop.
   setTimeout(() => void exitProcess(code, log), 1000).unref();
