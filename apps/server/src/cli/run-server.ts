@@ -18,17 +18,12 @@ export interface RunHooks {
   stopping?(): Promise<void>;
 }
 
-/** Resolves with the process exit code once the server has stopped (or failed to start). */
-export async function runServer(
-  server: TritiumServer,
-  options: Pick<ServeOptions, 'exitTimeoutSecs'> & Partial<Pick<ServeOptions, 'flagsWithoutEffect'>>,
-  hooks: RunHooks = {},
-): Promise<number> {
-  const log = server.log;
-  // A Triton deployment's flags start the server unchanged; say which of them do nothing here.
-  for (const { flag, why } of options.flagsWithoutEffect ?? []) log.warn(`--${flag} has no effect in Tritium: ${why}`);
-  // A signal during the start (an orchestrator stopping a pod that is still loading) must not kill
-  // the process by Node's default: it is held until the start has finished, then stops the server.
+/**
+ * A signal during the start (an orchestrator stopping a pod that is still loading) must not kill
+ * the process by Node's default: it is held until the start has finished, then stops the server; a
+ * second one exits at once. `release` removes the handlers and gives the signal held, if any.
+ */
+function holdSignalsDuringStart(log: TritiumServer['log']): { release(): NodeJS.Signals | undefined } {
   let early: NodeJS.Signals | undefined;
   const onEarlySignal = (signal: NodeJS.Signals) => {
     if (early) {
@@ -41,12 +36,30 @@ export async function runServer(
   };
   process.on('SIGTERM', onEarlySignal);
   process.on('SIGINT', onEarlySignal);
+  return {
+    release() {
+      process.off('SIGTERM', onEarlySignal);
+      process.off('SIGINT', onEarlySignal);
+      return early;
+    },
+  };
+}
+
+/** Resolves with the process exit code once the server has stopped (or failed to start). */
+export async function runServer(
+  server: TritiumServer,
+  options: Pick<ServeOptions, 'exitTimeoutSecs'> & Partial<Pick<ServeOptions, 'flagsWithoutEffect'>>,
+  hooks: RunHooks = {},
+): Promise<number> {
+  const log = server.log;
+  // A Triton deployment's flags start the server unchanged; say which of them do nothing here.
+  for (const { flag, why } of options.flagsWithoutEffect ?? []) log.warn(`--${flag} has no effect in Tritium: ${why}`);
+  const held = holdSignalsDuringStart(log);
   try {
     await server.start();
     await hooks.started?.();
   } catch (e) {
-    process.off('SIGTERM', onEarlySignal);
-    process.off('SIGINT', onEarlySignal);
+    held.release();
     // A port problem is already a whole line in Triton's words; anything else gets the prefix.
     log.error(e instanceof ListenError ? e.message : `failed to start the server: ${(e as Error).message}`);
     await server.stop();
@@ -94,8 +107,7 @@ export async function runServer(
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
-    process.off('SIGTERM', onEarlySignal);
-    process.off('SIGINT', onEarlySignal);
+    const early = held.release();
     if (early) onSignal(early);
   });
   // Anything a backend left running (a stuck worker) must not keep the process alive after stop.
