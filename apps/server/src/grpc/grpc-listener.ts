@@ -93,9 +93,22 @@ export class GrpcListener {
     this.server = undefined;
   }
 
-  /** Destroys what is left (connections grpc-js never made a session of, e.g. mid-handshake). */
-  destroyAll(): void {
-    for (const { socket } of this.connections.values()) closeNow(socket);
+  /**
+   * Destroys what is left after the shutdown (connections grpc-js never made a session of, e.g.
+   * mid-handshake). A connection whose session the shutdown closed ends by itself within moments, its
+   * last frames (a stream's final status) still being written: it gets `graceMs` to do so, as a
+   * reset would lose them.
+   */
+  async destroyAll(graceMs = 250): Promise<void> {
+    const open = [...this.connections.values()].map((c) => c.socket).filter((socket) => !socket.closed);
+    if (open.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(open.map((socket) => new Promise((resolve) => socket.once('close', resolve)))),
+      new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
+    ]);
+    clearTimeout(timer);
+    for (const socket of open) if (!socket.closed) closeNow(socket);
   }
 }
 

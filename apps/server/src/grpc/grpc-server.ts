@@ -249,6 +249,6 @@ export class GrpcTransport {
       () => server.forceShutdown(),
       timeoutMs,
     );
-    listener.destroyAll();
+    await listener.destroyAll();
   }
 }
