@@ -10,16 +10,13 @@ import path from 'node:path';
 import { InferenceServer, type InferError, type Logger, type ModelConfig } from '@tritium/core';
 import { configSourcePosition, modelConfigToJson, parseModelConfigText } from '@tritium/core/config';
 import { defaultBackends } from './serve-command.ts';
-import { FlagError, parseSomeServeFlags } from './flags.ts';
+import { parsePathCommandArgs, type CommandIo } from './path-command-args.ts';
 import { type ServeOptions } from './serve-options.ts';
 import { writeLines } from './cli-log.ts';
 import { ModelPathError, resolveModelPath, type ModelTarget } from './model-paths.ts';
 import { checkConfigsOnly } from './config-only.ts';
 
-export interface ConfigCommandIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-}
+export type ConfigCommandIo = CommandIo;
 
 const USAGE = `usage: tritium config <path> [<path> ...] [options]
        tritium config --config-only <path> [<path> ...] [options]
@@ -151,27 +148,11 @@ async function checkRepository(
 }
 
 export async function configCommand(args: string[], io: ConfigCommandIo = process): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    io.stdout.write(USAGE);
-    return 0;
-  }
-  let options: ServeOptions;
-  let rest: string[];
-  try {
-    ({ options, rest } = parseSomeServeFlags(args, SERVE_FLAGS));
-  } catch (e) {
-    if (!(e instanceof FlagError)) throw e;
-    io.stderr.write(`tritium config: ${e.message}\n${USAGE}`);
-    return 1;
-  }
-  const quiet = rest.includes('-q') || rest.includes('--quiet');
-  const configOnly = rest.includes('--config-only');
-  const paths = rest.filter((a) => a !== '-q' && a !== '--quiet' && a !== '--config-only');
-  const unknown = paths.find((a) => a.startsWith('-'));
-  if (unknown || paths.length === 0) {
-    io.stderr.write(`${unknown ? `tritium config: unknown option '${unknown}'\n` : ''}${USAGE}`);
-    return 1;
-  }
+  const parsed = parsePathCommandArgs('config', args, { usage: USAGE, serveFlags: SERVE_FLAGS, switches: ['-q', '--quiet', '--config-only'] }, io);
+  if (typeof parsed === 'number') return parsed;
+  const { options, paths } = parsed;
+  const quiet = parsed.switches.has('-q') || parsed.switches.has('--quiet');
+  const configOnly = parsed.switches.has('--config-only');
 
   if (configOnly) return configOnlyCommand(paths, options, quiet, io);
 

@@ -10,15 +10,12 @@ import { writeModelTypes, writeTsconfig, type WrittenFile } from '@tritium/backe
 import { InferenceServer, type ModelConfig } from '@tritium/core';
 import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
 import { defaultBackends } from './serve-command.ts';
-import { FlagError, parseSomeServeFlags } from './flags.ts';
+import { parsePathCommandArgs, type CommandIo } from './path-command-args.ts';
 import { type ServeOptions } from './serve-options.ts';
 import { ModelPathError, resolveModelPath, type ModelTarget } from './model-paths.ts';
 import { writeLines } from './cli-log.ts';
 
-export interface TypesCommandIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-}
+export type TypesCommandIo = CommandIo;
 
 const USAGE = `usage: tritium types <path> [<path> ...] [options]
 
@@ -87,24 +84,9 @@ function report(io: TypesCommandIo, files: readonly WrittenFile[]): void {
 }
 
 export async function typesCommand(args: string[], io: TypesCommandIo = process): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    io.stdout.write(USAGE);
-    return 0;
-  }
-  let options: ServeOptions;
-  let paths: string[];
-  try {
-    ({ options, rest: paths } = parseSomeServeFlags(args, SERVE_FLAGS));
-  } catch (e) {
-    if (!(e instanceof FlagError)) throw e;
-    io.stderr.write(`tritium types: ${e.message}\n${USAGE}`);
-    return 1;
-  }
-  const unknown = paths.find((a) => a.startsWith('-'));
-  if (unknown || paths.length === 0) {
-    io.stderr.write(`${unknown ? `tritium types: unknown option '${unknown}'\n` : ''}${USAGE}`);
-    return 1;
-  }
+  const parsed = parsePathCommandArgs('types', args, { usage: USAGE, serveFlags: SERVE_FLAGS }, io);
+  if (typeof parsed === 'number') return parsed;
+  const { options, paths } = parsed;
   let failed = false;
   const byRepository = new Map<string, ModelTarget[]>();
   for (const p of paths) {
