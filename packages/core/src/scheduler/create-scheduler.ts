@@ -8,7 +8,7 @@ import type { Logger } from '../logger.ts';
 import type { InferRequest, InferResponse, ResponseSink } from '../types.ts';
 import { EnsembleScheduler } from '../ensemble/runtime/ensemble-scheduler.ts';
 import { createPipelineEnsemble } from '../ensemble/runtime/pipeline-ensemble.ts';
-import { batcherOptionsFromConfig } from './batcher-options.ts';
+import { batcherOptionsFromConfig, type BatcherOptions } from './batcher-options.ts';
 import { createDirectScheduler } from './direct-scheduler.ts';
 import { DynamicBatcher } from './dynamic-batcher.ts';
 import { SequenceBatcher } from './sequence/sequence-batcher.ts';
@@ -44,12 +44,22 @@ export function isEnsembleConfig(config: ModelConfig): boolean {
  * options are inconsistent (e.g. a preferred batch size above max_batch_size).
  */
 export function createScheduler(config: ModelConfig, deps: SchedulerDeps): Scheduler {
-  const scheduler = schedulerFor(config, deps);
-  // Requests past max_batch_size split into parts (tritium.split_rows, opt-in; refused where it cannot apply).
-  return splitRowsOf(config) === undefined ? scheduler : splittingScheduler(scheduler, config, config.max_batch_size);
+  const options = !isEnsembleConfig(config) && !config.sequence_batching && config.dynamic_batching ? batcherOptionsFromConfig(config, deps.version) : undefined;
+  const scheduler = schedulerFor(config, deps, options);
+  // Requests past max_batch_size, or past a model's token budget, split into parts (tritium.split_rows,
+  // opt-in; refused where it cannot apply); without it a request past the token budget is refused.
+  const split = splitRowsOf(config) !== undefined;
+  const tokens = options?.tokens;
+  if (!split && !tokens) return scheduler;
+  return splittingScheduler(scheduler, config, {
+    maxBatchSize: config.max_batch_size,
+    ...(tokens ? { tokens } : {}),
+    split,
+    preserveOrdering: !!config.dynamic_batching?.preserve_ordering,
+  });
 }
 
-function schedulerFor(config: ModelConfig, deps: SchedulerDeps): Scheduler {
+function schedulerFor(config: ModelConfig, deps: SchedulerDeps, options: BatcherOptions | undefined): Scheduler {
   if (isEnsembleConfig(config)) {
     return config.dynamic_batching ? createPipelineEnsemble(config, deps) : new EnsembleScheduler(config, deps);
   }
@@ -70,6 +80,6 @@ function schedulerFor(config: ModelConfig, deps: SchedulerDeps): Scheduler {
     log: deps.log,
     decoupled: !!config.model_transaction_policy?.decoupled,
   };
-  if (config.dynamic_batching) return new DynamicBatcher(batcherOptionsFromConfig(config, deps.version), batcherDeps);
+  if (options) return new DynamicBatcher(options, batcherDeps);
   return createDirectScheduler(config, deps.version, batcherDeps);
 }

@@ -60,6 +60,8 @@ interface Scenario {
   readonly maxBatchSize: number;
   readonly preferred: number;
   readonly preserveOrdering: boolean;
+  /** `tritium.split_rows` is set: a request over the budget splits (else it is refused). */
+  readonly split: boolean;
   readonly requests: readonly Sent[];
 }
 
@@ -77,6 +79,7 @@ async function run(s: Scenario) {
       'tritium.batch_tokens': { string_value: String(s.budget) },
       'tritium.batch_tokens.lengths': { string_value: 'IDS' },
       'tritium.batch_tokens.execution_cost': { string_value: String(s.executionCost) },
+      ...(s.split ? { 'tritium.split_rows': { string_value: String(s.maxBatchSize) } } : {}),
     },
     dynamic_batching: dynamicBatching({
       preferred_batch_size: [Math.min(s.preferred, s.maxBatchSize)],
@@ -115,11 +118,12 @@ const scenarioArb = fc.record({
   maxBatchSize: fc.integer({ min: 3, max: 16 }),
   preferred: fc.integer({ min: 1, max: 16 }),
   preserveOrdering: fc.boolean(),
+  split: fc.boolean(),
   requests: fc.array(sentArb, { minLength: 1, maxLength: 24 }),
 });
 
 describe('length-aware batching of a model (property)', () => {
-  it('answers every request as alone, in order; poison fails alone; executions stay within the budget', async () => {
+  it('answers every request as alone, in order; poison fails alone; executions stay within the budget; split or refused past it', async () => {
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (scenario) => {
         const requests = scenario.requests.map((r, i) => ({ rows: r.rows, length: r.length, seed: r.poisoned ? POISON + i : i + 1 }));
@@ -127,6 +131,12 @@ describe('length-aware batching of a model (property)', () => {
         requests.forEach((r, i) => {
           const o = outcomes[i]!;
           expect(o.done, `request ${i} answered`).toBe(true);
+          if (!scenario.split && r.rows > 1 && r.rows * r.length > scenario.budget) {
+            expect(o.error?.message).toBe(
+              `inference request padded tokens must be <= ${scenario.budget} for 'm' (its 'tritium.batch_tokens'), got ${r.rows} rows x ${r.length} tokens of input 'IDS' = ${r.rows * r.length}; 'tritium.split_rows' lets such a request split into executions`,
+            );
+            return;
+          }
           if (r.seed >= POISON) {
             expect(o.error?.message).toBe(`poisoned request q${i}`);
             return;
@@ -146,7 +156,8 @@ describe('length-aware batching of a model (property)', () => {
           const rows = batch.reduce((n, r) => n + r.inputs[0]!.shape[0]!, 0);
           const width = batch[0]!.inputs[0]!.shape[1]!;
           expect(rows).toBeLessThanOrEqual(Math.max(scenario.maxBatchSize, batch[0]!.inputs[0]!.shape[0]!));
-          if (batch.length > 1) expect(rows * width).toBeLessThanOrEqual(scenario.budget);
+          // Only one row alone may exceed the budget (a request of several rows is split or refused).
+          if (rows > 1) expect(rows * width).toBeLessThanOrEqual(scenario.budget);
           padded += rows * width;
           for (const r of batch) real += r.inputs[0]!.shape[0]! * Number(requests[Number(r.id.slice(1))]!.length);
         }
@@ -161,7 +172,7 @@ describe('length-aware batching of a model (property)', () => {
     // Lengths 40, 2, 40, 2, 40, 2 queued together, budget 128: [40, 40, 40] (120 padded tokens) go
     // with the head and the three of length 2 after, where one batch of six pads to 240.
     const requests = [40, 2, 40, 2, 40, 2].map((length, i) => ({ rows: 1, length, seed: i + 1 }));
-    const s: Scenario = { budget: 128, executionCost: 4, maxBatchSize: 8, preferred: 6, preserveOrdering: false, requests };
+    const s: Scenario = { budget: 128, executionCost: 4, maxBatchSize: 8, preferred: 6, preserveOrdering: false, split: false, requests };
     const { executions, outcomes } = await run(s);
     expect(outcomes.every((o) => o.value)).toBe(true);
     expect(executions.map((b) => b.map((r) => r.id))).toEqual([

@@ -102,3 +102,27 @@ describe('tritium.split_rows: bounds and refusals', () => {
     expect(() => load({ max_batch_size: 4, model_transaction_policy: { decoupled: true } }, '8')).toThrow('cannot be used by a decoupled model');
   });
 });
+
+describe('tritium.split_rows: a failing part', () => {
+  it('fails the request once with its error and cancels the parts still queued', async () => {
+    const executions: (readonly InferRequest[])[] = [];
+    const clock = manualClock();
+    const scheduler = createScheduler(model(2, 8, 0), {
+      modelName: 'm',
+      version: 1,
+      instances: [autoInstance({ poison: POISON, onBatch: (b) => executions.push(b) })],
+      clock,
+      infer: () => Promise.reject(new Error('unused')),
+    });
+    // Rows 0-1 (poisoned), 2-3, 4-5: one instance, so the last two parts wait while the first fails.
+    const failed = settle(scheduler.enqueue(request('q', 6, 1, 0)));
+    const next = settle(scheduler.enqueue(request('n', 1, 50, undefined)));
+    for (let k = 0; k < 10 && !(failed.done && next.done); k++) {
+      clock.advance(1000);
+      await flush(3);
+    }
+    expect(failed.error?.message).toBe('poisoned request q');
+    expect(next.value?.outputs[0]!.shape).toEqual([1, 2]);
+    expect(executions.flat().map((r) => r.id)).toEqual(['q', 'n']);
+  });
+});
