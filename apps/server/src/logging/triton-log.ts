@@ -11,6 +11,9 @@ import { logLines, type Logger, type ModelLogLine } from '@tritium/core';
 /** This module's file name (`triton-log.js` compiled, `triton-log.ts` in tests): its frames are skipped. */
 const SELF = basename(fileURLToPath(import.meta.url));
 
+/** Core's forwarding helpers (`logBlock` in @tritium/core's logger): the line names their caller. */
+const FORWARDER = /[\\/]core[\\/](?:dist|src)[\\/]logger\.(?:js|ts):/;
+
 export interface TritonLogOptions {
   info: boolean;
   warning: boolean;
@@ -37,7 +40,7 @@ export function formatLogLine(level: 'I' | 'W' | 'E' | 'V', message: string, whe
 function callerSite(): string {
   const stack = new Error().stack?.split('\n') ?? [];
   for (const line of stack.slice(3)) {
-    if (line.includes(SELF)) continue;
+    if (line.includes(SELF) || FORWARDER.test(line)) continue;
     const m = /([^/\\(\s]+\.(?:ts|js|mjs)):(\d+)/.exec(line);
     if (m) return `${m[1]}:${m[2]}`;
   }
