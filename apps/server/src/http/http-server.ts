@@ -1,6 +1,7 @@
 /**
  * The HTTP transport on node:http (no framework): routing, Triton's error JSON and status mapping,
- * request decompression and response compression, limits, graceful close.
+ * request decompression and response compression, limits, graceful close. The listener (connection
+ * limits, TLS, backlog) is made in listener.ts.
  *
  * Compression follows Triton's rule: only a successful inference reply is compressed (however small)
  * when Accept-Encoding asks for it. Errors, metadata, config, statistics, repository and generate
@@ -8,8 +9,7 @@
  * reply (tritonclient.http.aio over aiohttp) keep working.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import https from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { parseModelVersion } from '@tritium/core/server';
 import type { TransportContext } from '../protocol/context.ts';
 import { forwardHeaders } from '../protocol/header-forward.ts';
@@ -26,8 +26,9 @@ import { generateOnce, generateRequest, generateSpecOf, generateStream } from '.
 import { JsonParser, type JsonParserOptions } from './json-parser.ts';
 import { exactJsonParts } from '../protocol/tensors.ts';
 import { failedRestriction, httpRestrictedMessage, type Restrictions } from '../protocol/restricted.ts';
-import { loadTlsMaterial, type TlsOptions } from '../protocol/tls.ts';
-import { DEFAULT_HTTP_CONNECTION_LIMITS, type HttpConnectionLimits } from '../protocol/limits.ts';
+import type { TlsOptions } from '../protocol/tls.ts';
+import type { HttpConnectionLimits } from '../protocol/limits.ts';
+import { listen } from './listener.ts';
 import { gracefulStop } from '../protocol/graceful-stop.ts';
 import { connectionSignal } from './connection-signal.ts';
 import { openAiTooLarge, type OpenAiExchange, type OpenAiRoutes } from '../openai/routes.ts';
@@ -86,16 +87,6 @@ export class HttpTransport {
   }
 
   async start(): Promise<number> {
-    const limits = this.options.connections ?? DEFAULT_HTTP_CONNECTION_LIMITS;
-    const serverOptions: http.ServerOptions = {
-      keepAlive: true,
-      maxHeaderSize: 64 * 1024,
-      // A headers timeout above the request timeout is an error in Node; the smaller one wins anyway.
-      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
-      requestTimeout: limits.requestTimeoutMs,
-      // Node checks both timeouts on this interval (30 s by default, which would add up to 30 s to each).
-      connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs, limits.requestTimeoutMs),
-    };
     const handler = (req: IncomingMessage, res: ServerResponse) => {
       // What this request's body holds of the server-wide budget, given back once its response is
       // sent or its connection closes.
@@ -103,37 +94,9 @@ export class HttpTransport {
       res.once('close', () => account.release());
       this.handle(req, res, account).catch((e) => this.sendError(req, res, e));
     };
-    const tls = this.options.tls && loadTlsMaterial('http', this.options.tls);
-    const server: http.Server = tls
-      ? https.createServer(
-          {
-            ...serverOptions,
-            cert: tls.cert,
-            key: tls.key,
-            // Mutual TLS: a client without a certificate signed by `ca` fails the handshake.
-            ...(tls.mutual ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}),
-          },
-          handler,
-        )
-      : http.createServer(serverOptions, handler);
-    server.maxConnections = limits.maxConnections;
-    server.on('connection', (socket: Socket) => {
+    const server = await listen(this.options, handler, (socket) => {
       this.open++;
       socket.once('close', () => this.open--);
-    });
-    // Node drops headers past maxHeadersCount silently; keep its default (2000) as the hard bound and
-    // answer 431 ourselves above the configured limit.
-    server.keepAliveTimeout = 65_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      // Node's default accept backlog is 511: when thousands of clients connect at once (c=2000), the
-      // kernel drops SYNs past it (ListenOverflows) and a health probe's connection waits for SYN
-      // retransmits (1 s, 3 s, 7 s): probes timed out at 10 s. Ask for a queue as deep as the
-      // connection cap; the kernel clamps it to net.core.somaxconn.
-      server.listen({ port: this.options.port, host: this.options.address, backlog: Math.min(65535, Math.max(511, limits.maxConnections)) }, () => {
-        server.off('error', reject);
-        resolve();
-      });
     });
     this.server = server;
     this.boundPort = (server.address() as AddressInfo).port;

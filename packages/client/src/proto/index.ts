@@ -3,4 +3,5 @@ export { PROTO_DIR, tritonProtoRoot, plainCodec, unaryCodecs, TO_OBJECT_OPTIONS 
 export type { PlainCodec, UnaryMethod } from './load.ts';
 export type * from '../generated/grpc-types.ts';
 export * from './infer-codec.ts';
+export * from './infer-decode.ts';
 export { ProtoReader, ProtoWriter, WireFormatError, checkWireFormat } from './wire.ts';

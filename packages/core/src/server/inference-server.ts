@@ -8,7 +8,7 @@
  * inference never waits for them. Routing and enqueue happen in one synchronous step, so a
  * version swapped by a reload never receives a request after its scheduler was told to stop.
  *
- * Over 400 lines on purpose: it is the server's facade, InferenceServerApi's methods, most a few
+ * Over 400 lines because it is the server's facade, InferenceServerApi's methods, most a few
  * lines handing off to the module of their job (request-dispatch.ts answers requests with tracing,
  * caching and the in-flight count; model-routing.ts finds the version; model-lifecycle.ts loads and
  * unloads; model-metrics-snapshot.ts reports). Start, stop, polling and model control stay here:
@@ -44,7 +44,8 @@ import { validateRequest } from './request-validation.ts';
 import { splitRowsOf } from '../scheduler/split-oversized.ts';
 import { parseModelVersion } from './model-version.ts';
 import type { VersionLoadDeps } from './version-loader.ts';
-import { ModelLifecycle, removeUploads } from './model-lifecycle.ts';
+import { ModelLifecycle } from './model-lifecycle.ts';
+import { removeUploads } from './version-unload.ts';
 import type { LoadedVersion } from './loaded-version.ts';
 import type { ModelRecord } from './model-record.ts';
 import { formatTable } from './table-printer.ts';

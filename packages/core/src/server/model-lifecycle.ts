@@ -1,102 +1,58 @@
 /**
- * The server's model lifecycle: which models and versions exist, their states, and the work of
- * reading, loading, reloading and unloading them (composing models before their ensembles; a
- * changed version loads beside the serving one and is swapped in only when READY). Callers
- * serialize operations; inference only reads `models`. An unload changes states at once and drains
- * in the background (held-versions.ts): no operation waits on another model's drain.
- * (Over 400 lines: the lifecycle's steps share the records and the instance accounting.)
+ * The server's model lifecycle: the work of reading, loading, reloading and unloading models
+ * (composing models before their ensembles; a changed version loads beside the serving one and is
+ * swapped in only when READY). Callers serialize operations; inference only reads the records
+ * (model-registry.ts). An unload changes states at once and drains in the background
+ * (held-versions.ts, version-unload.ts): no operation waits on another model's drain. Applying one
+ * model's versions is model-apply.ts; the instance bounds while loading, instance-reservations.ts.
  */
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { InferError } from '../errors.ts';
 import type { ModelConfig } from '../config/model-config.ts';
-import type { Logger } from '../logger.ts';
 import type { ModelRepository, ModelSource, ResolvedModel } from '../repository/model-repository.ts';
 import type { ConfigCodec } from '../repository/config-codec.ts';
 import { assertSafeModelName } from '../repository/model-name.ts';
-import { ambiguousModelMessage, modelIdText, modelKey } from '../repository/model-identifier.ts';
-import { checkComposingModels, composingModels, findCycle, type ComposingModelView, type DependencyNode } from '../ensemble/validate/ensemble-dependencies.ts';
-import { validateEnsembleModels } from '../ensemble/validate/ensemble-models.ts';
+import { modelIdText, modelKey } from '../repository/model-identifier.ts';
+import { composingModels, findCycle, type DependencyNode } from '../ensemble/validate/ensemble-dependencies.ts';
 import type { LoadOptions } from './server-api.ts';
-import { ModelRecord } from './model-record.ts';
+import type { ModelRecord } from './model-record.ts';
+import { ModelRegistry } from './model-registry.ts';
 import { EnsembleStats, ModelStats } from './model-stats.ts';
-import { statusText } from './status-text.ts';
-import { loadVersion, type VersionLoadDeps } from './version-loader.ts';
 import { prepareLoadOverride, type LoadOverride } from './load-overrides.ts';
-import { inertFieldWarnings, type ServerFeatures } from '../config/inert-fields.ts';
 import type { LatencyMetricsOptions } from '../metrics/latency-metrics.ts';
-import { instancesPerVersion, MAX_INSTANCES_PER_SERVER } from '../config/validate-instances.ts';
 import { HeldVersions, DEFAULT_UNLOAD_TIMEOUT_MS } from './held-versions.ts';
-import { checkModelLimits, checkProcessCeiling, limitsApply, type ModelLimits } from './model-limits.ts';
-import type { LoadedVersion } from './loaded-version.ts';
+import { InstanceReservations } from './instance-reservations.ts';
+import { applyModel, type ApplyContext, type ApplyDeps } from './model-apply.ts';
+import { removeUploads, unloadSlots } from './version-unload.ts';
 
-export interface ModelLifecycleDeps {
-  /** Whether the server has a response cache and rate limiting (config fields that need them warn otherwise). */
-  readonly serverFeatures: ServerFeatures;
+export interface ModelLifecycleDeps extends ApplyDeps {
   readonly repository: ModelRepository;
   readonly codec: ConfigCodec;
-  readonly log: Logger;
-  readonly loadDeps: VersionLoadDeps;
   readonly allowModelFileOverride: boolean;
-  readonly isStopping: () => boolean;
-  /**
-   * Poll mode: a config that cannot be read is logged in Triton's words (`Poll failed for model
-   * directory 'm': ...`); in the other modes nothing polls, so the line says what failed instead
-   * (`failed to read model directory 'm': ...`).
-   */
-  readonly polling?: boolean;
-  /**
-   * Each failure as it happens, with its error (the failure lines carry only the message) and, when
-   * a version failed to load, that version (none when the model's config failed).
-   */
-  readonly onFailure?: (model: string, error: InferError, version?: number) => void;
   /** `--metrics-config` summaries and first-response histogram. */
   readonly latencyMetrics?: LatencyMetricsOptions;
   /** How long an unloading version may drain its requests before what still runs is stopped (default 30 s). */
   readonly unloadTimeoutMs?: number;
-  /** Ceilings on what a client-sent config (load API) may ask for; none: unbounded. */
-  readonly limits?: ModelLimits;
   /** `--model-namespacing`: records are per repository and names resolve as in `resolve`. */
   readonly namespacing?: boolean;
 }
 
-export class ModelLifecycle {
-  /** Every model known, by `modelKey(namespace, name)` (the name alone without namespacing). */
-  readonly models = new Map<string, ModelRecord>();
-  /** The records of each name (Triton's global map), for `resolve`. */
-  private readonly byName = new Map<string, ModelRecord[]>();
+export class ModelLifecycle extends ModelRegistry {
   private readonly stats = new Map<string, ModelStats>();
   /** Every loaded version not yet disposed (serving or draining), for the instance bounds and the stop. */
   readonly held: HeldVersions;
-  /** Instances of versions being loaded now (not yet held), counted against MAX_INSTANCES_PER_SERVER. */
-  private loadingInstances = 0;
-  /** Of those, instances of models the ceilings bound (counted against `limits.processes`). */
-  private loadingBounded = 0;
+  private readonly apply: ApplyContext;
 
   constructor(private readonly deps: ModelLifecycleDeps) {
+    super(deps.namespacing === true);
     this.held = new HeldVersions(deps.log, deps.unloadTimeoutMs ?? DEFAULT_UNLOAD_TIMEOUT_MS);
-  }
-
-  /**
-   * Takes `count` instances from the server-wide bounds for a version about to load, or throws
-   * naming the bound. Synchronous, so loads running side by side cannot both pass the check.
-   * Instances of versions still draining count until they are gone.
-   */
-  private reserveInstances(model: string, count: number, bounded: boolean): void {
-    const loaded = this.loadingInstances + this.held.instances();
-    if (loaded + count > MAX_INSTANCES_PER_SERVER) {
-      throw new InferError(
-        'INVALID_ARG',
-        `model ${model} would start ${count} instances beside the ${loaded} loaded in the server; at most ${MAX_INSTANCES_PER_SERVER} are allowed in all models together`,
-      );
-    }
-    if (bounded && this.deps.limits) checkProcessCeiling(model, count, this.loadingBounded + this.held.instances(true), this.deps.limits);
-    this.loadingInstances += count;
-    if (bounded) this.loadingBounded += count;
-  }
-
-  private releaseReservation(count: number, bounded: boolean): void {
-    this.loadingInstances -= count;
-    if (bounded) this.loadingBounded -= count;
+    this.apply = {
+      deps,
+      registry: this,
+      held: this.held,
+      reservations: new InstanceReservations(this.held, deps.limits),
+      statsFor: (record, version, config) => this.statsFor(record, version, config),
+    };
   }
 
   statsFor(record: { readonly key: string; readonly name: string }, version: number, config: ModelConfig): ModelStats {
@@ -116,125 +72,19 @@ export class ModelLifecycle {
   }
 
   /**
-   * The record `name` means. Without namespacing, the one of that name. With it (Triton's
-   * FindModelIdentifier, and an ensemble's preferred identifier for its steps): the present record
-   * in namespace `prefer` if there is one, else the only present record of that name; several
-   * present and none preferred is Triton's ambiguity error (INVALID_ARG). With none present, a
-   * known record (an unloaded one) still answers, so its state is reported.
-   */
-  resolve(name: string, prefer?: string): ModelRecord | undefined {
-    if (!this.deps.namespacing) return this.models.get(name);
-    if (prefer !== undefined) {
-      const own = this.models.get(modelKey(prefer, name));
-      if (own?.present) return own;
-    }
-    const all = this.byName.get(name) ?? [];
-    const present = all.filter((r) => r.present);
-    if (present.length > 1) throw new InferError('INVALID_ARG', ambiguousModelMessage(name, present.length));
-    if (present.length === 1) return present[0];
-    return (prefer !== undefined ? this.models.get(modelKey(prefer, name)) : undefined) ?? (all.length === 1 ? all[0] : undefined);
-  }
-
-  /** `resolve`, with an ambiguous name as unknown (an ensemble step: "not available or ambiguous"). */
-  tryResolve(name: string, prefer?: string): ModelRecord | undefined {
-    try {
-      return this.resolve(name, prefer);
-    } catch {
-      return undefined;
-    }
-  }
-
-  /** Every record of `name`, one per namespace holding it. */
-  recordsNamed(name: string): readonly ModelRecord[] {
-    return this.byName.get(name) ?? [];
-  }
-
-  /** Composing models of `record` (recursively) that no other loaded ensemble uses and nobody loaded by name. */
-  orphanedComposing(record: ModelRecord): ModelRecord[] {
-    const removed = new Set<string>([record.key]);
-    const out: ModelRecord[] = [];
-    let frontier = composingModels(record.resolved?.config ?? {});
-    while (frontier.length > 0) {
-      const next: string[] = [];
-      for (const dep of frontier) {
-        const r = this.tryResolve(dep, record.namespace);
-        if (!r || removed.has(r.key) || r.explicit) continue;
-        const usedElsewhere = [...this.models.values()].some(
-          (o) => !removed.has(o.key) && o.readyVersions().length > 0 && composingModels(o.resolved?.config ?? {}).includes(dep),
-        );
-        if (usedElsewhere) continue;
-        removed.add(r.key);
-        out.push(r);
-        next.push(...composingModels(r.resolved?.config ?? {}));
-      }
-      frontier = next;
-    }
-    return out;
-  }
-
-  /**
    * Unloads every version of `record` and, once they are gone, the upload folders they used. The
    * states change now (UNLOADING, no new requests); the promise resolves once they drained (bounded
    * by the unload timeout). Model control does not wait for it.
    */
   unloadRecord(record: ModelRecord): Promise<void> {
     const dirs = new Set(record.overrideDirs);
-    return this.unloadSlots(record).then(() =>
+    return unloadSlots(record, this.held, this.deps.log).then(() =>
       // A load that came meanwhile may use a new upload folder, or (a reload) one of these. Nobody
       // may be waiting for this (a poll does not): a folder that cannot be removed is logged.
       removeUploads(record, (dir) => dirs.has(dir) && ![...record.slots.values()].some((slot) => slot.live && slot.dir === dir)).catch((err: unknown) =>
         this.deps.log.error(`model '${record.name}': could not remove its uploaded files: ${InferError.from(err).message}`),
       ),
     );
-  }
-
-  /**
-   * Unloads every loaded version of `record`: UNLOADING now, then UNAVAILABLE (`unloaded`) once
-   * drained; a version a load replaced meanwhile is left as that load set it. An ensemble unloaded
-   * because a model it uses is gone (`dependency`) reads UNAVAILABLE with that reason at once, so
-   * the ensembles above it name it, while it drains.
-   */
-  private unloadSlots(record: ModelRecord, dependency?: string): Promise<void> {
-    const jobs: Promise<void>[] = [];
-    for (const slot of record.slots.values()) {
-      if (slot.live) {
-        const live = slot.live;
-        slot.down = false;
-        const drained = this.held.retire(live).then(() => this.deps.log.info(`successfully unloaded '${live.name}' version ${live.version}`));
-        if (dependency !== undefined) {
-          slot.live = undefined;
-          slot.state = 'UNAVAILABLE';
-          slot.reason = dependency;
-          slot.dependencyUnloaded = true;
-          jobs.push(drained);
-          continue;
-        }
-        slot.state = 'UNLOADING';
-        slot.reason = '';
-        slot.dependencyUnloaded = false;
-        jobs.push(
-          drained.then(() => {
-            if (slot.live !== live) return;
-            slot.live = undefined;
-            slot.state = 'UNAVAILABLE';
-            slot.reason = 'unloaded';
-          }),
-        );
-        continue;
-      }
-      if (slot.state !== 'UNAVAILABLE' || slot.dependencyUnloaded) {
-        slot.state = 'UNAVAILABLE';
-        slot.reason = 'unloaded';
-      }
-      // Unloaded on purpose now: it no longer waits for its composing models to come back.
-      slot.dependencyUnloaded = false;
-      // An ensemble unloaded for a missing model waits for it in every unloaded version.
-      if (dependency !== undefined && slot.state === 'UNAVAILABLE' && slot.reason === 'unloaded') {
-        slot.reason = dependency;
-        slot.dependencyUnloaded = true;
-      }
-    }
-    return Promise.all(jobs).then(() => undefined);
   }
 
   /**
@@ -254,7 +104,7 @@ export class ModelLifecycle {
         if (config?.platform !== 'ensemble' || record.readyVersions().length === 0) continue;
         const problem = this.composingProblem(config, record.namespace);
         if (problem === undefined) continue;
-        drains.push(this.unloadSlots(record, problem));
+        drains.push(unloadSlots(record, this.held, this.deps.log, problem));
         this.deps.log.error(problem);
         lines.push(problem);
         changed = true;
@@ -276,23 +126,13 @@ export class ModelLifecycle {
         const model = record.resolved;
         if (!model || ![...record.slots.values()].some((s) => s.dependencyUnloaded && !s.live)) continue;
         if (this.composingProblem(model.config, record.namespace) !== undefined) continue;
-        failures.push(...(await this.applyModel(model, undefined)));
+        failures.push(...(await applyModel(this.apply, model, undefined, false)));
         for (const slot of record.slots.values()) slot.dependencyUnloaded = false;
         // A reloaded ensemble may be what an outer ensemble was waiting for.
         if (record.readyVersions().length > 0) changed = true;
       }
     }
     return failures;
-  }
-
-  /** Why an ensemble cannot run against the models serving now, or undefined when it can. */
-  private composingProblem(config: ModelConfig, namespace: string): string | undefined {
-    try {
-      checkComposingModels(config, (name) => this.composingView(name, namespace), modelIdText(namespace, config.name));
-      return undefined;
-    } catch (err) {
-      return InferError.from(err).message;
-    }
   }
 
   /** Full scan (startup in none/poll mode, `*` in explicit mode, every poll). Returns failure lines. */
@@ -415,17 +255,6 @@ export class ModelLifecycle {
     return override;
   }
 
-  recordFor(name: string, namespace = ''): ModelRecord {
-    const key = modelKey(namespace, name);
-    let record = this.models.get(key);
-    if (!record) {
-      record = new ModelRecord(name, namespace);
-      this.models.set(key, record);
-      this.byName.set(name, [...(this.byName.get(name) ?? []), record]);
-    }
-    return record;
-  }
-
   /**
    * Reads every source, then loads: plain models concurrently, each ensemble once the models it
    * names have been applied. Returns failure lines in Triton's log wording.
@@ -480,7 +309,7 @@ export class ModelLifecycle {
           const start = { id: modelIdText(namespace, name), namespace, config: model.config };
           const cycle = composingModels(model.config).length > 0 ? findCycle(start, stepOf) : undefined;
           if (!cycle) await Promise.all(deps.map((d) => apply(d)));
-          failures.push(...(await this.applyModel(model, cycle, overrides.has(name))));
+          failures.push(...(await applyModel(this.apply, model, cycle, overrides.has(name))));
         })();
         done.set(key, p);
       }
@@ -489,174 +318,9 @@ export class ModelLifecycle {
     await Promise.all([...resolved.keys()].map((n) => apply(n)));
     return failures;
   }
-
-  /**
-   * Brings one model's loaded versions in line with `model`: loads new versions, reloads changed
-   * ones beside the serving one (swapped in only when READY), unloads versions the policy dropped.
-   * `clientSent`: its config or files came through the load API (the ceilings bound it).
-   */
-  private async applyModel(model: ResolvedModel, preError: InferError | undefined, clientSent = false): Promise<string[]> {
-    const record = this.recordFor(model.source.name, model.source.namespace);
-    const previous = record.resolved;
-    record.resolved = model;
-    record.error = undefined;
-    const failures: string[] = [];
-    const wanted = new Set(model.versions.map((v) => v.version));
-
-    let config = model.config;
-    let configError = preError;
-    if (!configError && model.config.platform === 'ensemble') {
-      try {
-        config = this.completeEnsemble(model.config, model.source.namespace);
-      } catch (err) {
-        configError = InferError.from(err);
-      }
-    }
-    const limits = this.deps.limits && limitsApply(this.deps.limits, clientSent || model.source.uploaded === true) ? this.deps.limits : undefined;
-    if (!configError && limits) {
-      try {
-        checkModelLimits(config, model.versions.length, limits);
-      } catch (err) {
-        configError = InferError.from(err);
-      }
-    }
-
-    // Warned once per load of the model, not on every poll that finds it unchanged.
-    let warned = false;
-    await Promise.all(
-      model.versions.map(async (rv) => {
-        let slot = record.slots.get(rv.version);
-        // A version whose instances are down is not reloaded by a poll: it keeps restarting itself.
-        const unchanged =
-          slot?.live && (slot.state === 'READY' || slot.down) && slot.live.stamp === rv.stamp && previous?.stamp === model.stamp;
-        if (unchanged) return;
-        // Poll mode tries a failed load again only once its files changed (the failure was logged).
-        const filesStamp = `${rv.stamp}\0${model.stamp}`;
-        if (this.deps.polling && !configError && slot?.failedStamp === filesStamp) return;
-        if (!warned && !configError) {
-          warned = true;
-          for (const warning of inertFieldWarnings(config, this.deps.serverFeatures)) this.deps.log.warn(warning);
-        }
-        if (!slot) {
-          slot = { state: 'UNKNOWN', reason: '' };
-          record.slots.set(rv.version, slot);
-        }
-        const serving = slot.state === 'READY' || slot.down ? slot.live : undefined;
-        if (!serving) {
-          slot.state = 'LOADING';
-          slot.reason = '';
-        }
-        this.deps.log.info(`loading: ${model.source.name}:${rv.version}`);
-        const fail = (err: InferError, filesFailed = false): void => {
-          this.deps.onFailure?.(model.source.name, err, rv.version);
-          if (filesFailed) slot.failedStamp = filesStamp;
-          failures.push(`failed to load '${model.source.name}' version ${rv.version}: ${statusText(err.code)}: ${err.message}`);
-          if (serving) return; // a failed reload keeps the old version serving
-          slot.state = 'UNAVAILABLE';
-          slot.reason = err.message;
-          slot.live = undefined;
-        };
-        if (configError) return fail(configError);
-        const started = performance.now();
-        const stats = this.statsFor(record, rv.version, config);
-        const count = instancesPerVersion(config);
-        const bounded = limits !== undefined;
-        try {
-          this.reserveInstances(model.source.name, count, bounded);
-        } catch (err) {
-          return fail(InferError.from(err));
-        }
-        try {
-          let loaded: LoadedVersion;
-          try {
-            loaded = await loadVersion(model, rv, config, stats, this.deps.loadDeps, limits ? { limits } : {});
-            loaded.namespace = model.source.namespace;
-            // From here the version's instances are counted while it is held (or not at all).
-            this.held.add(loaded, bounded);
-          } finally {
-            this.releaseReservation(count, bounded);
-          }
-          if (this.deps.isStopping()) {
-            void this.held.retire(loaded);
-            return;
-          }
-          stats.loadDurationSecs = (performance.now() - started) / 1000;
-          slot.live = loaded;
-          slot.dir = model.source.dir;
-          slot.state = 'READY';
-          slot.reason = '';
-          slot.dependencyUnloaded = false;
-          slot.down = false;
-          slot.failedStamp = undefined;
-          this.deps.log.info(`successfully loaded '${model.source.name}' version ${rv.version}`);
-          // The old version drains its in-flight requests after the swap (in the background: a stuck
-          // one must not hold model control); nothing new reaches it.
-          if (serving) void this.held.retire(serving);
-        } catch (err) {
-          fail(InferError.from(err), config.platform !== 'ensemble');
-        }
-      }),
-    );
-    // Versions the policy no longer selects (or whose folder is gone) are unloaded once the
-    // versions that replace them are serving; if none of them loaded, the old ones keep serving.
-    if (model.versions.some((rv) => record.slots.get(rv.version)?.state === 'READY')) {
-      for (const [, slot] of [...record.slots.entries()].filter(([v, slot]) => !wanted.has(v) && slot.live)) {
-        const live = slot.live!;
-        slot.state = 'UNLOADING';
-        slot.down = false;
-        void this.held.retire(live).then(() => {
-          this.deps.log.info(`successfully unloaded '${live.name}' version ${live.version}`);
-          if (slot.live !== live) return;
-          slot.live = undefined;
-          slot.state = 'UNAVAILABLE';
-          slot.reason = 'unloaded';
-        });
-      }
-    }
-    return failures;
-  }
-
-  /**
-   * Checks an ensemble against its composing models as loaded now (Triton's CheckNode +
-   * ValidateEnsembleConfig) and returns its config completed with the decoupled flag it inherits.
-   */
-  private completeEnsemble(config: ModelConfig, namespace: string): ModelConfig {
-    const ensembleId = modelIdText(namespace, config.name);
-    checkComposingModels(config, (name) => this.composingView(name, namespace), ensembleId);
-    const stepRecord = (m: string): ModelRecord => this.tryResolve(m, namespace)!;
-    const result = validateEnsembleModels(config, (m) => stepRecord(m).latestServing()!.config, {
-      ensemble: ensembleId,
-      step: (m) => modelIdText(stepRecord(m).namespace, m),
-    });
-    // Triton always writes the inherited flag, so an ensemble's config carries
-    // `model_transaction_policy` (decoupled false or true) once loaded.
-    return { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled: result.decoupled } };
-  }
-
-  private composingView(name: string, namespace: string): ComposingModelView {
-    const r = this.tryResolve(name, namespace);
-    if (!r || (!r.resolved && !r.error)) return { known: false, readyVersions: [] };
-    return {
-      known: true,
-      id: modelIdText(r.namespace, r.name),
-      configError: !r.resolved ? r.error : undefined,
-      // A model whose instances are down for now still counts: it recovers by itself.
-      readyVersions: r.servingVersions(),
-      loadError: r.loadError(),
-    };
-  }
 }
 
 /** A model the cycle check reaches, with the repository its own steps resolve from. */
 interface StepNode extends DependencyNode {
   readonly namespace: string;
-}
-
-/** Removes the record's upload folders that `unused` picks. */
-export async function removeUploads(record: ModelRecord, unused: (dir: string) => boolean): Promise<void> {
-  for (const dir of [...record.overrideDirs]) {
-    if (!unused(dir)) continue;
-    await rm(dir, { recursive: true, force: true });
-    record.overrideDirs.delete(dir);
-  }
 }
