@@ -28,6 +28,10 @@
  * BENCH_WARMUP_MS (default 1000, before each window), BENCH_ROUNDS (default 3); for a reduced run
  * on a busy machine, BENCH_LEVELS (default 1,16,64,256), BENCH_GROUPS (default seed,mixed,gpu) and
  * BENCH_ONLY (configuration keys, e.g. "(a),(s),(c)"; default all).
+ *
+ * Over 400 lines because it is the one script that starts every configuration, takes their turns
+ * and writes their report, each step reading the same rows; the parts any bench reuses are in
+ * bench/pipeline/ (windows, CPU, the in-process limit, repositories).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -6,6 +6,11 @@
  * integers kept exact (bigint past 2^53), a singular field set twice and two members of one oneof
  * are errors (protobuf's wording). Every error is a ConfigError with `file:line:column` and the
  * field path.
+ *
+ * Over 400 lines because it is one recursive-descent parser: each method of Parser reads one
+ * production (fields, a field, a message body, a map entry, an enum, a scalar) through the same
+ * lexer, position table and error wording, and they call each other; tokens are in pbtxt-lexer.ts,
+ * the schema that drives it in schema.ts.
  */
 import type { ModelConfig } from './model-config.ts';
 import { ConfigError } from './config-error.ts';

@@ -16,7 +16,7 @@
  * Concurrency: core calls `execute` one batch at a time per instance, but the host tolerates
  * overlapping calls (each is tracked by id).
  *
- * Over 400 lines on purpose: this is the instance's state machine (starting, ready, restarting,
+ * Over 400 lines because this is the instance's state machine (starting, ready, restarting,
  * down, disposed), and its message handling, crashes, restarts and executes each read and change
  * that state. Its other jobs are their own modules: starting a worker (worker-launch.ts), the BLS
  * broker (bls-broker.ts), custom metrics (metric-relay.ts), the restart policy (restart-policy.ts),
