@@ -3,18 +3,18 @@
 # read-only root filesystem, /tmp writable), waits for its HEALTHCHECK, answers an inference from
 # inside the container, then checks that SIGTERM drains in-flight requests.
 #
-#   deploy/container/build-and-run.sh            # ~1-3 min the first time (base image, npm ci, build)
-#   KEEP=1 deploy/container/build-and-run.sh     # leave the container running afterwards
+#   deploy/container/build-and-run.sh                   # ~12 min at load 12 the first time (base, npm ci, build, install)
+#   TRITIUM_SET=all deploy/container/build-and-run.sh   # every package instead of server + ONNX
+#   KEEP=1 deploy/container/build-and-run.sh            # leave the container running afterwards
 #
 # No image registry is reachable here, so the base image is made from Debian with debootstrap
-# (minbase + tini) and this machine's Node binary, and imported into podman. This machine is itself
+# (minbase + tini), Node 22 and this machine's npm, and imported into podman. This machine is itself
 # a container: podman runs with runc and explicit ulimits (deploy/container/containers.conf).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 VERSION=$(node -p "require('./apps/server/package.json').version")
 IMAGE=${IMAGE:-localhost/tritium:$VERSION}
-BASE=${BASE:-localhost/tritium-node:bookworm}
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$ROOT/deploy/container/containers.conf}
 NAME=tritium-try-$$
 
@@ -36,16 +36,28 @@ if ! command -v podman >/dev/null || ! command -v debootstrap >/dev/null || ! co
 fi
 podman --version
 
-# ---- 1. base image: Debian bookworm minbase + tini + this machine's Node and npm
-NODE_BIN=$(command -v node)
-if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'; then
-  echo "Node >= 20.19 is needed (this machine has $(node --version))" >&2
-  exit 1
-fi
+# ---- 1. base image: Debian bookworm minbase + tini + Node (a line the engines name) and this machine's npm
+# NODE_BIN: this machine's node when it is Node 22 or 24, else Node 22 from the npm registry's
+# node-linux-<arch> package (as .ci/run installs it).
+node_major() { "$1" -p 'process.versions.node.split(".")[0]'; }
+NODE_BIN=${NODE_BIN:-$(command -v node)}
+case "$(node_major "$NODE_BIN")" in
+  22|24) ;;
+  *)
+    case "$(uname -m)" in x86_64) ARCH=x64 ;; aarch64) ARCH=arm64 ;; *) ARCH=$(uname -m) ;; esac
+    NODE_DIR=$HOME/.cache/tritium-ci/node-22
+    if [ ! -x "$NODE_DIR/node_modules/node-linux-$ARCH/bin/node" ]; then
+      step "this machine has Node $("$NODE_BIN" --version); npm install node-linux-$ARCH@22 (registry) for the image"
+      npm install --prefix "$NODE_DIR" --no-save --no-package-lock --no-audit --no-fund "node-linux-$ARCH@22" >/dev/null
+    fi
+    NODE_BIN=$NODE_DIR/node_modules/node-linux-$ARCH/bin/node
+    ;;
+esac
+BASE=${BASE:-localhost/tritium-node:$(node_major "$NODE_BIN")-bookworm}
 if podman image exists "$BASE"; then
   step "base image $BASE exists (podman rmi $BASE to rebuild it)"
 else
-  step "debootstrap --variant=minbase bookworm (+ tini, ca-certificates) and Node $(node --version) from $NODE_BIN"
+  step "debootstrap --variant=minbase bookworm (+ tini, ca-certificates) and Node $("$NODE_BIN" --version) from $NODE_BIN"
   ROOTFS=$(mktemp -d /tmp/tritium-rootfs.XXXXXX)
   debootstrap --variant=minbase --include=tini,ca-certificates bookworm "$ROOTFS" >"$ROOTFS.log" 2>&1 || { tail -20 "$ROOTFS.log"; exit 1; }
   rm -f "$ROOTFS.log"
@@ -65,7 +77,8 @@ else
 fi
 podman run --rm "$BASE" sh -c 'echo "base: Debian $(cat /etc/debian_version), node $(node --version), npm $(npm --version), $(tini --version)"'
 
-# ---- 2. the image (multi-stage: npm ci + build + example in the first stage, production files in the second)
+# ---- 2. the image (multi-stage: the workspace built and packed; the set installed from its tarballs;
+# the final stage: the base, tini and the installed project). TRITIUM_SET=all for every package.
 step "podman build -f deploy/Containerfile -t $IMAGE"
 CA_ARGS=()
 CA_FILE=${NODE_EXTRA_CA_CERTS:-$(npm config get cafile 2>/dev/null || true)}
@@ -76,12 +89,12 @@ if [ -n "$CA_FILE" ] && [ "$CA_FILE" != null ] && [ -f "$CA_FILE" ]; then
 fi
 BUILD_LOG=$(mktemp /tmp/tritium-build.XXXXXX.log)
 if ! podman build --format docker --network host --ignorefile deploy/container/containerignore "${CA_ARGS[@]}" \
-  --build-arg BASE="$BASE" -f deploy/Containerfile -t "$IMAGE" . >"$BUILD_LOG" 2>&1; then
+  --build-arg BASE="$BASE" --build-arg TRITIUM_SET="${TRITIUM_SET:-onnx}" -f deploy/Containerfile -t "$IMAGE" . >"$BUILD_LOG" 2>&1; then
   tail -30 "$BUILD_LOG" >&2
   echo "the build failed (log: $BUILD_LOG)" >&2
   exit 1
 fi
-grep -E '^(STEP|COMMIT)|model.ts runs' "$BUILD_LOG" | sed 's/^/  /'
+grep -E '^(STEP|COMMIT)|model.ts runs|install set' "$BUILD_LOG" | sed 's/^/  /'
 rm -f "$BUILD_LOG"
 podman image inspect "$IMAGE" --format 'image: {{.Id}} {{.Size}} bytes, user {{.Config.User}}, entrypoint {{.Config.Entrypoint}} {{.Config.Cmd}}'
 
