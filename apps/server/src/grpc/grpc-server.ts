@@ -11,10 +11,9 @@ import {
   ServerCredentials,
   setLogger,
   status as GrpcStatus,
-  type handleBidiStreamingCall,
-  type handleServerStreamingCall,
   type handleUnaryCall,
   type Metadata,
+  type ServerWritableStream,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import type { GRPCInferenceServiceMethods, UnaryMethod } from '@tritium/client/proto';
@@ -79,6 +78,9 @@ type UnaryCall<M extends UnaryMethod> = handleUnaryCall<GRPCInferenceServiceMeth
 /** Triton's bound on response messages (INT32_MAX). */
 const MAX_SEND_MESSAGE = 2147483647;
 
+/** What the restriction gate reads of a streaming call (bidirectional or server-streaming). */
+type StreamCall = Pick<ServerWritableStream<unknown, unknown>, 'metadata' | 'emit'>;
+
 export class GrpcTransport {
   private server: Server | undefined;
   private listener: GrpcListener | undefined;
@@ -128,19 +130,11 @@ export class GrpcTransport {
     };
   }
 
-  /** A streaming handler behind the restriction check of its method: a refused stream ends with the status. */
-  private gateStream<Req, Res>(method: GrpcMethod, handler: handleBidiStreamingCall<Req, Res>): handleBidiStreamingCall<Req, Res> {
-    const refuse = this.refusal(method);
-    if (!refuse) return handler;
-    return (call) => {
-      const status = refuse(call.metadata);
-      if (status) call.emit('error', status);
-      else handler(call);
-    };
-  }
-
-  /** A server-streaming handler behind the restriction check of its method: a refused stream ends with the status. */
-  private gateServerStream<Req, Res>(method: GrpcMethod, handler: handleServerStreamingCall<Req, Res>): handleServerStreamingCall<Req, Res> {
+  /**
+   * A streaming handler (bidirectional or server-streaming) behind the restriction check of its
+   * method: a refused stream ends with the status.
+   */
+  private gateStream<Call extends StreamCall>(method: GrpcMethod, handler: (call: Call) => void): (call: Call) => void {
     const refuse = this.refusal(method);
     if (!refuse) return handler;
     return (call) => {
@@ -206,7 +200,7 @@ export class GrpcTransport {
     const health = new HealthService(() => (this.ctx.api.isReady() ? 'SERVING' : 'NOT_SERVING'), this.options.maxHealthWatches, this.streams);
     server.addService(healthServiceDefinition(), {
       Check: this.gateUnary('Check', (call, callback) => health.check(call, callback)),
-      Watch: this.gateServerStream('Watch', (call) => health.watch(call)),
+      Watch: this.gateStream('Watch', (call: Parameters<HealthService['watch']>[0]) => health.watch(call)),
     });
     if (this.options.reflection) addReflection(server);
     const tls = this.options.tls && loadTlsMaterial('grpc', this.options.tls);

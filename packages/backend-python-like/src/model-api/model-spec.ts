@@ -31,26 +31,15 @@ export interface ModelSpec {
 /** The typed array a tensor's `.data` is for each datatype (FP16/BF16 as raw bits, BYTES as wire bytes). */
 export type DataArray<D extends DataType> = DataTypeMap[D];
 
-/** What an output of each datatype is built from. */
-export interface OutputDataMap {
-  BOOL: Uint8Array | readonly boolean[];
-  UINT8: Uint8Array;
-  UINT16: Uint16Array;
-  UINT32: Uint32Array;
-  UINT64: BigUint64Array;
-  INT8: Int8Array;
-  INT16: Int16Array;
-  INT32: Int32Array;
-  INT64: BigInt64Array;
-  /** Raw bits. */
-  FP16: Uint16Array;
-  FP32: Float32Array;
-  FP64: Float64Array;
-  /** Strings or byte strings, one per element. */
-  BYTES: readonly (string | Uint8Array)[];
-  /** Raw bits. */
-  BF16: Uint16Array;
-}
+/**
+ * What an output of each datatype is built from: its typed array (core's generated DataTypeMap;
+ * FP16/BF16 as raw bits), and for BOOL also booleans, for BYTES strings or byte strings, one per
+ * element.
+ */
+export type OutputDataMap = Omit<DataTypeMap, 'BOOL' | 'BYTES'> & {
+  readonly BOOL: Uint8Array | readonly boolean[];
+  readonly BYTES: readonly (string | Uint8Array)[];
+};
 
 export type OutputData<D extends DataType> = OutputDataMap[D];
 
