@@ -24,7 +24,8 @@
  * side by side; (e) is measured before and after its group and averaged. Prints a table and ratios and writes the report
  * (benchmarks.md, benchmarks.svg) to tmp/bench-report/, or, with `--write-docs`
  * (`npm run bench -- --write-docs`), to docs/ (tracked files: only when asked).
- * Env: BENCH_MEASURE_MS (default 4000: measured per configuration and level, split over the rounds),
+ * Env: BENCH_MEASURE_MS (default 4000: measured per configuration and level, split over the rounds;
+ * a window's warm-up and measured part each also last until as many requests as the concurrency completed),
  * BENCH_WARMUP_MS (default 1000, before each window), BENCH_ROUNDS (default 3); for a reduced run
  * on a busy machine, BENCH_LEVELS (default 1,16,64,256), BENCH_GROUPS (default seed,mixed,gpu) and
  * BENCH_ONLY (configuration keys, e.g. "(a),(s),(c)"; default all).
@@ -367,7 +368,9 @@ interface Ratio {
 
 /** One target as printed: `1.23× (target 1×)` or `0.4 ms (target ≤ 1 ms)`. */
 const shown = (r: Ratio): string =>
-  r.unit === 'ms'
+  Number.isNaN(r.value)
+    ? `not measured (target ${r.target}×)`
+    : r.unit === 'ms'
     ? `${r.value.toFixed(2)} ms (target ≤ ${r.target} ms)`
     : r.unit === 'max'
       ? `${r.value.toFixed(2)}× (target ≤ ${r.target}×)`
@@ -402,6 +405,11 @@ function ratios(configs: readonly ConfigResult[], limit: LimitResult | undefined
     const m = at(mine, level);
     const o = at(other, level);
     if (!m || !o) return;
+    if (m.throughput === 0 || o.throughput === 0) {
+      const none = m.throughput === 0 ? mine : other;
+      out.push({ label: `${mine} / ${other} at concurrency ${level}`, value: Number.NaN, target, pass: false, detail: `not measured: no request of ${none} completed in its windows` });
+      return;
+    }
     const value = m.throughput / o.throughput;
     const lowerP99 = m.latency.p99Us <= o.latency.p99Us;
     out.push({
@@ -471,11 +479,18 @@ function ratios(configs: readonly ConfigResult[], limit: LimitResult | undefined
     if (!t) continue;
     const eff = t.tokens.padded > 0 ? t.tokens.real / t.tokens.padded : 0;
     const a = at('(a-mix)', level);
-    const today = a && mixed ? `; (a-mix) pads to ${paddingEfficiency(mixed.lengths, a.modelBatch).toFixed(2)} (its mean batch of ${a.modelBatch.toFixed(1)} texts in arrival order)` : '';
+    const today = a && a.modelBatch > 0 && mixed ? `; (a-mix) pads to ${paddingEfficiency(mixed.lengths, a.modelBatch).toFixed(2)} (its mean batch of ${a.modelBatch.toFixed(1)} texts in arrival order)` : '';
     out.push({ label: `(t-mix) padding efficiency at concurrency ${level}`, value: eff, target: 0.9, pass: eff >= 0.9, unit: 'min', detail: `${t.tokens.real} real / ${t.tokens.padded} padded tokens${today}` });
     if (mixed) {
       const value = t.throughput / mixed.limit.throughput;
-      out.push({ label: `(t-mix) / (e-t) at concurrency ${level}`, value, target: 1, pass: value >= 1, detail: `${t.throughput.toFixed(0)} vs ${mixed.limit.throughput.toFixed(0)} req/s ((e-t) at batch ${mixed.limit.batchSize})` });
+      const cpu = `CPU per inference ${servingCpuMsPerInference(t).toFixed(2)} vs ${mixed.limit.cpuMsPerInference.toFixed(2)} ms`;
+      out.push({
+        label: `(t-mix) / (e-t) at concurrency ${level}`,
+        value,
+        target: 1,
+        pass: value >= 1,
+        detail: `${t.throughput.toFixed(0)} vs ${mixed.limit.throughput.toFixed(0)} req/s ((e-t) at batch ${mixed.limit.batchSize}); ${cpu}`,
+      });
     }
   }
   return out;

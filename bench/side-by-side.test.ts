@@ -1,7 +1,7 @@
 /** How the bench turns rounds of windows into one point per configuration (bench/pipeline/measure.ts, limit.ts). */
 import { describe, expect, it } from 'vitest';
 import { meanLimit, type LimitResult } from './pipeline/limit.ts';
-import { pointOf, roundOrder } from './pipeline/measure.ts';
+import { measureWindow, pointOf, roundOrder } from './pipeline/measure.ts';
 
 describe('side-by-side rounds', () => {
   it('rotates the order each round, so no configuration always runs first', () => {
@@ -39,5 +39,14 @@ describe('side-by-side rounds', () => {
     expect(m.batchSize).toBe(32); // 1000 vs 800 on average
     expect(m.throughput).toBe(1000);
     expect(m.latency.p50Us).toBe(32); // from the sweep where 32 was the best
+  });
+
+  it('stretches a window until each part has as many completions as the concurrency (a round trip longer than the window)', async () => {
+    const send = () => new Promise<void>((r) => setTimeout(r, 150));
+    let edges = 0;
+    const w = await measureWindow(3, send, 10, 20, { start: async () => void edges++, end: async () => void edges++ });
+    expect(w.completions).toBeGreaterThanOrEqual(3);
+    expect(w.latenciesUs.length).toBe(w.completions);
+    expect(edges).toBe(2);
   });
 });

@@ -15,10 +15,18 @@ export interface Window {
   readonly latenciesUs: number[];
 }
 
+/** The longest a warm-up or a measured part is stretched to reach its completions. */
+export const MAX_WINDOW_MS = 60_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /**
  * Closed loop at `concurrency` for `warmupMs` (discarded) then `measureMs`: completions and
- * per-request latencies of the measured part. `around.start` / `around.end` run right at its
- * edges (while the load keeps running), so counters read there cover exactly the window.
+ * per-request latencies of the measured part. Each part also lasts until `concurrency` requests
+ * completed in it (at most MAX_WINDOW_MS): a configuration whose round trip is longer than the
+ * window (the seed's pipeline padding 256 mixed-length texts to the longest) is measured over whole
+ * round trips instead of reading 0 req/s. `around.start` / `around.end` run right at the measured
+ * part's edges (while the load keeps running), so counters read there cover exactly the window.
  */
 export async function measureWindow(
   concurrency: number,
@@ -28,13 +36,22 @@ export async function measureWindow(
   around: { start(): Promise<void>; end(): Promise<void> },
 ): Promise<Window> {
   const load = closedLoop(concurrency, send);
+  // Waits `ms`, then until `concurrency` completions are in (or the load failed); returns them.
+  const collect = async (ms: number, since: number): Promise<ReturnType<typeof load.drain>> => {
+    await sleep(ms);
+    const done = load.drain();
+    while (done.length < concurrency && !load.error && performance.now() - since < MAX_WINDOW_MS) {
+      await sleep(50);
+      done.push(...load.drain());
+    }
+    return done;
+  };
   try {
-    await new Promise((r) => setTimeout(r, warmupMs));
+    await collect(warmupMs, performance.now());
     await around.start();
     load.drain();
     const start = performance.now();
-    await new Promise((r) => setTimeout(r, measureMs));
-    const done = load.drain();
+    const done = await collect(measureMs, start);
     const elapsedMs = performance.now() - start;
     await around.end();
     if (load.error) throw load.error;
