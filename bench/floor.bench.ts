@@ -4,6 +4,8 @@
  *
  *   worker   a bare worker_threads ping-pong of a 4 KiB Float32Array (structured clone both ways)
  *   echo     a bare node:http server (child process) echoing the request body Tritium receives
+ *   core     the same model.ts in this process: core's InferenceServer with the python-like backend,
+ *            `server.infer` called directly (the worker hop and the scheduler, no network)
  *   http     `tritium serve` with an identity model.ts (FP32 [1,1024], thread isolation), HTTP,
  *            binary tensor extension, the same body as the echo
  *   grpc     the same server over gRPC (@tritium/client)
@@ -21,7 +23,9 @@ import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { pythonLikeBackend } from '@tritium/backend-python-like';
 import { grpc, InferInput } from '@tritium/client';
+import { InferenceServer, tensorFromTyped } from '@tritium/core';
 import { startTritium } from '@tritium/example-setup';
 import { cpuSeconds, treeCpuSeconds } from './pipeline/cpu.ts';
 
@@ -168,10 +172,21 @@ const serverCpu = (): number => clientCpu() + treeCpuSeconds(server.process.pid!
 const { body, headers } = inferBody();
 const grpcClient = new grpc.InferenceServerClient(server.grpcUrl);
 const grpcInput = new InferInput('INPUT0', [1, ELEMENTS], 'FP32').setData(new Float32Array(ELEMENTS).fill(1.5));
+const core = new InferenceServer({ repositories: [repo], backends: [pythonLikeBackend()] });
+await core.start();
+const coreInput = tensorFromTyped('INPUT0', 'FP32', [1, ELEMENTS], new Float32Array(ELEMENTS).fill(1.5));
+let coreId = 0;
+const coreTarget: Target = {
+  side: side('core server.infer'),
+  send: async () => void (await core.infer({ id: String(coreId++), model: 'identity', inputs: [coreInput] })),
+  cpu: clientCpu,
+  stats: () => Promise.resolve(core.statistics('identity')[0]!.inference_stats.compute_infer),
+};
 const worker = workerTarget();
 const echo = await echoTarget();
 const targets: Target[] = [
   worker,
+  coreTarget,
   echo,
   { side: side('tritium HTTP'), send: () => post(httpPort, '/v2/models/identity/infer', headers, body), cpu: serverCpu, stats: () => computeInfer(httpPort) },
   {
@@ -191,6 +206,7 @@ await worker.close();
 echo.close();
 grpcClient.close();
 await server.stop();
+await core.stop();
 rmSync(repo, { recursive: true, force: true });
 
 const bare = targets[0]!.side;
