@@ -10,11 +10,17 @@
  *            binary tensor extension, the same body as the echo
  *   grpc     the same server over gRPC (@tritium/client)
  *
+ * Then the hop after an idle gap: each request sent 1 ms after the previous answer (the threads
+ * sleep in between, as they do at c=1 while a request's network work runs), for the bare ping-pong,
+ * core's worker host with its identity test entry (spawnWorkerInstance, no backend), and core
+ * server.infer with the model.ts: p50/p90, beside the same back to back.
+ *
  * Each side runs ROUNDS interleaved windows of N requests (rotated each round, so outside load lands
  * on every side alike); it prints p50/p99 latency, `compute_infer` per request from Triton's
  * statistics extension (the server's own view of the worker hop), and CPU-seconds per request of all
  * processes (client, echo or server with its children; the ping-pong's process).
- * Env: FLOOR_REQUESTS (per window, default 3000), FLOOR_WARMUP (before each window, default 1000), FLOOR_ROUNDS (default 3).
+ * Env: FLOOR_REQUESTS (per window, default 3000), FLOOR_WARMUP (before each window, default 1000), FLOOR_ROUNDS (default 3),
+ * FLOOR_GAP_REQUESTS (per side in the idle-gap part, default 1500).
  * Run: node bench/dist/floor.bench.js (after `npx tsc -b`)
  */
 import { spawn } from 'node:child_process';
@@ -25,7 +31,10 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { pythonLikeBackend } from '@tritium/backend-python-like';
 import { grpc, InferInput } from '@tritium/client';
-import { InferenceServer, tensorFromTyped } from '@tritium/core';
+import { InferenceServer, tensorFromTyped, type InferRequest } from '@tritium/core';
+import { spawnWorkerInstance } from '@tritium/core/worker';
+import { TEST_ENTRIES } from '@tritium/core/testing';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startTritium } from '@tritium/example-setup';
 import { cpuSeconds, treeCpuSeconds } from './pipeline/cpu.ts';
 
@@ -202,6 +211,38 @@ for (let round = 0; round < ROUNDS; round++) {
   for (let i = 0; i < targets.length; i++) await window(targets[(i + round) % targets.length]!);
 }
 const load1 = loadavg()[0]!;
+
+// The hop after an idle gap: the same sides, each request 1 ms after the previous answer.
+const GAP_REQUESTS = Number(process.env['FLOOR_GAP_REQUESTS'] ?? 1500);
+const host = await spawnWorkerInstance({ entry: TEST_ENTRIES.identity, init: { model: 'identity', version: 1, inputs: ['INPUT0'], outputs: ['OUTPUT0'] }, model: 'identity', instanceName: 'identity_host' });
+const hostBatch: InferRequest[] = [{ id: '1', model: 'identity', inputs: [coreInput] }];
+const signal = new AbortController().signal;
+const gapSides: [string, () => Promise<unknown>][] = [
+  ['worker_threads ping-pong', () => worker.send()],
+  ['core worker host (identity entry)', () => host.execute(hostBatch, signal)],
+  ['core server.infer (model.ts)', () => coreTarget.send()],
+];
+const gapRows: string[][] = [['side', 'back to back p50 µs', 'after 1 ms idle p50 µs', 'p90 µs']];
+const gapLatencies = new Map<string, number[]>(gapSides.map(([name]) => [name, []]));
+for (let round = 0; round < ROUNDS; round++) {
+  for (let i = 0; i < gapSides.length; i++) {
+    const [name, send] = gapSides[(i + round) % gapSides.length]!;
+    for (let n = 0; n < 200; n++) await send();
+    for (let n = 0; n < GAP_REQUESTS / ROUNDS; n++) {
+      await sleep(1);
+      const t0 = performance.now();
+      await send();
+      gapLatencies.get(name)!.push((performance.now() - t0) * 1000);
+    }
+  }
+}
+await host.dispose();
+for (const [name] of gapSides) {
+  const sorted = [...gapLatencies.get(name)!].sort((a, b) => a - b);
+  const backToBack = name.startsWith('worker') ? targets[0]!.side : name.includes('server.infer') ? coreTarget.side : undefined;
+  const b2b = backToBack ? percentile([...backToBack.latenciesUs].sort((a, b) => a - b), 50).toFixed(0) : '-';
+  gapRows.push([name, b2b, percentile(sorted, 50).toFixed(0), percentile(sorted, 90).toFixed(0)]);
+}
 await worker.close();
 echo.close();
 grpcClient.close();
@@ -228,3 +269,7 @@ for (const t of targets) {
 const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
 for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
 console.log(`(concurrency 1, ${ROUNDS} interleaved rounds of ${N} sequential requests per side; FP32 [1,${ELEMENTS}]; load average ${load0.toFixed(2)} -> ${load1.toFixed(2)})`);
+console.log('');
+const gapWidths = gapRows[0]!.map((_, c) => Math.max(...gapRows.map((r) => r[c]!.length)));
+for (const r of gapRows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(gapWidths[c]!) : cell.padStart(gapWidths[c]!))).join('  '));
+console.log(`(${GAP_REQUESTS} requests per side, each 1 ms after the previous answer; load average when done ${loadavg()[0]!.toFixed(2)})`);
