@@ -43,7 +43,7 @@ import { fileURLToPath } from 'node:url';
 import { http as tritonHttp, InferInput, InferRequestedOutput } from '@tritium/client';
 import { addCounters, breakdown, createPerfClient, plotSvg, snapshot, type ModelCounters, type ServerBreakdown, type StatsSnapshot } from '@tritium/perf';
 import { EXAMPLE_SHAPE, setupExample, startTritium, type ServeProcess } from '@tritium/example-setup';
-import { cpuSeconds } from './pipeline/cpu.ts';
+import { cpuSeconds, threadCpuSeconds } from './pipeline/cpu.ts';
 import { meanLimit, measureLimit, type LimitResult } from './pipeline/limit.ts';
 import { measureWindow, pointOf, roundOrder, type Point, type Window } from './pipeline/measure.ts';
 import { writeRepository, type ClassifierModel, type Variant } from './pipeline/repositories.ts';
@@ -77,8 +77,8 @@ const ROUNDS = Math.max(1, Math.floor(Number(process.env['BENCH_ROUNDS'] ?? 3)))
 interface Row extends Point {
   /** Mean batch bert_classifier executed (inferences / executions) during the window. */
   readonly modelBatch: number;
-  /** CPU seconds per second of wall time: server, side service, load generator. */
-  readonly cpu: { server: number; service: number; client: number };
+  /** CPU seconds per second of wall time: server (and of it, its main thread), side service, load generator. */
+  readonly cpu: { server: number; serverMain: number; service: number; client: number };
   /** Server statistics over the window, per model (per-request averages). */
   readonly server: { ensemble?: ServerBreakdown; tokenizer?: ServerBreakdown; bert: ServerBreakdown };
   /** The ensemble's token counts over the window (length-aware batching records them). */
@@ -92,6 +92,10 @@ interface ConfigResult {
 }
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
+/** ONNX Runtime's settings on both sides of (e)/(e-t) vs the served pipeline (limit.ts; backend-onnx's session-options.ts). */
+const ORT_SETTINGS =
+  `ONNX Runtime, both sides: ${availableParallelism()} intra-op threads (the served bert_classifier has one instance, which gets every core; ` +
+  '(e) and (e-t) run one session with as many), intra-op spinning off, graph optimization "all".';
 
 /** Statistics of the pipeline's models (whichever of them the server has). */
 async function stats(url: string): Promise<StatsSnapshot> {
@@ -116,7 +120,7 @@ interface Target {
 /** What one configuration accumulated at one concurrency over its windows. */
 interface Accumulated {
   readonly windows: Window[];
-  cpu: { server: number; service: number; client: number };
+  cpu: { server: number; serverMain: number; service: number; client: number };
   before: Map<string, ModelCounters>;
   after: Map<string, ModelCounters>;
   tokens: TokenTotals;
@@ -131,9 +135,10 @@ function addInto(sum: Map<string, ModelCounters>, snap: StatsSnapshot): void {
 
 /** One window of `t` at concurrency `c`, added to `acc`: CPU and server statistics cover exactly the measured part. */
 async function window(t: Target, c: number, warmupMs: number, measureMs: number, acc: Accumulated): Promise<void> {
-  let cpu0 = { server: 0, service: 0, client: process.cpuUsage() };
+  const pid = t.server.process.pid!;
+  let cpu0 = { server: 0, serverMain: 0, service: 0, client: process.cpuUsage() };
   let before: StatsSnapshot | undefined;
-  let cpu1 = { server: 0, service: 0, client: { user: 0, system: 0 } };
+  let cpu1 = { server: 0, serverMain: 0, service: 0, client: { user: 0, system: 0 } };
   let after: StatsSnapshot | undefined;
   let tokens0: TokenTotals = { real: 0, padded: 0 };
   let tokens1: TokenTotals = { real: 0, padded: 0 };
@@ -141,10 +146,10 @@ async function window(t: Target, c: number, warmupMs: number, measureMs: number,
     start: async () => {
       before = await stats(t.server.httpUrl);
       tokens0 = await tokenCounts(t.server.httpUrl, 'sentiment_ensemble');
-      cpu0 = { server: cpuSeconds(t.server.process.pid!), service: t.servicePid ? cpuSeconds(t.servicePid) : 0, client: process.cpuUsage() };
+      cpu0 = { server: cpuSeconds(pid), serverMain: threadCpuSeconds(pid, pid), service: t.servicePid ? cpuSeconds(t.servicePid) : 0, client: process.cpuUsage() };
     },
     end: async () => {
-      cpu1 = { server: cpuSeconds(t.server.process.pid!), service: t.servicePid ? cpuSeconds(t.servicePid) : 0, client: process.cpuUsage(cpu0.client) };
+      cpu1 = { server: cpuSeconds(pid), serverMain: threadCpuSeconds(pid, pid), service: t.servicePid ? cpuSeconds(t.servicePid) : 0, client: process.cpuUsage(cpu0.client) };
       after = await stats(t.server.httpUrl);
       tokens1 = await tokenCounts(t.server.httpUrl, 'sentiment_ensemble');
     },
@@ -153,6 +158,7 @@ async function window(t: Target, c: number, warmupMs: number, measureMs: number,
   acc.tokens.padded += tokens1.padded - tokens0.padded;
   acc.windows.push(w);
   acc.cpu.server += cpu1.server - cpu0.server;
+  acc.cpu.serverMain += cpu1.serverMain - cpu0.serverMain;
   acc.cpu.service += cpu1.service - cpu0.service;
   acc.cpu.client += (cpu1.client.user + cpu1.client.system) / 1e6;
   addInto(acc.before, before!);
@@ -172,7 +178,7 @@ function rowOf(c: number, acc: Accumulated): Row {
       tokenizer: acc.after.has('tokenizer') ? model('tokenizer') : undefined,
       bert,
     },
-    cpu: { server: acc.cpu.server / seconds, service: acc.cpu.service / seconds, client: acc.cpu.client / seconds },
+    cpu: { server: acc.cpu.server / seconds, serverMain: acc.cpu.serverMain / seconds, service: acc.cpu.service / seconds, client: acc.cpu.client / seconds },
     tokens: { ...acc.tokens },
   };
 }
@@ -186,7 +192,7 @@ function rowOf(c: number, acc: Accumulated): Row {
 async function sweepSideBySide(targets: readonly Target[]): Promise<ConfigResult[]> {
   const rows = new Map<string, Row[]>(targets.map((t) => [t.key, []]));
   for (const c of LEVELS) {
-    const acc = new Map<string, Accumulated>(targets.map((t) => [t.key, { windows: [], cpu: { server: 0, service: 0, client: 0 }, before: new Map(), after: new Map(), tokens: { real: 0, padded: 0 } }]));
+    const acc = new Map<string, Accumulated>(targets.map((t) => [t.key, { windows: [], cpu: { server: 0, serverMain: 0, service: 0, client: 0 }, before: new Map(), after: new Map(), tokens: { real: 0, padded: 0 } }]));
     for (let round = 0; round < ROUNDS; round++) {
       for (const t of roundOrder(targets, round)) await window(t, c, WARMUP_MS, MEASURE_MS / ROUNDS, acc.get(t.key)!);
     }
@@ -483,7 +489,8 @@ function ratios(configs: readonly ConfigResult[], limit: LimitResult | undefined
     out.push({ label: `(t-mix) padding efficiency at concurrency ${level}`, value: eff, target: 0.9, pass: eff >= 0.9, unit: 'min', detail: `${t.tokens.real} real / ${t.tokens.padded} padded tokens${today}` });
     if (mixed) {
       const value = t.throughput / mixed.limit.throughput;
-      const cpu = `CPU per inference ${servingCpuMsPerInference(t).toFixed(2)} vs ${mixed.limit.cpuMsPerInference.toFixed(2)} ms`;
+      const main = t.throughput > 0 ? (t.cpu.serverMain * 1000) / t.throughput : 0;
+      const cpu = `CPU per inference ${servingCpuMsPerInference(t).toFixed(2)} (the server's main thread ${main.toFixed(2)}) vs ${mixed.limit.cpuMsPerInference.toFixed(2)} ms`;
       out.push({
         label: `(t-mix) / (e-t) at concurrency ${level}`,
         value,
@@ -550,6 +557,7 @@ async function main(): Promise<void> {
   try {
     log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores, node ${process.version}`);
     log(`model: bert_classifier hidden ${EXAMPLE_SHAPE.hidden}, ${EXAMPLE_SHAPE.layers} layers, ${EXAMPLE_SHAPE.heads} heads; ${SENTENCES.length} sentences cycled`);
+    log(ORT_SETTINGS);
     log(`windows: ${ROUNDS} rounds per level, each ${WARMUP_MS} ms warm-up + ${(MEASURE_MS / ROUNDS).toFixed(0)} ms measured per configuration; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
     const configs: ConfigResult[] = [];
     let limit: LimitResult | undefined;
@@ -708,6 +716,8 @@ function markdown(
             '(t-mix) counts its tokens in the ensemble\'s statistics (`tritium.tokens`): padding efficiency = real / padded tokens.',
         ]
       : []),
+    '',
+    ORT_SETTINGS,
     '',
     '`model batch` is bert_classifier\'s inferences per execution during the window (server statistics); `cpu` columns are CPU-seconds per second of each process (server, side service, load generator); `cpu ms/inf` is CPU milliseconds per inference, all three summed (noise moves throughput far more than it moves this).',
     '',
