@@ -19,7 +19,7 @@ import type { ModelConfig } from '../config/model-config.ts';
 export const BATCH_TOKENS_PARAMETER = 'tritium.batch_tokens';
 export const BATCH_TOKENS_LENGTHS_PARAMETER = 'tritium.batch_tokens.lengths';
 export const BATCH_TOKENS_EXECUTION_COST_PARAMETER = 'tritium.batch_tokens.execution_cost';
-/** Tokens one more execution is worth when the config does not say (measured: bench/pipeline/token-costs). */
+/** Tokens one more execution is worth when the config does not say (one ONNX Runtime run's fixed cost plus a worker hop: packages/core README). */
 export const DEFAULT_EXECUTION_COST_TOKENS = 16;
 /** The largest budget accepted (rows × longest row of one execution). */
 export const MAX_BATCH_TOKENS = 1 << 30;
