@@ -10,7 +10,12 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const SCRIPT = path.join(ROOT, 'tools/long-functions.mjs');
-const LONG_FUNCTION_BUDGET = 14;
+/**
+ * The two left run for every message and every batch in the worker path, a few lines over:
+ * worker-host.ts onMessage (the host's switch over the worker's messages) and batch-codec.ts
+ * packBatch (one batch's table and pool); a split there adds a call per message or batch.
+ */
+const LONG_FUNCTION_BUDGET = 2;
 
 function run(...args: string[]): { status: number | null; stdout: string } {
   const result = spawnSync(process.execPath, [SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8' });

@@ -32,82 +32,111 @@ const NUMBER = /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 
 /** A small JSON reader that keeps number literals as text (JSON.parse would round 64-bit values). */
 function readJson(text: string): JsonValue {
-  let i = 0;
-  const ws = () => {
+  return new JsonTextReader(text).read();
+}
+
+class JsonTextReader {
+  /** The offset read next. */
+  private i = 0;
+  /** Objects and arrays open now (at most 100). */
+  private depth = 0;
+
+  constructor(private readonly text: string) {}
+
+  read(): JsonValue {
+    const v = this.value();
+    this.ws();
+    if (this.i !== this.text.length) this.fail('trailing characters');
+    return v;
+  }
+
+  private ws(): void {
     for (;;) {
-      const c = text.charCodeAt(i);
+      const c = this.text.charCodeAt(this.i);
       if (c !== 32 && c !== 10 && c !== 13 && c !== 9) return;
-      i++;
+      this.i++;
     }
-  };
-  const err = (what: string): never => {
-    throw jsonError(`Invalid JSON at offset ${i}: ${what}`);
-  };
-  let depth = 0;
-  const value = (): JsonValue => {
-    ws();
-    const c = text[i];
-    if (c === '{') {
-      if (++depth > 100) err('nesting too deep');
-      i++;
-      const obj: { [key: string]: JsonValue } = {};
-      ws();
-      if (text[i] === '}') {
-        i++;
-        depth--;
+  }
+
+  private fail(what: string): never {
+    throw jsonError(`Invalid JSON at offset ${this.i}: ${what}`);
+  }
+
+  private value(): JsonValue {
+    this.ws();
+    const c = this.text[this.i];
+    if (c === '{') return this.object();
+    if (c === '[') return this.array();
+    if (c === '"') return this.string();
+    return this.literal();
+  }
+
+  private object(): { [key: string]: JsonValue } {
+    const text = this.text;
+    if (++this.depth > 100) this.fail('nesting too deep');
+    this.i++;
+    const obj: { [key: string]: JsonValue } = {};
+    this.ws();
+    if (text[this.i] === '}') {
+      this.i++;
+      this.depth--;
+      return obj;
+    }
+    for (;;) {
+      this.ws();
+      if (text[this.i] !== '"') this.fail('expected a string key');
+      const key = this.string();
+      this.ws();
+      if (text[this.i] !== ':') this.fail("expected ':'");
+      this.i++;
+      obj[key] = this.value();
+      this.ws();
+      if (text[this.i] === ',') {
+        this.i++;
+        continue;
+      }
+      if (text[this.i] === '}') {
+        this.i++;
+        this.depth--;
         return obj;
       }
-      for (;;) {
-        ws();
-        if (text[i] !== '"') err('expected a string key');
-        const key = str();
-        ws();
-        if (text[i] !== ':') err("expected ':'");
-        i++;
-        obj[key] = value();
-        ws();
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        if (text[i] === '}') {
-          i++;
-          depth--;
-          return obj;
-        }
-        err("expected ',' or '}'");
-      }
+      this.fail("expected ',' or '}'");
     }
-    if (c === '[') {
-      if (++depth > 100) err('nesting too deep');
-      i++;
-      const arr: JsonValue[] = [];
-      ws();
-      if (text[i] === ']') {
-        i++;
-        depth--;
+  }
+
+  private array(): JsonValue[] {
+    const text = this.text;
+    if (++this.depth > 100) this.fail('nesting too deep');
+    this.i++;
+    const arr: JsonValue[] = [];
+    this.ws();
+    if (text[this.i] === ']') {
+      this.i++;
+      this.depth--;
+      return arr;
+    }
+    for (;;) {
+      arr.push(this.value());
+      this.ws();
+      if (text[this.i] === ',') {
+        this.i++;
+        continue;
+      }
+      if (text[this.i] === ']') {
+        this.i++;
+        this.depth--;
         return arr;
       }
-      for (;;) {
-        arr.push(value());
-        ws();
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        if (text[i] === ']') {
-          i++;
-          depth--;
-          return arr;
-        }
-        err("expected ',' or ']'");
-      }
+      this.fail("expected ',' or ']'");
     }
-    if (c === '"') return str();
-    NUMBER.lastIndex = i;
-    const m = NUMBER.exec(text);
+  }
+
+  /** A number (kept as text), true, false or null. */
+  private literal(): JsonValue {
+    NUMBER.lastIndex = this.i;
+    const m = NUMBER.exec(this.text);
     if (m && m[0].length > 0) {
-      i += m[0].length;
+      this.i += m[0].length;
       return new JsonNumber(m[0]);
     }
     for (const [word, v] of [
@@ -115,41 +144,39 @@ function readJson(text: string): JsonValue {
       ['false', false],
       ['null', null],
     ] as const) {
-      if (text.startsWith(word, i)) {
-        i += word.length;
+      if (this.text.startsWith(word, this.i)) {
+        this.i += word.length;
         return v;
       }
     }
-    return err('unexpected character');
-  };
-  const str = (): string => {
-    const start = i;
-    i++;
+    return this.fail('unexpected character');
+  }
+
+  private string(): string {
+    const text = this.text;
+    const start = this.i;
+    this.i++;
     let escaped = false;
     for (;;) {
-      const c = text.charCodeAt(i);
-      if (Number.isNaN(c)) err('unterminated string');
+      const c = text.charCodeAt(this.i);
+      if (Number.isNaN(c)) this.fail('unterminated string');
       if (c === 34) break;
       if (c === 92) {
         escaped = true;
-        i += 2;
+        this.i += 2;
       } else {
-        if (c < 0x20) err('control character in string');
-        i++;
+        if (c < 0x20) this.fail('control character in string');
+        this.i++;
       }
     }
-    i++;
-    if (!escaped) return text.slice(start + 1, i - 1);
+    this.i++;
+    if (!escaped) return text.slice(start + 1, this.i - 1);
     try {
-      return JSON.parse(text.slice(start, i)) as string;
+      return JSON.parse(text.slice(start, this.i)) as string;
     } catch {
-      return err('bad string');
+      return this.fail('bad string');
     }
-  };
-  const v = value();
-  ws();
-  if (i !== text.length) err('trailing characters');
-  return v;
+  }
 }
 
 const RANGES: Record<'int32' | 'uint32' | 'int64' | 'uint64', readonly [bigint, bigint]> = {

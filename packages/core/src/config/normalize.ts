@@ -75,113 +75,144 @@ function newGroup(): ModelInstanceGroup {
 
 /**
  * AutoCompleteBackendFields: fills `name`, `platform`, `backend` and `default_model_filename` from
- * each other and from the version folder's contents. Mutates `config`.
+ * each other and from the version folder's contents. Mutates `config`. Each framework in Triton's
+ * order decides when the fields (or, with none given, the folder's files) name it.
  */
 function autoCompleteBackendFields(config: ModelConfig, modelName: string, entries: readonly VersionDirEntry[] | undefined) {
+  if (config.name === '') config.name = modelName;
+  const folder = versionFolder(config, entries);
+  if (completeTensorFlow(config, folder)) return;
+  if (completeTensorRt(config, folder)) return;
+  if (completeOnnxRuntime(config, folder)) return;
+  if (completeOpenVino(config, folder)) return;
+  if (completePyTorch(config, folder)) return;
+  if (completePython(config, folder)) return;
+  completeCustomBackend(config, modelName);
+}
+
+/** What the auto-complete reads of the version folder (none when the model has no version yet). */
+interface VersionFolder {
+  readonly hasVersion: boolean;
+  /** An entry of that name, file or folder. */
+  has(name: string): boolean;
+  isFile(name: string): boolean;
+  isDir(name: string): boolean;
+  some(test: (entry: VersionDirEntry) => boolean): boolean;
+  /** Neither platform nor default_model_filename is given and there is a version folder: its files decide. */
+  noHints(): boolean;
+}
+
+function versionFolder(config: ModelConfig, entries: readonly VersionDirEntry[] | undefined): VersionFolder {
   const hasVersion = entries !== undefined;
   const find = (file: string) => entries?.find((e) => e.name === file);
-  const isFile = (file: string) => find(file)?.isDirectory === false;
-  const isDir = (file: string) => find(file)?.isDirectory === true;
-  const noHints = () => config.platform === '' && config.default_model_filename === '' && hasVersion;
+  return {
+    hasVersion,
+    has: (file) => find(file) !== undefined,
+    isFile: (file) => find(file)?.isDirectory === false,
+    isDir: (file) => find(file)?.isDirectory === true,
+    some: (test) => entries?.some(test) === true,
+    noHints: () => config.platform === '' && config.default_model_filename === '' && hasVersion,
+  };
+}
 
-  if (config.name === '') config.name = modelName;
-
-  // TensorFlow: the platform decides.
+/** TensorFlow: the platform decides. */
+function completeTensorFlow(config: ModelConfig, folder: VersionFolder): boolean {
   if (config.platform === '' && (config.backend === '' || config.backend === BACKENDS.tensorflow)) {
     if (config.default_model_filename === FILES.savedModel) config.platform = PLATFORMS.tensorflowSavedModel;
     else if (config.default_model_filename === FILES.graphDef) config.platform = PLATFORMS.tensorflowGraphDef;
-    else if (config.default_model_filename === '' && hasVersion) {
-      if (isDir(FILES.savedModel)) config.platform = PLATFORMS.tensorflowSavedModel;
-      if (isFile(FILES.graphDef)) config.platform = PLATFORMS.tensorflowGraphDef;
+    else if (config.default_model_filename === '' && folder.hasVersion) {
+      if (folder.isDir(FILES.savedModel)) config.platform = PLATFORMS.tensorflowSavedModel;
+      if (folder.isFile(FILES.graphDef)) config.platform = PLATFORMS.tensorflowGraphDef;
     }
   }
-  if (config.platform === PLATFORMS.tensorflowSavedModel || config.platform === PLATFORMS.tensorflowGraphDef) {
-    if (config.backend === '') config.backend = BACKENDS.tensorflow;
-    if (config.default_model_filename === '') {
-      config.default_model_filename =
-        config.platform === PLATFORMS.tensorflowSavedModel ? FILES.savedModel : FILES.graphDef;
-    }
-    return;
+  if (config.platform !== PLATFORMS.tensorflowSavedModel && config.platform !== PLATFORMS.tensorflowGraphDef) return false;
+  if (config.backend === '') config.backend = BACKENDS.tensorflow;
+  if (config.default_model_filename === '') {
+    config.default_model_filename = config.platform === PLATFORMS.tensorflowSavedModel ? FILES.savedModel : FILES.graphDef;
   }
+  return true;
+}
 
-  // TensorRT
+function completeTensorRt(config: ModelConfig, folder: VersionFolder): boolean {
   if (config.backend === '') {
     if (config.platform === PLATFORMS.tensorrtPlan || config.default_model_filename === FILES.plan) {
       config.backend = BACKENDS.tensorrt;
-    } else if (noHints() && isFile(FILES.plan)) {
+    } else if (folder.noHints() && folder.isFile(FILES.plan)) {
       config.backend = BACKENDS.tensorrt;
     }
   }
-  if (config.backend === BACKENDS.tensorrt) {
-    if (config.platform === '') config.platform = PLATFORMS.tensorrtPlan;
-    if (config.default_model_filename === '') config.default_model_filename = FILES.plan;
-    return;
-  }
+  if (config.backend !== BACKENDS.tensorrt) return false;
+  if (config.platform === '') config.platform = PLATFORMS.tensorrtPlan;
+  if (config.default_model_filename === '') config.default_model_filename = FILES.plan;
+  return true;
+}
 
-  // ONNX Runtime (a large ONNX model may be a folder, so any entry counts).
+/** ONNX Runtime (a large ONNX model may be a folder, so any entry counts). */
+function completeOnnxRuntime(config: ModelConfig, folder: VersionFolder): boolean {
   if (config.backend === '') {
     if (config.platform === PLATFORMS.onnxruntimeOnnx || config.default_model_filename === FILES.onnx) {
       config.backend = BACKENDS.onnxruntime;
-    } else if (noHints() && find(FILES.onnx)) {
+    } else if (folder.noHints() && folder.has(FILES.onnx)) {
       config.backend = BACKENDS.onnxruntime;
     }
   }
-  if (config.backend === BACKENDS.onnxruntime) {
-    if (config.platform === '') config.platform = PLATFORMS.onnxruntimeOnnx;
-    if (config.default_model_filename === '') config.default_model_filename = FILES.onnx;
-    return;
-  }
+  if (config.backend !== BACKENDS.onnxruntime) return false;
+  if (config.platform === '') config.platform = PLATFORMS.onnxruntimeOnnx;
+  if (config.default_model_filename === '') config.default_model_filename = FILES.onnx;
+  return true;
+}
 
-  // OpenVINO
+function completeOpenVino(config: ModelConfig, folder: VersionFolder): boolean {
   if (config.backend === '') {
     if (config.default_model_filename === FILES.openvino) config.backend = BACKENDS.openvino;
-    else if (noHints() && find(FILES.openvino)) config.backend = BACKENDS.openvino;
+    else if (folder.noHints() && folder.has(FILES.openvino)) config.backend = BACKENDS.openvino;
   }
-  if (config.backend === BACKENDS.openvino) {
-    if (config.default_model_filename === '') config.default_model_filename = FILES.openvino;
-    return;
-  }
+  if (config.backend !== BACKENDS.openvino) return false;
+  if (config.default_model_filename === '') config.default_model_filename = FILES.openvino;
+  return true;
+}
 
-  // PyTorch
+function completePyTorch(config: ModelConfig, folder: VersionFolder): boolean {
   if (config.backend === '') {
     if (config.platform === PLATFORMS.pytorchLibTorch || config.default_model_filename === FILES.libtorch) {
       config.backend = BACKENDS.pytorch;
-    } else if (noHints() && isFile(FILES.libtorch)) {
+    } else if (folder.noHints() && folder.isFile(FILES.libtorch)) {
       config.backend = BACKENDS.pytorch;
     }
   }
-  if (config.backend === BACKENDS.pytorch) {
-    if (config.platform === '') config.platform = PLATFORMS.pytorchLibTorch;
-    if (config.runtime !== FILES.python && config.default_model_filename === '') {
-      config.default_model_filename = FILES.libtorch;
-    }
-    return;
+  if (config.backend !== BACKENDS.pytorch) return false;
+  if (config.platform === '') config.platform = PLATFORMS.pytorchLibTorch;
+  if (config.runtime !== FILES.python && config.default_model_filename === '') {
+    config.default_model_filename = FILES.libtorch;
   }
+  return true;
+}
 
-  // Python (Tritium: also model.ts / model.js / model.mjs)
+/** Python (Tritium: also model.ts / model.js / model.mjs). */
+function completePython(config: ModelConfig, folder: VersionFolder): boolean {
   if (config.backend === '') {
     if (PYTHON_LIKE_FILES.has(config.default_model_filename)) config.backend = BACKENDS.python;
-    else if (noHints() && entries!.some((e) => PYTHON_LIKE_FILES.has(e.name))) config.backend = BACKENDS.python;
+    else if (folder.noHints() && folder.some((e) => PYTHON_LIKE_FILES.has(e.name))) config.backend = BACKENDS.python;
   }
-  if (config.backend === BACKENDS.python) {
-    if (config.default_model_filename === '') config.default_model_filename = FILES.python;
-    return;
-  }
+  if (config.backend !== BACKENDS.python) return false;
+  if (config.default_model_filename === '') config.default_model_filename = FILES.python;
+  return true;
+}
 
-  // Custom backend, only when nothing at all is given: the backend comes from `model.<backend>`.
-  if (config.backend === '' && config.platform === '' && config.default_model_filename === '') {
-    const dot = modelName.indexOf('.');
-    if (dot < 0) {
-      throw new InferError(
-        'INVALID_ARG',
-        `Invalid model name: Could not determine backend for model '${modelName}' with no backend in model ` +
-          `configuration. Expected model name of the form 'model.<backend_name>'.`,
-      );
-    }
-    const backend = modelName.slice(dot + 1);
-    config.backend = backend;
-    config.default_model_filename = `model.${backend}`;
+/** A custom backend, only when nothing at all is given: the backend comes from `model.<backend>`. */
+function completeCustomBackend(config: ModelConfig, modelName: string): void {
+  if (config.backend !== '' || config.platform !== '' || config.default_model_filename !== '') return;
+  const dot = modelName.indexOf('.');
+  if (dot < 0) {
+    throw new InferError(
+      'INVALID_ARG',
+      `Invalid model name: Could not determine backend for model '${modelName}' with no backend in model ` +
+        `configuration. Expected model name of the form 'model.<backend_name>'.`,
+    );
   }
+  const backend = modelName.slice(dot + 1);
+  config.backend = backend;
+  config.default_model_filename = `model.${backend}`;
 }
 
 /** NormalizeModelConfig. Mutates `config`. */

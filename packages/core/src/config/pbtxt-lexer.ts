@@ -72,6 +72,21 @@ function isIdentChar(c: number): boolean {
   return isLetter(c) || isDigit(c);
 }
 
+/** The one-character escapes (`\n`, `\t`, ..., `\"`) and the byte each stands for. */
+const SIMPLE_ESCAPES: ReadonlyMap<string, number> = new Map([
+  ['n', 10],
+  ['t', 9],
+  ['r', 13],
+  ['a', 7],
+  ['b', 8],
+  ['f', 12],
+  ['v', 11],
+  ['\\', 92],
+  ['"', 34],
+  ["'", 39],
+  ['?', 63],
+]);
+
 const utf8 = new TextEncoder();
 const utf8Decoder = new TextDecoder('utf-8');
 
@@ -232,34 +247,12 @@ export class Lexer {
       }
       const e = body[i + 1];
       i += 2;
+      const simple = e === undefined ? undefined : SIMPLE_ESCAPES.get(e);
+      if (simple !== undefined) {
+        bytes.push(simple);
+        continue;
+      }
       switch (e) {
-        case 'n':
-          bytes.push(10);
-          break;
-        case 't':
-          bytes.push(9);
-          break;
-        case 'r':
-          bytes.push(13);
-          break;
-        case 'a':
-          bytes.push(7);
-          break;
-        case 'b':
-          bytes.push(8);
-          break;
-        case 'f':
-          bytes.push(12);
-          break;
-        case 'v':
-          bytes.push(11);
-          break;
-        case '\\':
-        case '"':
-        case "'":
-        case '?':
-          bytes.push(e.charCodeAt(0));
-          break;
         case 'x': {
           // Lowercase only, as protobuf's tokenizer: `\X41` is an invalid escape there.
           let j = i;

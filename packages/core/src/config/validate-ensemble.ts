@@ -22,7 +22,25 @@ export function validateEnsemble(config: ModelConfig): void {
   if (config.model_warmup.length !== 0) fail(`model_warmup can not be specified for ensemble '${e}'`, 'model_warmup');
   const steps = config.ensemble_scheduling!.step;
   if (steps.length === 0) fail(`must specify 'step' for ensemble '${e}'`, 'ensemble_scheduling');
+  const tensors = stepGraph(e, steps);
+  markReady(config, tensors);
+  const outputs = new Set<string>();
+  for (const output of config.output) {
+    const t = tensors.get(output.name);
+    if (!t) fail(`ensemble output '${output.name}' for ensemble ${e}' is not used`, 'output');
+    if (!t.ready) fail(notWrittenMessage(e, output.name, t), 'output');
+    outputs.add(output.name);
+  }
+  for (const t of tensors.values()) {
+    if (outputs.has(t.name)) continue;
+    if (!t.ready || t.next.length === 0) fail(`ensemble tensor '${t.name}' is unused in ensemble '${e}'`, 'ensemble_scheduling');
+  }
+}
 
+type EnsembleStep = NonNullable<ModelConfig['ensemble_scheduling']>['step'][number];
+
+/** The ensemble tensors the steps name, by name, each step's outputs linked from its inputs. */
+function stepGraph(e: string, steps: readonly EnsembleStep[]): Map<string, GraphTensor> {
   const tensors = new Map<string, GraphTensor>();
   const tensor = (name: string, isOutput: boolean): GraphTensor => {
     let t = tensors.get(name);
@@ -59,11 +77,15 @@ export function validateEnsemble(config: ModelConfig): void {
       }
     }
   });
+  return tensors;
+}
 
+/** Marks ready every tensor the ensemble's inputs reach (all of a tensor's inputs ready). */
+function markReady(config: ModelConfig, tensors: ReadonlyMap<string, GraphTensor>): void {
   const queue: GraphTensor[] = [];
   for (const input of config.input) {
     const t = tensors.get(input.name);
-    if (!t) fail(`ensemble input '${input.name}' for ensemble ${e}' is not used`, 'input');
+    if (!t) fail(`ensemble input '${input.name}' for ensemble ${config.name}' is not used`, 'input');
     t.ready = true;
     queue.push(t);
   }
@@ -76,35 +98,27 @@ export function validateEnsemble(config: ModelConfig): void {
       }
     }
   }
-  const outputs = new Set<string>();
-  for (const output of config.output) {
-    const t = tensors.get(output.name);
-    if (!t) fail(`ensemble output '${output.name}' for ensemble ${e}' is not used`, 'output');
-    if (!t.ready) {
-      let message = `output '${output.name}' for ensemble '${e}' is not written`;
-      // Walk back to the first tensor that never became ready.
-      let last = t;
-      let prev: GraphTensor[] | undefined = t.prev;
-      const seen = new Set<string>();
-      while (prev && prev.length > 0) {
-        const nodes: GraphTensor[] = prev;
-        prev = undefined;
-        for (const node of nodes) {
-          if (!node.ready && !seen.has(node.name)) {
-            seen.add(node.name);
-            last = node;
-            prev = node.prev;
-            break;
-          }
-        }
+}
+
+/** Triton's message for an ensemble output no step writes, naming the first tensor that never became ready. */
+function notWrittenMessage(e: string, output: string, t: GraphTensor): string {
+  let message = `output '${output}' for ensemble '${e}' is not written`;
+  // Walk back to the first tensor that never became ready.
+  let last = t;
+  let prev: GraphTensor[] | undefined = t.prev;
+  const seen = new Set<string>();
+  while (prev && prev.length > 0) {
+    const nodes: GraphTensor[] = prev;
+    prev = undefined;
+    for (const node of nodes) {
+      if (!node.ready && !seen.has(node.name)) {
+        seen.add(node.name);
+        last = node;
+        prev = node.prev;
+        break;
       }
-      if (last.name !== t.name) message += `: at least one of its depending tensors, '${last.name}', is not connected`;
-      fail(message, 'output');
     }
-    outputs.add(output.name);
   }
-  for (const t of tensors.values()) {
-    if (outputs.has(t.name)) continue;
-    if (!t.ready || t.next.length === 0) fail(`ensemble tensor '${t.name}' is unused in ensemble '${e}'`, 'ensemble_scheduling');
-  }
+  if (last.name !== t.name) message += `: at least one of its depending tensors, '${last.name}', is not connected`;
+  return message;
 }

@@ -93,6 +93,20 @@ function inputsOf(config: RequestSpec): ReadonlyMap<string, RequestInputSpec> {
   return index;
 }
 
+/** Triton's refusal of a request that lacks a required input, naming what it sent and what it misses. */
+function missingInputs(config: RequestSpec, request: InferRequest, seen: ReadonlySet<string>): InferError {
+  const required = config.input.filter((i) => !i.optional);
+  const missing = required.filter((i) => !seen.has(i.name)).map((i) => i.name);
+  const got = request.inputs.map((t) => t.name);
+  const optional = config.input.length - required.length;
+  const expected =
+    optional > 0 ? `expected number of inputs between ${required.length} and ${config.input.length}` : `expected ${config.input.length} inputs`;
+  return invalid(
+    request,
+    `${expected} but got ${request.inputs.length} inputs for model '${config.name}'. Got input(s) ${quotedList(got)}, but missing required input(s) ${quotedList(missing)}. Please provide all required input(s).`,
+  );
+}
+
 /**
  * Throws INVALID_ARG when the request does not fit the model's config; returns its batch size (1
  * for a model that does not batch). The server runs it synchronously before enqueue, so a bad
@@ -114,20 +128,7 @@ export function validateRequest(config: RequestSpec, request: InferRequest, maxR
 
   let allPresent = true;
   for (const i of config.input) if (!i.optional && !seen.has(i.name)) allPresent = false;
-  if (!allPresent) {
-    const required = config.input.filter((i) => !i.optional);
-    const missing = required.filter((i) => !seen.has(i.name)).map((i) => i.name);
-    const got = request.inputs.map((t) => t.name);
-    const optional = config.input.length - required.length;
-    const expected =
-      optional > 0
-        ? `expected number of inputs between ${required.length} and ${config.input.length}`
-        : `expected ${config.input.length} inputs`;
-    throw invalid(
-      request,
-      `${expected} but got ${request.inputs.length} inputs for model '${model}'. Got input(s) ${quotedList(got)}, but missing required input(s) ${quotedList(missing)}. Please provide all required input(s).`,
-    );
-  }
+  if (!allPresent) throw missingInputs(config, request, seen);
 
   const batching = config.max_batch_size > 0;
   let batchSize: number;

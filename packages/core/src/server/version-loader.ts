@@ -150,48 +150,14 @@ async function loadOnce(
     const scheduler = createScheduler(config, { ...schedulerDeps, instances: [] });
     return new LoadedVersion(config.name, rv.version, config, rv.stamp, scheduler, [], undefined, stats);
   }
-  const backend = model.backend;
   const signal = deps.signal;
   let backendModel: BackendModel | undefined;
-  const created: { spec: InstanceSpec; instance: ModelInstance }[] = [];
+  const created: CreatedInstance[] = [];
   let scheduled: ModelInstance[] | undefined;
   try {
-    backendModel = await unlessAbandoned(
-      backend.loadModel({
-        config,
-        version: rv.version,
-        modelDir: model.source.dir,
-        versionDir: rv.dir,
-        log: deps.log,
-        infer: deps.infer,
-        inferStream: deps.inferStream,
-        backendConfig: deps.backendConfig?.[backend.name],
-        ...(deps.workerPolicy ? { workerPolicy: deps.workerPolicy } : {}),
-        ...(model.source.uploaded ? { uploadedFiles: true } : {}),
-        ...(options.limits ? { limits: options.limits } : {}),
-        ...(deps.metrics ? { metrics: deps.metrics } : {}),
-        ...(signal ? { signal } : {}),
-      }),
-      signal,
-      (late) => late.dispose(),
-    );
-    const loaded = backendModel;
+    backendModel = await loadBackendModel(model, rv, config, deps, options);
     const health = versionHealth(instanceSpecs(config).length, deps);
-    const create = (spec: InstanceSpec): Promise<ModelInstance> =>
-      loaded.createInstance({ ...spec, ...health.callbacks(spec.name), ...(signal ? { signal } : {}) });
-    const gate = deps.instanceStarts;
-    const start = (spec: InstanceSpec): Promise<ModelInstance> =>
-      unlessAbandoned(gate ? gate.run(config.name, () => create(spec), signal) : create(spec), signal, (late) => late.dispose());
-    if (backend.parallelInstanceLoading) {
-      // All instances start at once (4 tokenizer workers import their packages side by side); if
-      // one fails, the others that started are disposed with the model below.
-      const results = await Promise.allSettled(instanceSpecs(config).map(async (spec) => ({ spec, instance: await start(spec) })));
-      for (const r of results) if (r.status === 'fulfilled') created.push(r.value);
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) throw failed.reason;
-    } else {
-      for (const spec of instanceSpecs(config)) created.push({ spec, instance: await start(spec) });
-    }
+    await startInstances(backendModel, config, deps, health, model.backend.parallelInstanceLoading === true, created);
     // Abandoned mid-warmup: the instances are disposed below, which fails the warmup's execute.
     await unlessAbandoned(runWarmup(config, model.source.dir, created.map((c) => c.instance)), signal, () => undefined);
     scheduled = deps.rateLimiter ? gateInstances(config, created, deps.rateLimiter) : created.map((c) => c.instance);
@@ -205,6 +171,74 @@ async function loadOnce(
   } catch (err) {
     await disposeAll(scheduled ?? created.map((c) => c.instance), backendModel);
     throw InferError.from(err);
+  }
+}
+
+/** An instance started for a version, with the spec it was started from. */
+interface CreatedInstance {
+  readonly spec: InstanceSpec;
+  readonly instance: ModelInstance;
+}
+
+/** The backend's model for the version (`model.backend` is set); disposed if the load was abandoned meanwhile. */
+function loadBackendModel(
+  model: ResolvedModel,
+  rv: ResolvedVersion,
+  config: ModelConfig,
+  deps: VersionLoadDeps,
+  options: VersionLoadOptions,
+): Promise<BackendModel> {
+  const backend = model.backend!;
+  const signal = deps.signal;
+  return unlessAbandoned(
+    backend.loadModel({
+      config,
+      version: rv.version,
+      modelDir: model.source.dir,
+      versionDir: rv.dir,
+      log: deps.log,
+      infer: deps.infer,
+      inferStream: deps.inferStream,
+      backendConfig: deps.backendConfig?.[backend.name],
+      ...(deps.workerPolicy ? { workerPolicy: deps.workerPolicy } : {}),
+      ...(model.source.uploaded ? { uploadedFiles: true } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
+      ...(signal ? { signal } : {}),
+    }),
+    signal,
+    (late) => late.dispose(),
+  );
+}
+
+/**
+ * Starts the config's instances of `loaded` (through the instance-start gate, if any; all at once
+ * when the backend loads instances in `parallel`), pushing each started one into `created` so the
+ * caller can dispose them if the load fails.
+ */
+async function startInstances(
+  loaded: BackendModel,
+  config: ModelConfig,
+  deps: VersionLoadDeps,
+  health: ReturnType<typeof versionHealth>,
+  parallel: boolean,
+  created: CreatedInstance[],
+): Promise<void> {
+  const signal = deps.signal;
+  const create = (spec: InstanceSpec): Promise<ModelInstance> =>
+    loaded.createInstance({ ...spec, ...health.callbacks(spec.name), ...(signal ? { signal } : {}) });
+  const gate = deps.instanceStarts;
+  const start = (spec: InstanceSpec): Promise<ModelInstance> =>
+    unlessAbandoned(gate ? gate.run(config.name, () => create(spec), signal) : create(spec), signal, (late) => late.dispose());
+  if (parallel) {
+    // All instances start at once (4 tokenizer workers import their packages side by side); if
+    // one fails, the others that started are disposed with the model below.
+    const results = await Promise.allSettled(instanceSpecs(config).map(async (spec) => ({ spec, instance: await start(spec) })));
+    for (const r of results) if (r.status === 'fulfilled') created.push(r.value);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  } else {
+    for (const spec of instanceSpecs(config)) created.push({ spec, instance: await start(spec) });
   }
 }
 

@@ -186,10 +186,11 @@ function exitCause(
   return killedBy ? `worker process killed by ${killedBy}` : `worker exited with code ${code}`;
 }
 
-export function spawnProcess(opts: ProcessChannelOptions, handlers: ChannelHandlers): Channel {
+/** Starts the worker's child process: the sandbox's command when there is one, node otherwise. */
+function spawnChild(opts: ProcessChannelOptions): ChildProcess {
   const nodeArgv = [process.execPath, ...childNodeFlags(opts), fileURLToPath(opts.script)];
   const { command, args } = opts.sandbox ? sandboxCommand(opts.sandbox, nodeArgv) : { command: process.execPath, args: nodeArgv.slice(1) };
-  const child: ChildProcess = spawn(command, args, {
+  return spawn(command, args, {
     // Only what the caller allow-listed: nothing of the server's environment (NODE_OPTIONS included).
     env: { ...(opts.env ?? {}) },
     // stdout and stderr are pipes the server reads: the server's own fds 1 and 2 (its log) stay out
@@ -201,6 +202,34 @@ export function spawnProcess(opts: ProcessChannelOptions, handlers: ChannelHandl
     detached: process.platform !== 'win32',
     ...((opts.sandbox && spawnIdentity(opts.sandbox)) ?? {}),
   });
+}
+
+/**
+ * Reads the child's stdout and stderr (into the model's log when `opts.output` is set, else they are
+ * drained), watching stderr for the out-of-memory report.
+ */
+function readOutput(child: ChildProcess, opts: ProcessChannelOptions): OomSigns {
+  const oom = watchOomSigns(child.stderr!);
+  if (opts.output) opts.output.attach(child.stdout!, child.stderr!, () => oom.heapOom || oom.nativeOom);
+  else {
+    child.stdout!.resume();
+    child.stderr!.resume();
+  }
+  return oom;
+}
+
+/** Kills the child's whole process group (the sandbox's wrappers and node), not only its first process. */
+function killGroup(child: ChildProcess): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
+export function spawnProcess(opts: ProcessChannelOptions, handlers: ChannelHandlers): Channel {
+  const child = spawnChild(opts);
   const memoryLimitMb = opts.sandbox?.request.memoryLimitMb;
   let gone = false;
   let killed = false;
@@ -210,30 +239,16 @@ export function spawnProcess(opts: ProcessChannelOptions, handlers: ChannelHandl
     gone = true;
     if (!killed) handlers.died(cause);
   };
-  const oom = watchOomSigns(child.stderr!);
-  if (opts.output) opts.output.attach(child.stdout!, child.stderr!, () => oom.heapOom || oom.nativeOom);
-  else {
-    child.stdout!.resume();
-    child.stderr!.resume();
-  }
+  const oom = readOutput(child, opts);
   const channel = child.stdio[CHILD_CHANNEL_FD] as Socket;
   // No honest message outgrows the child's whole memory: it holds each one serialized to send it.
   // The same bound caps what the host queues for a child that stops reading.
   const maxBytes = memoryLimitMb !== undefined ? Math.min(MAX_FRAME_BYTES, Math.floor(memoryLimitMb * 1024 * 1024)) : MAX_FRAME_BYTES;
-  /** The whole process group (the sandbox's wrappers and node), not only its first process. */
-  const killGroup = (): void => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      child.kill('SIGKILL');
-    }
-  };
   /** What the child wrote or left unread breaks the channel: it goes, as after any malformed message. */
   const refuse = (cause: string): void => {
     channel.destroy();
     die(cause);
-    killGroup();
+    killGroup(child);
   };
   const onMessage = (m: unknown): void => {
     if (!isProtocolMessage(m)) return;
@@ -284,7 +299,7 @@ export function spawnProcess(opts: ProcessChannelOptions, handlers: ChannelHandl
     },
     async kill() {
       killed = true;
-      killGroup();
+      killGroup(child);
       await exited;
     },
   };

@@ -82,6 +82,18 @@ export function validateEnsembleModels(
   ids?: EnsembleModelIds,
 ): EnsembleValidation {
   const E = ids?.ensemble ?? ensemble.name;
+  const tensors = ensembleTensorGraph(ensemble, E);
+  for (const step of ensemble.ensemble_scheduling?.step ?? []) {
+    const config = composing(step.model_name);
+    addStep(tensors, ensemble, step, config, E, ids ? ids.step(step.model_name) : step.model_name);
+  }
+  return { decoupled: decoupledLabels(ensemble, tensors, E) !== 0 };
+}
+
+type EnsembleStep = NonNullable<ModelConfig['ensemble_scheduling']>['step'][number];
+
+/** The ensemble's own inputs and outputs as tensor nodes, by name; every output feeds one sink node. */
+function ensembleTensorGraph(ensemble: ModelConfig, E: string): Map<string, TensorNode> {
   const batching = ensemble.max_batch_size > 0;
   const tensors = new Map<string, TensorNode>();
   for (const input of ensemble.input) {
@@ -96,77 +108,85 @@ export function validateEnsembleModels(
     sink.prev.push(node);
     node.next.push(sink);
   }
+  return tensors;
+}
 
-  for (const step of ensemble.ensemble_scheduling?.step ?? []) {
-    const config = composing(step.model_name);
-    const M = ids ? ids.step(step.model_name) : step.model_name;
-    if (config.max_batch_size !== 0 && config.max_batch_size < ensemble.max_batch_size) {
+/**
+ * Checks one step (model `M`, config `config`) against the ensemble and the tensors known so far,
+ * and adds its tensors and edges to the graph.
+ */
+function addStep(tensors: Map<string, TensorNode>, ensemble: ModelConfig, step: EnsembleStep, config: ModelConfig, E: string, M: string): void {
+  if (config.max_batch_size !== 0 && config.max_batch_size < ensemble.max_batch_size) {
+    throw new InferError(
+      'INVALID_ARG',
+      `ensemble ${E} allows maximum batch size ${ensemble.max_batch_size}, but it contains model ${step.model_name} which only allows maximum batch size to be ${config.max_batch_size}`,
+    );
+  }
+  const stepBatching = config.max_batch_size > 0;
+  const inputNames = new Set(config.input.map((i) => i.name));
+  for (const [inputName, tensor] of Object.entries(step.input_map)) {
+    if (!inputNames.has(inputName)) {
       throw new InferError(
         'INVALID_ARG',
-        `ensemble ${E} allows maximum batch size ${ensemble.max_batch_size}, but it contains model ${step.model_name} which only allows maximum batch size to be ${config.max_batch_size}`,
+        `in ensemble ${E}, ensemble tensor ${tensor} is mapping to non-existing input ${inputName} in model ${M}`,
       );
     }
-    const stepBatching = config.max_batch_size > 0;
-    const inputNames = new Set(config.input.map((i) => i.name));
-    for (const [inputName, tensor] of Object.entries(step.input_map)) {
-      if (!inputNames.has(inputName)) {
-        throw new InferError(
-          'INVALID_ARG',
-          `in ensemble ${E}, ensemble tensor ${tensor} is mapping to non-existing input ${inputName} in model ${M}`,
-        );
-      }
+  }
+  for (const input of config.input) {
+    const mapped = Object.entries(step.input_map).filter(([k]) => k === input.name);
+    if (mapped.length === 0) {
+      if (input.optional) continue;
+      throw new InferError(
+        'INVALID_ARG',
+        `in ensemble ${E}, input ${input.name} in model ${M} is not mapped to any ensemble tensors`,
+      );
     }
-    for (const input of config.input) {
-      const mapped = Object.entries(step.input_map).filter(([k]) => k === input.name);
-      if (mapped.length === 0) {
-        if (input.optional) continue;
-        throw new InferError(
-          'INVALID_ARG',
-          `in ensemble ${E}, input ${input.name} in model ${M} is not mapped to any ensemble tensors`,
-        );
-      }
-      for (const [, tensor] of mapped) {
-        const modelTensor = tensorNode(M, stepBatching, input.data_type, input.dims);
-        const existing = tensors.get(tensor);
-        if (existing) checkConsistent(existing, modelTensor, `in ensemble ${E}, ensemble tensor ${tensor}: `);
-        else tensors.set(tensor, modelTensor);
-      }
-    }
-    const outputNames = new Set(config.output.map((o) => o.name));
-    for (const [outputName, tensor] of Object.entries(step.output_map)) {
-      if (!outputNames.has(outputName)) {
-        throw new InferError(
-          'INVALID_ARG',
-          `in ensemble ${E}, ensemble tensor ${tensor} is mapped from non-existing output ${outputName} in model ${M}`,
-        );
-      }
-    }
-    const sibling = { label: 0, visited: false };
-    for (const [outputName, tensor] of Object.entries(step.output_map)) {
-      const output = config.output.find((o) => o.name === outputName)!;
-      const modelTensor = tensorNode(M, stepBatching, output.data_type, output.dims);
-      let node = tensors.get(tensor);
-      if (node) checkConsistent(node, modelTensor, `in ensemble ${E}, ensemble tensor ${tensor}: `);
-      else {
-        node = modelTensor;
-        tensors.set(tensor, node);
-      }
-      node.sibling = sibling;
-    }
-    const decoupled = config.model_transaction_policy?.decoupled === true;
-    for (const tensor of Object.values(step.output_map)) {
-      const node = tensors.get(tensor)!;
-      node.decoupled = decoupled;
-      for (const inputTensor of Object.values(step.input_map)) {
-        const prev = tensors.get(inputTensor)!;
-        node.prev.push(prev);
-        prev.next.push(node);
-      }
+    for (const [, tensor] of mapped) {
+      const modelTensor = tensorNode(M, stepBatching, input.data_type, input.dims);
+      const existing = tensors.get(tensor);
+      if (existing) checkConsistent(existing, modelTensor, `in ensemble ${E}, ensemble tensor ${tensor}: `);
+      else tensors.set(tensor, modelTensor);
     }
   }
+  const outputNames = new Set(config.output.map((o) => o.name));
+  for (const [outputName, tensor] of Object.entries(step.output_map)) {
+    if (!outputNames.has(outputName)) {
+      throw new InferError(
+        'INVALID_ARG',
+        `in ensemble ${E}, ensemble tensor ${tensor} is mapped from non-existing output ${outputName} in model ${M}`,
+      );
+    }
+  }
+  const sibling = { label: 0, visited: false };
+  for (const [outputName, tensor] of Object.entries(step.output_map)) {
+    const output = config.output.find((o) => o.name === outputName)!;
+    const modelTensor = tensorNode(M, stepBatching, output.data_type, output.dims);
+    let node = tensors.get(tensor);
+    if (node) checkConsistent(node, modelTensor, `in ensemble ${E}, ensemble tensor ${tensor}: `);
+    else {
+      node = modelTensor;
+      tensors.set(tensor, node);
+    }
+    node.sibling = sibling;
+  }
+  const decoupled = config.model_transaction_policy?.decoupled === true;
+  for (const tensor of Object.values(step.output_map)) {
+    const node = tensors.get(tensor)!;
+    node.decoupled = decoupled;
+    for (const inputTensor of Object.values(step.input_map)) {
+      const prev = tensors.get(inputTensor)!;
+      node.prev.push(prev);
+      prev.next.push(node);
+    }
+  }
+}
 
-  // Propagate decouple labels from the inputs; a node whose inputs carry different labels would
-  // mix responses of different decoupled producers, which Triton refuses.
+/**
+ * Propagates decouple labels from the ensemble's inputs and returns how many decoupled producers
+ * it found (0: the ensemble is not decoupled). A node whose inputs carry different labels would
+ * mix responses of different decoupled producers, which Triton refuses.
+ */
+function decoupledLabels(ensemble: ModelConfig, tensors: ReadonlyMap<string, TensorNode>, E: string): number {
   let label = 0;
   const queue: TensorNode[] = [];
   for (const input of ensemble.input) {
@@ -196,5 +216,5 @@ export function validateEnsembleModels(
       queue.push(next);
     }
   }
-  return { decoupled: label !== 0 };
+  return label;
 }

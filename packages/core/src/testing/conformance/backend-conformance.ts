@@ -81,14 +81,18 @@ async function settle(instance: ModelInstance, batch: readonly InferRequest[], s
   }
 }
 
-export function backendConformanceSuite(subject: BackendConformanceSubject): ConformanceSuite {
-  const roots: string[] = [];
-  const loaded: LoadedTestInstance[] = [];
-  let shared: Promise<LoadedTestInstance> | undefined;
+/** What the cases share: the subject, the temp folders and the models loaded, removed by `close`. */
+class BackendFixture {
+  readonly roots: string[] = [];
+  readonly loaded: LoadedTestInstance[] = [];
+  private shared: Promise<LoadedTestInstance> | undefined;
 
-  async function modelFolder(name: string, write: (dir: string) => string | Promise<string>): Promise<{ modelDir: string; versionDir: string; config: string }> {
+  constructor(readonly subject: BackendConformanceSubject) {}
+
+  /** A model folder `name` (version folder `1`) in a new temp folder, its files and config written by `write`. */
+  async modelFolder(name: string, write: (dir: string) => string | Promise<string>): Promise<{ modelDir: string; versionDir: string; config: string }> {
     const root = await mkdtemp(path.join(tmpdir(), 'tritium-conformance-'));
-    roots.push(root);
+    this.roots.push(root);
     const modelDir = path.join(root, name);
     const versionDir = path.join(modelDir, '1');
     await mkdir(versionDir, { recursive: true });
@@ -97,128 +101,137 @@ export function backendConformanceSuite(subject: BackendConformanceSubject): Con
     return { modelDir, versionDir, config };
   }
 
-  async function load(name: string): Promise<LoadedTestInstance> {
-    const { modelDir, versionDir, config } = await modelFolder(name, (dir) => subject.writeIdentityModel(dir));
-    const model = await loadTestInstance(subject.backend, name, config, {
-      backendName: subject.backendName,
+  /** The subject's identity model, loaded as `name` with one instance. */
+  async load(name: string): Promise<LoadedTestInstance> {
+    const { modelDir, versionDir, config } = await this.modelFolder(name, (dir) => this.subject.writeIdentityModel(dir));
+    const model = await loadTestInstance(this.subject.backend, name, config, {
+      backendName: this.subject.backendName,
       modelDir,
       versionDir,
-      autoComplete: subject.backend.autoComplete !== undefined,
+      autoComplete: this.subject.backend.autoComplete !== undefined,
     });
-    loaded.push(model);
+    this.loaded.push(model);
     return model;
   }
 
-  const identity = (): Promise<LoadedTestInstance> => (shared ??= load('conformance_identity'));
+  /** One identity model the cases share. */
+  identity(): Promise<LoadedTestInstance> {
+    return (this.shared ??= this.load('conformance_identity'));
+  }
 
-  const cases: ConformanceCase[] = [
-    {
-      name: 'loadModel and createInstance give an instance for the model',
-      async run() {
-        const { config, instance } = await identity();
-        assert.equal(config.max_batch_size, 8, 'the completed config keeps max_batch_size 8');
-        assert.deepEqual(config.input.map((i) => i.name), ['INPUT0'], 'the completed config has INPUT0');
-        assert.deepEqual(config.output.map((o) => o.name), ['OUTPUT0'], 'the completed config has OUTPUT0');
-        assert.ok(instance, 'createInstance gave an instance');
-        assert.notEqual(instance.healthy, false, 'a new instance is healthy');
-      },
-    },
-    {
-      name: 'execute answers a batch: one result per request, in order, rows kept',
-      async run() {
-        const { config, instance } = await identity();
-        const batch = [identityRequest(config.name, 1), identityRequest(config.name, 3), identityRequest(config.name, 2)];
-        const { results } = await instance.execute(batch, new AbortController().signal);
-        assert.equal(results.length, batch.length, 'exactly one result per request');
-        batch.forEach((request, i) => assertEchoes(results[i]!, request, `result ${i}`));
-      },
-    },
-    {
-      name: 'a request the model refuses fails alone, as an InferError with a Triton code',
-      async run() {
-        const { config, instance } = await identity();
-        const batch = [identityRequest(config.name, 1), subject.refusedRequest(config.name), identityRequest(config.name, 2)];
-        const { results } = await instance.execute(batch, new AbortController().signal);
-        assert.equal(results.length, batch.length, 'exactly one result per request');
-        assertInferError(results[1], 'the refused request');
-        assertEchoes(results[0]!, batch[0]!, 'the request before it');
-        assertEchoes(results[2]!, batch[2]!, 'the request after it');
-      },
-    },
-    {
-      name: 'an execute whose signal is already aborted is answered CANCELLED, and the instance serves on',
-      async run() {
-        const { config, instance } = await identity();
-        const aborted = new AbortController();
-        aborted.abort();
-        const outcome = await settle(instance, [identityRequest(config.name, 1)], aborted.signal);
-        const errors = InferError.is(outcome) ? [outcome] : outcome;
-        for (const e of errors) {
-          assertInferError(e, 'the aborted request');
-          assert.equal(e.code, 'CANCELLED', `the aborted request: ${e.message}`);
-        }
-        const next = identityRequest(config.name, 2);
-        const { results } = await instance.execute([next], new AbortController().signal);
-        assertEchoes(results[0]!, next, 'the next execute');
-      },
-    },
-    {
-      name: 'an execute aborted while it runs settles, each request answered or CANCELLED, and the instance serves on',
-      async run() {
-        const { config, instance } = await identity();
-        const controller = new AbortController();
-        const batch = [identityRequest(config.name, 2), identityRequest(config.name, 1)];
-        const running = settle(instance, batch, controller.signal);
-        controller.abort();
-        const outcome = await running;
-        if (InferError.is(outcome)) assert.equal(outcome.code, 'CANCELLED', `the aborted execute: ${outcome.message}`);
-        else {
-          assert.equal(outcome.length, batch.length, 'exactly one result per request');
-          outcome.forEach((result, i) => {
-            if (InferError.is(result)) assert.equal(result.code, 'CANCELLED', `result ${i}: ${result.message}`);
-            else assertEchoes(result, batch[i]!, `result ${i}`);
-          });
-        }
-        const next = identityRequest(config.name, 1);
-        const { results } = await instance.execute([next], new AbortController().signal);
-        assertEchoes(results[0]!, next, 'the next execute');
-      },
-    },
-    {
-      name: 'loadModel refuses a model it cannot load with an InferError',
-      async run() {
-        if (!subject.writeBrokenModel) return;
-        const { modelDir, versionDir, config } = await modelFolder('conformance_broken', (dir) => subject.writeBrokenModel!(dir));
-        let failure: unknown;
-        try {
-          loaded.push(await loadTestInstance(subject.backend, 'conformance_broken', config, { backendName: subject.backendName, modelDir, versionDir }));
-        } catch (err) {
-          failure = err;
-        }
-        assert.ok(failure !== undefined, 'the broken model loaded');
-        assertInferError(failure, 'the load of a broken model');
-      },
-    },
-    {
-      name: 'dispose releases the instance and the model; an execute after it answers with an InferError',
-      async run() {
-        const model = await load('conformance_dispose');
-        const request = identityRequest(model.config.name, 1);
-        assertEchoes((await model.instance.execute([request], new AbortController().signal)).results[0]!, request, 'before dispose');
-        await model.dispose();
-        loaded.splice(loaded.indexOf(model), 1);
-        const outcome = await settle(model.instance, [identityRequest(model.config.name, 1)], new AbortController().signal);
-        const errors = InferError.is(outcome) ? [outcome] : outcome;
-        for (const e of errors) assertInferError(e, 'an execute after dispose');
-      },
-    },
-  ];
+  async close(): Promise<void> {
+    await Promise.allSettled(this.loaded.splice(0).map((m) => m.dispose()));
+    await Promise.all(this.roots.splice(0).map((root) => rm(root, { recursive: true, force: true })));
+  }
+}
 
+const CASES: readonly { readonly name: string; run(f: BackendFixture): Promise<void> }[] = [
+  {
+    name: 'loadModel and createInstance give an instance for the model',
+    async run(f) {
+      const { config, instance } = await f.identity();
+      assert.equal(config.max_batch_size, 8, 'the completed config keeps max_batch_size 8');
+      assert.deepEqual(config.input.map((i) => i.name), ['INPUT0'], 'the completed config has INPUT0');
+      assert.deepEqual(config.output.map((o) => o.name), ['OUTPUT0'], 'the completed config has OUTPUT0');
+      assert.ok(instance, 'createInstance gave an instance');
+      assert.notEqual(instance.healthy, false, 'a new instance is healthy');
+    },
+  },
+  {
+    name: 'execute answers a batch: one result per request, in order, rows kept',
+    async run(f) {
+      const { config, instance } = await f.identity();
+      const batch = [identityRequest(config.name, 1), identityRequest(config.name, 3), identityRequest(config.name, 2)];
+      const { results } = await instance.execute(batch, new AbortController().signal);
+      assert.equal(results.length, batch.length, 'exactly one result per request');
+      batch.forEach((request, i) => assertEchoes(results[i]!, request, `result ${i}`));
+    },
+  },
+  {
+    name: 'a request the model refuses fails alone, as an InferError with a Triton code',
+    async run(f) {
+      const { config, instance } = await f.identity();
+      const batch = [identityRequest(config.name, 1), f.subject.refusedRequest(config.name), identityRequest(config.name, 2)];
+      const { results } = await instance.execute(batch, new AbortController().signal);
+      assert.equal(results.length, batch.length, 'exactly one result per request');
+      assertInferError(results[1], 'the refused request');
+      assertEchoes(results[0]!, batch[0]!, 'the request before it');
+      assertEchoes(results[2]!, batch[2]!, 'the request after it');
+    },
+  },
+  {
+    name: 'an execute whose signal is already aborted is answered CANCELLED, and the instance serves on',
+    async run(f) {
+      const { config, instance } = await f.identity();
+      const aborted = new AbortController();
+      aborted.abort();
+      const outcome = await settle(instance, [identityRequest(config.name, 1)], aborted.signal);
+      const errors = InferError.is(outcome) ? [outcome] : outcome;
+      for (const e of errors) {
+        assertInferError(e, 'the aborted request');
+        assert.equal(e.code, 'CANCELLED', `the aborted request: ${e.message}`);
+      }
+      const next = identityRequest(config.name, 2);
+      const { results } = await instance.execute([next], new AbortController().signal);
+      assertEchoes(results[0]!, next, 'the next execute');
+    },
+  },
+  {
+    name: 'an execute aborted while it runs settles, each request answered or CANCELLED, and the instance serves on',
+    async run(f) {
+      const { config, instance } = await f.identity();
+      const controller = new AbortController();
+      const batch = [identityRequest(config.name, 2), identityRequest(config.name, 1)];
+      const running = settle(instance, batch, controller.signal);
+      controller.abort();
+      const outcome = await running;
+      if (InferError.is(outcome)) assert.equal(outcome.code, 'CANCELLED', `the aborted execute: ${outcome.message}`);
+      else {
+        assert.equal(outcome.length, batch.length, 'exactly one result per request');
+        outcome.forEach((result, i) => {
+          if (InferError.is(result)) assert.equal(result.code, 'CANCELLED', `result ${i}: ${result.message}`);
+          else assertEchoes(result, batch[i]!, `result ${i}`);
+        });
+      }
+      const next = identityRequest(config.name, 1);
+      const { results } = await instance.execute([next], new AbortController().signal);
+      assertEchoes(results[0]!, next, 'the next execute');
+    },
+  },
+  {
+    name: 'loadModel refuses a model it cannot load with an InferError',
+    async run(f) {
+      if (!f.subject.writeBrokenModel) return;
+      const { modelDir, versionDir, config } = await f.modelFolder('conformance_broken', (dir) => f.subject.writeBrokenModel!(dir));
+      let failure: unknown;
+      try {
+        f.loaded.push(await loadTestInstance(f.subject.backend, 'conformance_broken', config, { backendName: f.subject.backendName, modelDir, versionDir }));
+      } catch (err) {
+        failure = err;
+      }
+      assert.ok(failure !== undefined, 'the broken model loaded');
+      assertInferError(failure, 'the load of a broken model');
+    },
+  },
+  {
+    name: 'dispose releases the instance and the model; an execute after it answers with an InferError',
+    async run(f) {
+      const model = await f.load('conformance_dispose');
+      const request = identityRequest(model.config.name, 1);
+      assertEchoes((await model.instance.execute([request], new AbortController().signal)).results[0]!, request, 'before dispose');
+      await model.dispose();
+      f.loaded.splice(f.loaded.indexOf(model), 1);
+      const outcome = await settle(model.instance, [identityRequest(model.config.name, 1)], new AbortController().signal);
+      const errors = InferError.is(outcome) ? [outcome] : outcome;
+      for (const e of errors) assertInferError(e, 'an execute after dispose');
+    },
+  },
+];
+
+export function backendConformanceSuite(subject: BackendConformanceSubject): ConformanceSuite {
+  const fixture = new BackendFixture(subject);
   return {
-    cases,
-    async close() {
-      await Promise.allSettled(loaded.splice(0).map((m) => m.dispose()));
-      await Promise.all(roots.splice(0).map((root) => rm(root, { recursive: true, force: true })));
-    },
+    cases: CASES.map((c): ConformanceCase => ({ name: c.name, run: () => c.run(fixture) })),
+    close: () => fixture.close(),
   };
 }

@@ -71,139 +71,151 @@ async function refusal(call: () => Promise<unknown>, where: string): Promise<Inf
 
 const files = (entries: readonly RepositoryEntry[]): string[] => entries.filter((e) => e.kind === 'file').map((e) => e.path).sort();
 
+/** What the cases share: the repository the subject opened (once) and the caches made, removed by `close`. */
+class RepositoryFixture {
+  readonly caches: string[] = [];
+  private opened: Promise<OpenedRepository> | undefined;
+
+  constructor(private readonly subject: RepositorySourceConformanceSubject) {}
+
+  /** The subject's repository holding FILES, opened by the first case that asks. */
+  repository(): Promise<OpenedRepository> {
+    return (this.opened ??= this.subject.open(FILES));
+  }
+
+  async close(): Promise<void> {
+    const repo = await this.opened?.catch(() => undefined);
+    await repo?.source.close?.();
+    await repo?.dispose?.();
+    await Promise.all(this.caches.splice(0).map((c) => rm(c, { recursive: true, force: true })));
+  }
+}
+
+const CASES: readonly { readonly name: string; run(f: RepositoryFixture): Promise<void> }[] = [
+  {
+    name: 'list gives the model folders at the root and the direct children of a folder',
+    async run(f) {
+      const { source } = await f.repository();
+      const root = await source.list('');
+      assert.deepEqual(root.filter((e) => e.kind === 'dir').map((e) => e.path).sort(), ['alpha', 'beta', 'delta', 'gamma']);
+      const alpha = await source.list('alpha');
+      assert.deepEqual(alpha.map((e) => `${e.path}:${e.kind}`).sort(), ['alpha/1:dir', 'alpha/config.pbtxt:file']);
+      assert.equal(alpha.find((e) => e.kind === 'file')!.size, FILES.get('alpha/config.pbtxt')!.byteLength);
+    },
+  },
+  {
+    name: 'a recursive list gives every file below a folder, with sizes and safe relative paths',
+    async run(f) {
+      const { source } = await f.repository();
+      const entries = await source.list('alpha', { recursive: true });
+      assert.deepEqual(files(entries), ['alpha/1/model.bin', 'alpha/1/sub/data.txt', 'alpha/config.pbtxt']);
+      for (const e of entries) {
+        checkRelativePath(e.path, source.url);
+        if (e.kind === 'file') {
+          assert.equal(e.size, FILES.get(e.path)!.byteLength, `${e.path}: size`);
+          assert.notEqual(e.etag, '', `${e.path}: a file has an ETag`);
+        }
+      }
+    },
+  },
+  {
+    name: 'a folder that does not exist lists as []',
+    async run(f) {
+      const { source } = await f.repository();
+      assert.deepEqual(await source.list('nowhere'), []);
+      assert.deepEqual(await source.list('nowhere', { recursive: true }), []);
+    },
+  },
+  {
+    name: 'stat gives files with size and ETag, folders, the root, and undefined for nothing',
+    async run(f) {
+      const { source } = await f.repository();
+      const file = await source.stat('alpha/1/model.bin');
+      assert.equal(file?.kind, 'file');
+      assert.equal(file.size, 1000);
+      assert.notEqual(file.etag, '');
+      assert.equal((await source.stat('alpha/1'))?.kind, 'dir');
+      assert.equal((await source.stat(''))?.kind, 'dir');
+      assert.equal(await source.stat('alpha/2/model.bin'), undefined);
+      assert.equal(await source.stat('nowhere'), undefined);
+    },
+  },
+  {
+    name: "a file's ETag changes when its content does",
+    async run(f) {
+      const repo = await f.repository();
+      const before = await repo.source.stat('gamma/config.pbtxt');
+      await repo.write('gamma/config.pbtxt', text('name: "gamma"\nmax_batch_size: 8\n'));
+      const after = await repo.source.stat('gamma/config.pbtxt');
+      assert.ok(before && after, 'the file is there before and after');
+      assert.notEqual(after.etag, before.etag, 'the ETag changed');
+      assert.equal(after.size, 32);
+    },
+  },
+  {
+    name: "fetch streams a file's exact bytes",
+    async run(f) {
+      const { source } = await f.repository();
+      const entry = (await source.list('beta', { recursive: true })).find((e) => e.path === 'beta/2/weights.bin');
+      assert.ok(entry, 'beta/2/weights.bin is listed');
+      const fetched = await source.fetch(entry);
+      assert.deepEqual(Buffer.from(await bytesOf(fetched.body)), Buffer.from(FILES.get('beta/2/weights.bin')!));
+    },
+  },
+  {
+    name: "the server's mirror copies a model into its cache through the source, and nothing again when unchanged",
+    async run(f) {
+      const { source } = await f.repository();
+      const cache = await mkdtemp(path.join(tmpdir(), 'tritium-conformance-cache-'));
+      f.caches.push(cache);
+      const mirror = new RepositoryMirror(source, cache);
+      const first = await mirror.sync('alpha');
+      assert.equal(first.filesDownloaded, 3);
+      for (const rel of ['config.pbtxt', '1/model.bin', '1/sub/data.txt']) {
+        assert.deepEqual(await readFile(path.join(first.dir, rel)), Buffer.from(FILES.get(`alpha/${rel}`)!), `alpha/${rel} in the cache`);
+      }
+      const second = await mirror.sync('alpha');
+      assert.equal(second.filesDownloaded, 0, 'an unchanged model downloads nothing');
+    },
+  },
+  {
+    name: 'fetching a file removed after it was listed is refused with an InferError',
+    async run(f) {
+      const repo = await f.repository();
+      const entry = await repo.source.stat('delta/1/gone.txt');
+      assert.ok(entry, 'delta/1/gone.txt is there');
+      await repo.remove('delta/1/gone.txt');
+      assert.equal(await repo.source.stat('delta/1/gone.txt'), undefined);
+      await refusal(async () => {
+        const fetched = await repo.source.fetch(entry);
+        await bytesOf(fetched.body);
+      }, 'fetch of a removed file');
+    },
+  },
+  {
+    name: 'paths that leave the repository are refused with INVALID_ARG by list, stat and fetch',
+    async run(f) {
+      const { source } = await f.repository();
+      for (const p of ESCAPES) {
+        const entry: RepositoryEntry = { path: p, kind: 'file', size: 1, etag: 'x', mtimeMs: 0 };
+        for (const [what, call] of [
+          ['stat', () => source.stat(p)],
+          ['list', () => source.list(p)],
+          ['recursive list', () => source.list(p, { recursive: true })],
+          ['fetch', () => source.fetch(entry)],
+        ] as const) {
+          const error = await refusal(call, `${what} '${p}'`);
+          assert.equal(error.code, 'INVALID_ARG', `${what} '${p}': ${error.message}`);
+        }
+      }
+    },
+  },
+];
+
 export function repositorySourceConformanceSuite(subject: RepositorySourceConformanceSubject): ConformanceSuite {
-  let opened: Promise<OpenedRepository> | undefined;
-  const repository = (): Promise<OpenedRepository> => (opened ??= subject.open(FILES));
-  const caches: string[] = [];
-
-  const cases: ConformanceCase[] = [
-    {
-      name: 'list gives the model folders at the root and the direct children of a folder',
-      async run() {
-        const { source } = await repository();
-        const root = await source.list('');
-        assert.deepEqual(root.filter((e) => e.kind === 'dir').map((e) => e.path).sort(), ['alpha', 'beta', 'delta', 'gamma']);
-        const alpha = await source.list('alpha');
-        assert.deepEqual(alpha.map((e) => `${e.path}:${e.kind}`).sort(), ['alpha/1:dir', 'alpha/config.pbtxt:file']);
-        assert.equal(alpha.find((e) => e.kind === 'file')!.size, FILES.get('alpha/config.pbtxt')!.byteLength);
-      },
-    },
-    {
-      name: 'a recursive list gives every file below a folder, with sizes and safe relative paths',
-      async run() {
-        const { source } = await repository();
-        const entries = await source.list('alpha', { recursive: true });
-        assert.deepEqual(files(entries), ['alpha/1/model.bin', 'alpha/1/sub/data.txt', 'alpha/config.pbtxt']);
-        for (const e of entries) {
-          checkRelativePath(e.path, source.url);
-          if (e.kind === 'file') {
-            assert.equal(e.size, FILES.get(e.path)!.byteLength, `${e.path}: size`);
-            assert.notEqual(e.etag, '', `${e.path}: a file has an ETag`);
-          }
-        }
-      },
-    },
-    {
-      name: 'a folder that does not exist lists as []',
-      async run() {
-        const { source } = await repository();
-        assert.deepEqual(await source.list('nowhere'), []);
-        assert.deepEqual(await source.list('nowhere', { recursive: true }), []);
-      },
-    },
-    {
-      name: 'stat gives files with size and ETag, folders, the root, and undefined for nothing',
-      async run() {
-        const { source } = await repository();
-        const file = await source.stat('alpha/1/model.bin');
-        assert.equal(file?.kind, 'file');
-        assert.equal(file.size, 1000);
-        assert.notEqual(file.etag, '');
-        assert.equal((await source.stat('alpha/1'))?.kind, 'dir');
-        assert.equal((await source.stat(''))?.kind, 'dir');
-        assert.equal(await source.stat('alpha/2/model.bin'), undefined);
-        assert.equal(await source.stat('nowhere'), undefined);
-      },
-    },
-    {
-      name: "a file's ETag changes when its content does",
-      async run() {
-        const repo = await repository();
-        const before = await repo.source.stat('gamma/config.pbtxt');
-        await repo.write('gamma/config.pbtxt', text('name: "gamma"\nmax_batch_size: 8\n'));
-        const after = await repo.source.stat('gamma/config.pbtxt');
-        assert.ok(before && after, 'the file is there before and after');
-        assert.notEqual(after.etag, before.etag, 'the ETag changed');
-        assert.equal(after.size, 32);
-      },
-    },
-    {
-      name: "fetch streams a file's exact bytes",
-      async run() {
-        const { source } = await repository();
-        const entry = (await source.list('beta', { recursive: true })).find((e) => e.path === 'beta/2/weights.bin');
-        assert.ok(entry, 'beta/2/weights.bin is listed');
-        const fetched = await source.fetch(entry);
-        assert.deepEqual(Buffer.from(await bytesOf(fetched.body)), Buffer.from(FILES.get('beta/2/weights.bin')!));
-      },
-    },
-    {
-      name: "the server's mirror copies a model into its cache through the source, and nothing again when unchanged",
-      async run() {
-        const { source } = await repository();
-        const cache = await mkdtemp(path.join(tmpdir(), 'tritium-conformance-cache-'));
-        caches.push(cache);
-        const mirror = new RepositoryMirror(source, cache);
-        const first = await mirror.sync('alpha');
-        assert.equal(first.filesDownloaded, 3);
-        for (const rel of ['config.pbtxt', '1/model.bin', '1/sub/data.txt']) {
-          assert.deepEqual(await readFile(path.join(first.dir, rel)), Buffer.from(FILES.get(`alpha/${rel}`)!), `alpha/${rel} in the cache`);
-        }
-        const second = await mirror.sync('alpha');
-        assert.equal(second.filesDownloaded, 0, 'an unchanged model downloads nothing');
-      },
-    },
-    {
-      name: 'fetching a file removed after it was listed is refused with an InferError',
-      async run() {
-        const repo = await repository();
-        const entry = await repo.source.stat('delta/1/gone.txt');
-        assert.ok(entry, 'delta/1/gone.txt is there');
-        await repo.remove('delta/1/gone.txt');
-        assert.equal(await repo.source.stat('delta/1/gone.txt'), undefined);
-        await refusal(async () => {
-          const fetched = await repo.source.fetch(entry);
-          await bytesOf(fetched.body);
-        }, 'fetch of a removed file');
-      },
-    },
-    {
-      name: 'paths that leave the repository are refused with INVALID_ARG by list, stat and fetch',
-      async run() {
-        const { source } = await repository();
-        for (const p of ESCAPES) {
-          const entry: RepositoryEntry = { path: p, kind: 'file', size: 1, etag: 'x', mtimeMs: 0 };
-          for (const [what, call] of [
-            ['stat', () => source.stat(p)],
-            ['list', () => source.list(p)],
-            ['recursive list', () => source.list(p, { recursive: true })],
-            ['fetch', () => source.fetch(entry)],
-          ] as const) {
-            const error = await refusal(call, `${what} '${p}'`);
-            assert.equal(error.code, 'INVALID_ARG', `${what} '${p}': ${error.message}`);
-          }
-        }
-      },
-    },
-  ];
-
+  const fixture = new RepositoryFixture(subject);
   return {
-    cases,
-    async close() {
-      const repo = await opened?.catch(() => undefined);
-      await repo?.source.close?.();
-      await repo?.dispose?.();
-      await Promise.all(caches.splice(0).map((c) => rm(c, { recursive: true, force: true })));
-    },
+    cases: CASES.map((c): ConformanceCase => ({ name: c.name, run: () => c.run(fixture) })),
+    close: () => fixture.close(),
   };
 }

@@ -115,6 +115,49 @@ function forge(arg: string): Promise<never> {
   return new Promise<never>(() => {});
 }
 
+/** `kill:<pid|ppid|group>`: sends SIGKILL and says what came of it (`sent` or the error code). */
+function killProbe(arg: string): string {
+  const pid = arg === 'ppid' ? process.ppid : arg === 'group' ? 0 : Number(arg);
+  // kill(-1) reaches every process this uid may signal: only ever tried from inside a fresh
+  // PID namespace (node is pid 2 there, under the sandbox's init), never on a host.
+  if (pid === -1 && process.pid > 2) return 'refused: not inside a PID namespace';
+  try {
+    process.kill(pid, 'SIGKILL');
+    return 'sent';
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? String(error);
+  }
+}
+
+/** `connect:<host>:<port>`: opens a TCP connection and says what came of it (`connected` or the error code). */
+function connectProbe(arg: string): Promise<string> {
+  const at = arg.lastIndexOf(':');
+  return new Promise<string>((resolve) => {
+    const socket = connect({ host: arg.slice(0, at), port: Number(arg.slice(at + 1)) });
+    socket.setTimeout(10_000, () => (socket.destroy(), resolve('ETIMEDOUT')));
+    socket.once('connect', () => (socket.destroy(), resolve('connected')));
+    socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+  });
+}
+
+/** `alloc:<MiB>`: allocates and touches that much in 16 MiB blocks, then lets it go; says how far it got. */
+function allocProbe(mib: number): string {
+  const held: ArrayBuffer[] = [];
+  let outcome: string;
+  try {
+    while (held.length * 16 < mib) {
+      const block = new ArrayBuffer(16 << 20);
+      new Uint8Array(block).fill(1);
+      held.push(block);
+    }
+    outcome = `allocated ${held.length * 16} MiB`;
+  } catch (error) {
+    outcome = `failed after ${held.length * 16} MiB: ${String(error)}`;
+  }
+  held.length = 0;
+  return outcome;
+}
+
 /** Kept reachable so the allocations of `oom` cannot be collected. */
 const hoard: unknown[] = [];
 
@@ -159,47 +202,14 @@ async function run(init: TestModelInit, ctx: WorkerContext, request: InferReques
         { name: init.outputs[0] ?? 'OUTPUT0', datatype: 'UINT8', shape: [bytes.byteLength], data: new Uint8Array(bytes) },
       ]);
     }
-    case 'kill': {
-      const pid = arg === 'ppid' ? process.ppid : arg === 'group' ? 0 : Number(arg);
-      // kill(-1) reaches every process this uid may signal: only ever tried from inside a fresh
-      // PID namespace (node is pid 2 there, under the sandbox's init), never on a host.
-      if (pid === -1 && process.pid > 2) return text(init, request, 'refused: not inside a PID namespace');
-      let outcome = 'sent';
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch (error) {
-        outcome = (error as NodeJS.ErrnoException).code ?? String(error);
-      }
-      return text(init, request, outcome);
-    }
+    case 'kill':
+      return text(init, request, killProbe(arg));
     case 'env':
       return text(init, request, JSON.stringify(process.env));
-    case 'connect': {
-      const at = arg.lastIndexOf(':');
-      const outcome = await new Promise<string>((resolve) => {
-        const socket = connect({ host: arg.slice(0, at), port: Number(arg.slice(at + 1)) });
-        socket.setTimeout(10_000, () => (socket.destroy(), resolve('ETIMEDOUT')));
-        socket.once('connect', () => (socket.destroy(), resolve('connected')));
-        socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
-      });
-      return text(init, request, outcome);
-    }
-    case 'alloc': {
-      const held: ArrayBuffer[] = [];
-      let outcome: string;
-      try {
-        while (held.length * 16 < Number(arg)) {
-          const block = new ArrayBuffer(16 << 20);
-          new Uint8Array(block).fill(1);
-          held.push(block);
-        }
-        outcome = `allocated ${held.length * 16} MiB`;
-      } catch (error) {
-        outcome = `failed after ${held.length * 16} MiB: ${String(error)}`;
-      }
-      held.length = 0;
-      return text(init, request, outcome);
-    }
+    case 'connect':
+      return text(init, request, await connectProbe(arg));
+    case 'alloc':
+      return text(init, request, allocProbe(Number(arg)));
     case 'engine':
       return text(init, request, await engineDoors());
     case 'output':
