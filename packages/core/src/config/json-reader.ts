@@ -72,63 +72,52 @@ class JsonTextReader {
   }
 
   private object(): { [key: string]: JsonValue } {
-    const text = this.text;
-    if (++this.depth > 100) this.fail('nesting too deep');
-    this.i++;
     const obj: { [key: string]: JsonValue } = {};
-    this.ws();
-    if (text[this.i] === '}') {
-      this.i++;
-      this.depth--;
-      return obj;
-    }
-    for (;;) {
+    if (this.open('}')) return obj;
+    do {
       this.ws();
-      if (text[this.i] !== '"') this.fail('expected a string key');
+      if (this.text[this.i] !== '"') this.fail('expected a string key');
       const key = this.string();
       this.ws();
-      if (text[this.i] !== ':') this.fail("expected ':'");
+      if (this.text[this.i] !== ':') this.fail("expected ':'");
       this.i++;
       obj[key] = this.value();
-      this.ws();
-      if (text[this.i] === ',') {
-        this.i++;
-        continue;
-      }
-      if (text[this.i] === '}') {
-        this.i++;
-        this.depth--;
-        return obj;
-      }
-      this.fail("expected ',' or '}'");
-    }
+    } while (!this.closeOrComma('}'));
+    return obj;
   }
 
   private array(): JsonValue[] {
-    const text = this.text;
+    const arr: JsonValue[] = [];
+    if (this.open(']')) return arr;
+    do arr.push(this.value());
+    while (!this.closeOrComma(']'));
+    return arr;
+  }
+
+  /** Enters an object or array at its opening character; true when it closes at once with `close` (consumed). */
+  private open(close: '}' | ']'): boolean {
     if (++this.depth > 100) this.fail('nesting too deep');
     this.i++;
-    const arr: JsonValue[] = [];
     this.ws();
-    if (text[this.i] === ']') {
+    if (this.text[this.i] !== close) return false;
+    this.i++;
+    this.depth--;
+    return true;
+  }
+
+  /** After a member or element: true at `close` (consumed: the object or array ends), false after a `,`. */
+  private closeOrComma(close: '}' | ']'): boolean {
+    this.ws();
+    if (this.text[this.i] === ',') {
+      this.i++;
+      return false;
+    }
+    if (this.text[this.i] === close) {
       this.i++;
       this.depth--;
-      return arr;
+      return true;
     }
-    for (;;) {
-      arr.push(this.value());
-      this.ws();
-      if (text[this.i] === ',') {
-        this.i++;
-        continue;
-      }
-      if (text[this.i] === ']') {
-        this.i++;
-        this.depth--;
-        return arr;
-      }
-      this.fail("expected ',' or ']'");
-    }
+    return this.fail(`expected ',' or '${close}'`);
   }
 
   /** A number (kept as text), true, false or null. */
