@@ -50,8 +50,28 @@ function invalid(request: InferRequest, message: string): InferError {
   return new InferError('INVALID_ARG', requestTag(request) + message);
 }
 
-function shapeMatches(expected: readonly number[], actual: readonly number[]): boolean {
-  return expected.length === actual.length && expected.every((d, i) => d === -1 || d === actual[i]);
+/**
+ * Whether `actual` fits `dims` (-1 matches any size), after one leading batch dim of any size when
+ * `batchDim`. Compared in place: building `[-1, ...dims]` for it cost an array per input per request.
+ */
+function shapeMatches(dims: readonly number[], batchDim: boolean, actual: readonly number[]): boolean {
+  const lead = batchDim ? 1 : 0;
+  if (actual.length !== dims.length + lead) return false;
+  for (let i = 0; i < dims.length; i++) {
+    const d = dims[i]!;
+    if (d !== -1 && d !== actual[i + lead]) return false;
+  }
+  return true;
+}
+
+/** The shape a request's input must have, for messages: `dims`, after -1 for the batch dim when `batchDim`. */
+function expectedShape(dims: readonly number[], batchDim: boolean): number[] {
+  return batchDim ? [-1, ...dims] : [...dims];
+}
+
+function isShapeValid(shape: readonly number[]): boolean {
+  for (const d of shape) if (!Number.isInteger(d) || d < 0) return false;
+  return true;
 }
 
 /** An input as backend workers are planned with it: wire datatype, config dims, flags. */
@@ -91,6 +111,18 @@ function inputsOf(config: RequestSpec): ReadonlyMap<string, RequestInputSpec> {
     inputIndex.set(config, index);
   }
   return index;
+}
+
+/** Output names, built once per config or spec (only requests that name outputs read it). */
+const outputIndex = new WeakMap<RequestSpec, ReadonlySet<string>>();
+
+function outputsOf(config: RequestSpec): ReadonlySet<string> {
+  let names = outputIndex.get(config);
+  if (!names) {
+    names = new Set(config.output.map((o) => o.name));
+    outputIndex.set(config, names);
+  }
+  return names;
 }
 
 /** Triton's refusal of a request that lacks a required input, naming what it sent and what it misses. */
@@ -149,15 +181,15 @@ export function validateRequest(config: RequestSpec, request: InferRequest, maxR
     }
     // A reshape with `shape: []` may be declared with dims [1]; the request then sends the dims.
     const dims = spec.dims;
-    const expectedShape = batching && !spec.is_shape_tensor ? [-1, ...dims] : [...dims];
-    if (!spec.allow_ragged_batch && !shapeMatches(expectedShape, tensor.shape)) {
+    const batchDim = batching && !spec.is_shape_tensor;
+    if (!spec.allow_ragged_batch && !shapeMatches(dims, batchDim, tensor.shape)) {
       throw invalid(
         request,
-        `unexpected shape for input '${tensor.name}' for model '${model}'. Expected ${shapeToString(expectedShape)}, got ${shapeToString(tensor.shape)}.${batching ? BATCH_NOTE : ''}`,
+        `unexpected shape for input '${tensor.name}' for model '${model}'. Expected ${shapeToString(expectedShape(dims, batchDim))}, got ${shapeToString(tensor.shape)}.${batching ? BATCH_NOTE : ''}`,
       );
     }
-    if (tensor.shape.some((d) => !Number.isInteger(d) || d < 0)) {
-      throw invalid(request, `unexpected shape for input '${tensor.name}' for model '${model}'. Expected ${shapeToString(expectedShape)}, got ${shapeToString(tensor.shape)}`);
+    if (!isShapeValid(tensor.shape)) {
+      throw invalid(request, `unexpected shape for input '${tensor.name}' for model '${model}'. Expected ${shapeToString(expectedShape(dims, batchDim))}, got ${shapeToString(tensor.shape)}`);
     }
     const byteSize = expectedByteSize(tensor.datatype, tensor.shape);
     if (byteSize !== undefined) {
@@ -179,8 +211,10 @@ export function validateRequest(config: RequestSpec, request: InferRequest, maxR
     }
   }
 
-  const outputs = new Set(config.output.map((o) => o.name));
-  for (const requested of request.outputs ?? []) {
+  const requestedOutputs = request.outputs;
+  if (!requestedOutputs || requestedOutputs.length === 0) return batchSize;
+  const outputs = outputsOf(config);
+  for (const requested of requestedOutputs) {
     if (!outputs.has(requested.name)) {
       throw invalid(request, `unexpected inference output '${requested.name}' for model '${model}'`);
     }

@@ -27,7 +27,7 @@ export function batchSizeOf(
   if (config.max_batch_size <= 0) return 1;
   let size: number | undefined;
   for (const t of request.inputs) {
-    if (config.input.some((i) => i.is_shape_tensor && i.name === t.name)) continue;
+    if (isShapeTensor(config.input, t.name)) continue;
     if (t.shape.length === 0) {
       throw new InferError('INVALID_ARG', `input '${t.name}' has no shape but model requires batch dimension for '${config.name}'`);
     }
@@ -45,6 +45,12 @@ export function batchSizeOf(
     );
   }
   return size;
+}
+
+/** Whether input `name` is a shape tensor (no batch dim). A loop, not `some`: this runs per request. */
+function isShapeTensor(inputs: readonly { readonly name: string; readonly is_shape_tensor?: boolean }[], name: string): boolean {
+  for (const i of inputs) if (i.is_shape_tensor && i.name === name) return true;
+  return false;
 }
 
 /** Rows (dim 0) of a request: the first input's dim 0, 1 when it has no inputs or a scalar. */
