@@ -18,7 +18,8 @@
  * Each side runs ROUNDS interleaved windows of N requests (rotated each round, so outside load lands
  * on every side alike); it prints p50/p99 latency, `compute_infer` per request from Triton's
  * statistics extension (the server's own view of the worker hop), and CPU-seconds per request of all
- * processes (client, echo or server with its children; the ping-pong's process).
+ * processes (client, echo or server with its children; the ping-pong's process), and that of the
+ * serving process's main thread alone (echo, http, grpc: where transport work runs).
  * Env: FLOOR_REQUESTS (per window, default 3000), FLOOR_WARMUP (before each window, default 1000), FLOOR_ROUNDS (default 3),
  * FLOOR_GAP_REQUESTS (per side in the idle-gap part, default 1500).
  * Run: node bench/dist/floor.bench.js (after `npx tsc -b`)
@@ -36,7 +37,7 @@ import { spawnWorkerInstance } from '@tritium/core/worker';
 import { TEST_ENTRIES } from '@tritium/core/testing';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTritium } from '@tritium/example-setup';
-import { cpuSeconds, treeCpuSeconds } from './pipeline/cpu.ts';
+import { cpuSeconds, threadCpuSeconds, treeCpuSeconds } from './pipeline/cpu.ts';
 
 const N = Number(process.env['FLOOR_REQUESTS'] ?? 3000);
 /** Requests sent before each window (JIT and caches warm; not measured). */
@@ -66,6 +67,7 @@ interface Side {
   readonly name: string;
   readonly latenciesUs: number[];
   cpuSeconds: number;
+  mainThreadCpuSeconds: number;
   computeInferNs: number;
   computeCount: number;
 }
@@ -75,6 +77,8 @@ interface Target {
   readonly side: Side;
   send(): Promise<void>;
   cpu(): number;
+  /** CPU-seconds of the serving process's main thread, where there is a separate one. */
+  mainThreadCpu?(): number;
   /** Cumulative compute_infer (ns) and its count from the statistics extension, where there is one. */
   stats?(): Promise<{ ns: number; count: number }>;
 }
@@ -92,12 +96,14 @@ async function window(t: Target): Promise<void> {
   for (let i = 0; i < WARMUP; i++) await t.send();
   const s0 = t.stats ? await t.stats() : undefined;
   const cpu0 = t.cpu();
+  const main0 = t.mainThreadCpu?.() ?? 0;
   for (let i = 0; i < N; i++) {
     const t0 = performance.now();
     await t.send();
     t.side.latenciesUs.push((performance.now() - t0) * 1000);
   }
   t.side.cpuSeconds += t.cpu() - cpu0;
+  t.side.mainThreadCpuSeconds += (t.mainThreadCpu?.() ?? 0) - main0;
   if (t.stats && s0) {
     const s1 = await t.stats();
     t.side.computeInferNs += s1.ns - s0.ns;
@@ -105,7 +111,7 @@ async function window(t: Target): Promise<void> {
   }
 }
 
-const side = (name: string): Side => ({ name, latenciesUs: [], cpuSeconds: 0, computeInferNs: 0, computeCount: 0 });
+const side = (name: string): Side => ({ name, latenciesUs: [], cpuSeconds: 0, mainThreadCpuSeconds: 0, computeInferNs: 0, computeCount: 0 });
 
 /** worker: a bare thread echoing each message, the 4 KiB tensor cloned both ways. */
 function workerTarget(): Target & { close(): Promise<number> } {
@@ -160,6 +166,7 @@ async function echoTarget(): Promise<Target & { close(): void }> {
     side: side('node:http echo'),
     send: () => post(port, '/v2/models/identity/infer', headers, body),
     cpu: () => clientCpu() + cpuSeconds(child.pid!),
+    mainThreadCpu: () => threadCpuSeconds(child.pid!, child.pid!),
     close: () => child.kill('SIGTERM'),
   };
 }
@@ -178,6 +185,7 @@ writeFileSync(path.join(repo, 'identity', '1', 'model.ts'), IDENTITY_MODEL);
 const server = await startTritium(repo);
 const httpPort = Number(server.httpUrl.split(':')[1]);
 const serverCpu = (): number => clientCpu() + treeCpuSeconds(server.process.pid!);
+const serverMainThreadCpu = (): number => threadCpuSeconds(server.process.pid!, server.process.pid!);
 const { body, headers } = inferBody();
 const grpcClient = new grpc.InferenceServerClient(server.grpcUrl);
 const grpcInput = new InferInput('INPUT0', [1, ELEMENTS], 'FP32').setData(new Float32Array(ELEMENTS).fill(1.5));
@@ -197,11 +205,12 @@ const targets: Target[] = [
   worker,
   coreTarget,
   echo,
-  { side: side('tritium HTTP'), send: () => post(httpPort, '/v2/models/identity/infer', headers, body), cpu: serverCpu, stats: () => computeInfer(httpPort) },
+  { side: side('tritium HTTP'), send: () => post(httpPort, '/v2/models/identity/infer', headers, body), cpu: serverCpu, mainThreadCpu: serverMainThreadCpu, stats: () => computeInfer(httpPort) },
   {
     side: side('tritium gRPC'),
     send: async () => void (await grpcClient.infer('identity', [grpcInput])),
     cpu: serverCpu,
+    mainThreadCpu: serverMainThreadCpu,
     stats: () => computeInfer(httpPort),
   },
 ];
@@ -252,7 +261,7 @@ rmSync(repo, { recursive: true, force: true });
 
 const bare = targets[0]!.side;
 const bareP50 = percentile([...bare.latenciesUs].sort((a, b) => a - b), 50);
-const rows: string[][] = [['side', 'p50 µs', 'p99 µs', 'p50 − worker µs', 'compute_infer µs/req', 'CPU µs/req (all processes)']];
+const rows: string[][] = [['side', 'p50 µs', 'p99 µs', 'p50 − worker µs', 'compute_infer µs/req', 'CPU µs/req (all processes)', 'server main thread CPU µs/req']];
 for (const t of targets) {
   const s = t.side;
   const sorted = [...s.latenciesUs].sort((a, b) => a - b);
@@ -264,6 +273,7 @@ for (const t of targets) {
     (p50 - bareP50).toFixed(0),
     s.computeCount > 0 ? (s.computeInferNs / s.computeCount / 1000).toFixed(0) : '-',
     ((s.cpuSeconds / s.latenciesUs.length) * 1e6).toFixed(0),
+    t.mainThreadCpu ? ((s.mainThreadCpuSeconds / s.latenciesUs.length) * 1e6).toFixed(0) : '-',
   ]);
 }
 const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));

@@ -186,6 +186,10 @@ export class GrpcTransport {
     const server = new Server({
       'grpc.max_receive_message_length': this.options.maxMessageBytes,
       'grpc.max_send_message_length': MAX_SEND_MESSAGE,
+      // grpc-js's channelz bookkeeping (on by default) costs every call two Date.now() and four
+      // counters, and every connection a registry entry; nothing reads it (no channelz service is
+      // served, Triton exposes none).
+      'grpc.enable_channelz': 0,
       ...connectionOptions(this.options.connection),
       // One interceptor (each costs every call a layer): it marks the call's connection as used, and
       // bounds its messages, being first and so handed grpc-js's own call (inbound-bytes.ts).
