@@ -11,6 +11,7 @@
  * Run (each directory a built checkout, `npm ci && npm run build`):
  *   node bench/dist/two-builds.bench.js --base=/path/to/old/checkout [--new=.] [--rounds=10]
  *     [--seconds=5] [--concurrency=64] [--repo=<model repository>] [--model=sentiment_ensemble]
+ *     [--warmup-seconds=15] (unmeasured load on each fresh server before round 0)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -29,6 +30,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const ROUNDS = Number(arg('rounds', '10'));
 const WINDOW_MS = Number(arg('seconds', '5')) * 1000;
 const WARMUP_MS = 1500;
+const SERVER_WARMUP_MS = Number(arg('warmup-seconds', '15')) * 1000;
 const CONCURRENCY = Number(arg('concurrency', '64'));
 const MODEL = arg('model', 'sentiment_ensemble')!;
 const CLASSIFIER = 'bert_classifier';
@@ -107,13 +109,29 @@ async function classifierCounts(metricsPort: number): Promise<{ rows: number; ex
   return { rows: read('nv_inference_count'), executions: read('nv_inference_exec_count') };
 }
 
+/** Unmeasured load on a fresh server (see run-all.ts warmServer): its code compiles before round 0. */
+async function warm(server: Served): Promise<void> {
+  const url = `http://127.0.0.1:${server.httpPort}/v2/models/${MODEL}/infer`;
+  let next = 0;
+  const load = closedLoop(CONCURRENCY, async () => {
+    const body = JSON.stringify({ inputs: [{ name: 'TEXT', datatype: 'BYTES', shape: [1, 1], data: [SENTENCES[next++ % SENTENCES.length]] }] });
+    const reply = await fetch(url, { method: 'POST', headers: { 'accept-encoding': 'identity' }, body });
+    await reply.arrayBuffer();
+  });
+  await new Promise((r) => setTimeout(r, SERVER_WARMUP_MS));
+  await load.stop();
+  if (load.error) throw load.error;
+}
+
 async function measure(server: Served): Promise<Sample> {
   let next = 0;
   const body = () =>
     JSON.stringify({ inputs: [{ name: 'TEXT', datatype: 'BYTES', shape: [1, 1], data: [SENTENCES[next++ % SENTENCES.length]] }] });
   const url = `http://127.0.0.1:${server.httpPort}/v2/models/${MODEL}/infer`;
   const load = closedLoop(CONCURRENCY, async () => {
-    const reply = await fetch(url, { method: 'POST', body: body() });
+    // fetch asks for gzip unless told: the server would compress every reply, which tritonclient
+    // (and run-all.ts's client) never asks for, and which is the HTTP edge's cost, not the pipeline's.
+    const reply = await fetch(url, { method: 'POST', headers: { 'accept-encoding': 'identity' }, body: body() });
     await reply.arrayBuffer();
     if (reply.status !== 200) throw new Error(`${server.label}: HTTP ${reply.status}`);
   });
@@ -145,6 +163,7 @@ async function main(): Promise<void> {
   const servers: Served[] = [];
   try {
     for (const b of builds) servers.push(await serve(b, repository));
+    for (const s of servers) await warm(s);
     const samples = new Map<string, Sample[]>(builds.map((b) => [b.label, []]));
     for (let round = 0; round < ROUNDS; round++) {
       for (const server of roundOrder(servers, round)) {
