@@ -20,8 +20,13 @@
  * statistics extension (the server's own view of the worker hop), and CPU-seconds per request of all
  * processes (client, echo or server with its children; the ping-pong's process), and that of the
  * serving process's main thread alone (echo, http, grpc: where transport work runs).
+ * Before the first round each side serves FLOOR_FIRST_WARMUP requests: V8 compiles the server's
+ * hot paths on its helper threads for several thousand requests after start (~200 µs of CPU per
+ * request over the first 3000 after 1000, ~0 after 12000, seen per thread in /proc), and without
+ * it that compile lands in the first windows' CPU figures.
  * Env: FLOOR_REQUESTS (per window, default 3000), FLOOR_WARMUP (before each window, default 1000), FLOOR_ROUNDS (default 3),
- * FLOOR_GAP_REQUESTS (per side in the idle-gap part, default 1500).
+ * FLOOR_FIRST_WARMUP (per side before the first round, default 10000), FLOOR_GAP_REQUESTS (per side in the idle-gap part,
+ * default 1500).
  * Run: node bench/dist/floor.bench.js (after `npx tsc -b`)
  */
 import { spawn } from 'node:child_process';
@@ -43,6 +48,8 @@ const N = Number(process.env['FLOOR_REQUESTS'] ?? 3000);
 /** Requests sent before each window (JIT and caches warm; not measured). */
 const WARMUP = Number(process.env['FLOOR_WARMUP'] ?? 1000);
 const ROUNDS = Math.max(1, Number(process.env['FLOOR_ROUNDS'] ?? 3));
+/** Requests each side serves once before the first round (JIT compilation done before measuring). */
+const FIRST_WARMUP = Number(process.env['FLOOR_FIRST_WARMUP'] ?? 10000);
 const ELEMENTS = 1024;
 
 const IDENTITY_MODEL = `import { Tensor, InferenceResponse, type InferenceRequest } from '@tritium/backend-python-like/model';
@@ -215,6 +222,7 @@ const targets: Target[] = [
   },
 ];
 
+for (const t of targets) for (let i = 0; i < FIRST_WARMUP; i++) await t.send();
 const load0 = loadavg()[0]!;
 for (let round = 0; round < ROUNDS; round++) {
   for (let i = 0; i < targets.length; i++) await window(targets[(i + round) % targets.length]!);
@@ -278,7 +286,7 @@ for (const t of targets) {
 }
 const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
 for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
-console.log(`(concurrency 1, ${ROUNDS} interleaved rounds of ${N} sequential requests per side; FP32 [1,${ELEMENTS}]; load average ${load0.toFixed(2)} -> ${load1.toFixed(2)})`);
+console.log(`(concurrency 1, ${FIRST_WARMUP} requests per side first, then ${ROUNDS} interleaved rounds of ${N} sequential requests per side; FP32 [1,${ELEMENTS}]; load average ${load0.toFixed(2)} -> ${load1.toFixed(2)})`);
 console.log('');
 const gapWidths = gapRows[0]!.map((_, c) => Math.max(...gapRows.map((r) => r[c]!.length)));
 for (const r of gapRows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(gapWidths[c]!) : cell.padStart(gapWidths[c]!))).join('  '));

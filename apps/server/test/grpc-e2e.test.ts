@@ -1,7 +1,7 @@
 /** End-to-end over gRPC: every RPC through @tritium/client against the real server on loopback. */
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentials, Client, type ServiceError } from '@grpc/grpc-js';
+import { credentials, Client, getChannelzHandlers, type ServiceError } from '@grpc/grpc-js';
 import { InferInput, InferRequestedOutput, InferenceServerException, type InferResult } from '@tritium/client';
 import {
   encodeInferRequest,
@@ -94,6 +94,21 @@ describe('gRPC health and metadata', () => {
     expect(stats.model_stats[0].inference_stats?.success?.count).toBeGreaterThan(0);
     const all = await s.grpc.getInferenceStatistics();
     expect(all.model_stats.length).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe('gRPC server bookkeeping', () => {
+  it('registers no channelz server (grpc-js keeps no per-call channelz counters)', async () => {
+    // The server runs in this process, on the same grpc-js module: with channelz on it would be listed.
+    expect(await s.grpc.isServerLive()).toBe(true);
+    const servers = await new Promise<unknown[]>((resolve, reject) => {
+      const getServers = getChannelzHandlers().GetServers as unknown as (
+        call: { request: { start_server_id: string; max_results: string } },
+        callback: (error: unknown, value?: { server: unknown[] }) => void,
+      ) => void;
+      getServers({ request: { start_server_id: '0', max_results: '100' } }, (error, value) => (error ? reject(error) : resolve(value!.server)));
+    });
+    expect(servers).toEqual([]);
   });
 });
 
