@@ -34,19 +34,16 @@
  * This file starts the configurations and takes their turns; bench/pipeline/ holds the parts
  * (windows, CPU, the in-process limit, repositories, and report.ts: table, targets, markdown).
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { http as tritonHttp, InferInput, InferRequestedOutput } from '@tritium/client';
 import { addCounters, breakdown, closedLoop, createPerfClient, snapshot, type ModelCounters, type StatsSnapshot } from '@tritium/perf';
-import { EXAMPLE_SHAPE, setupExample, startTritium, type ServeProcess } from '@tritium/example-setup';
+import { EXAMPLE_SHAPE, setupExample } from '@tritium/example-setup';
 import { cpuSeconds, threadCpuSeconds } from './pipeline/cpu.ts';
 import { meanLimit, measureLimit, type LimitResult } from './pipeline/limit.ts';
 import { measureWindow, pointOf, roundOrder, type Window } from './pipeline/measure.ts';
-import { writeRepository, type ClassifierModel, type Variant } from './pipeline/repositories.ts';
+import { microserviceTarget, tritiumTarget, type Target } from './pipeline/targets.ts';
 import { reportDir } from './pipeline/report-dir.ts';
 import { compareWithPrevious } from './pipeline/cpu-agreement.ts';
 import { SENTENCES } from './pipeline/sentences.ts';
@@ -79,6 +76,7 @@ const ROUNDS = Math.max(1, Math.floor(Number(process.env['BENCH_ROUNDS'] ?? 3)))
 
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
+const targetContext = { log, maxConcurrency: Math.max(...LEVELS) };
 
 /** Statistics of the pipeline's models (whichever of them the server has). */
 async function stats(url: string): Promise<StatsSnapshot> {
@@ -90,15 +88,6 @@ async function stats(url: string): Promise<StatsSnapshot> {
   }
 }
 
-/** A configuration under load: its server (and side service) running, and how to send one request. */
-interface Target {
-  readonly key: string;
-  readonly name: string;
-  readonly server: ServeProcess;
-  readonly servicePid?: number;
-  readonly send: () => Promise<void>;
-  close(): Promise<void>;
-}
 
 /** What one configuration accumulated at one concurrency over its windows. */
 interface Accumulated {
@@ -192,99 +181,6 @@ async function sweepSideBySide(targets: readonly Target[]): Promise<ConfigResult
   return targets.map((t) => ({ key: t.key, name: t.name, rows: rows.get(t.key)! }));
 }
 
-async function tritiumTarget(
-  root: string,
-  key: string,
-  name: string,
-  variant: Variant,
-  model: ClassifierModel = 'onnx',
-  texts: readonly string[] = SENTENCES,
-): Promise<Target> {
-  log(`${key} ${name}: starting tritium serve`);
-  const server = await startTritium(writeRepository(root, variant, model));
-  const client = new tritonHttp.InferenceServerClient(server.httpUrl, { concurrency: Math.max(...LEVELS) });
-  const inputs = texts.map((s) => [new InferInput('TEXT', [1, 1], 'BYTES').setData([s])]);
-  const outputs = [new InferRequestedOutput('LOGITS')];
-  let i = 0;
-  return {
-    key,
-    name,
-    server,
-    send: async () => {
-      const result = await client.infer('sentiment_ensemble', inputs[i++ % inputs.length]!, { outputs });
-      if (result.asTypedArray('LOGITS', 'FP32').length !== 2) throw new Error('bad LOGITS');
-    },
-    close: async () => {
-      client.close();
-      await server.stop();
-    },
-  };
-}
-
-async function microserviceTarget(root: string, tokenizerDir: string, key = '(d)', model: ClassifierModel = 'onnx'): Promise<Target> {
-  const name = `microservice: preprocessing HTTP service → Tritium bert_classifier${model === 'onnx' ? '' : ` (${model})`} over gRPC`;
-  log(`${key} ${name}: starting tritium serve + the service`);
-  const server = await startTritium(writeRepository(root, 'model-only', model));
-  const child = spawn(process.execPath, [join(HERE, 'pipeline', 'microservice.js'), tokenizerDir, server.grpcUrl], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const stopChild = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  };
-  let port: number;
-  try {
-    port = await new Promise<number>((ok, fail) => {
-      let out = '';
-      child.stdout!.on('data', (c: Buffer) => {
-        out += c.toString();
-        const m = /listening (\d+)/.exec(out);
-        if (m) ok(Number(m[1]));
-      });
-      child.once('exit', (code) => fail(new Error(`microservice exited (${code})`)));
-    });
-  } catch (error) {
-    await server.stop();
-    throw error;
-  }
-  const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(...LEVELS) });
-  const bodies = SENTENCES.map((s) => JSON.stringify({ text: s }));
-  let i = 0;
-  const send = () =>
-    new Promise<void>((ok, fail) => {
-      const body = bodies[i++ % bodies.length]!;
-      const req = http.request(
-        { host: '127.0.0.1', port, path: '/classify', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const reply = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { logits?: number[]; error?: string };
-            if (res.statusCode === 200 && reply.logits?.length === 2) ok();
-            else fail(new Error(`microservice: ${res.statusCode} ${reply.error ?? ''}`));
-          });
-        },
-      );
-      req.on('error', fail);
-      req.end(body);
-    });
-  return {
-    key,
-    name,
-    server,
-    servicePid: child.pid,
-    send,
-    close: async () => {
-      agent.destroy();
-      await stopChild();
-      await server.stop();
-    },
-  };
-}
-
-/** Starts a group's configurations, measures them side by side, and stops them whatever happens. */
 /**
  * Loads a freshly started configuration at the highest level for SERVER_WARMUP_MS, unmeasured. A new
  * server compiles its hot paths (main thread and each worker's isolate, V8's background threads)
@@ -301,6 +197,7 @@ async function warmServer(t: Target): Promise<void> {
   if (load.error) throw load.error;
 }
 
+/** Starts a group's configurations, measures them side by side, and stops them whatever happens. */
 async function group(starts: ReadonlyArray<readonly [string, () => Promise<Target>]>): Promise<ConfigResult[]> {
   const targets: Target[] = [];
   try {
@@ -335,13 +232,13 @@ async function main(): Promise<void> {
       log(`  (e) ${limitBefore.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
       configs.push(
         ...(await group([
-          ['(a)', () => tritiumTarget(root, '(a)', 'pipeline batching: the seed\'s sentiment_ensemble', 'pipeline')],
-          ["(a')", () => tritiumTarget(root, "(a')", 'pipeline batching tuned for this CPU: preferred batch 8, 1 ms max queue delay', 'pipeline-tuned')],
-          ['(s)', () => tritiumTarget(root, '(s)', 'the example as shipped (npm start): the seed\'s config with adaptive batching (tritium.batching: adaptive)', 'shipped')],
-          ['(t)', () => tritiumTarget(root, '(t)', 'the seed\'s config with length-aware batching (tritium.batch_tokens)', 'pipeline-tokens')],
-          ['(b)', () => tritiumTarget(root, '(b)', 'per-step ensemble: tokenizer and bert_classifier batch separately', 'per-step')],
-          ['(c)', () => tritiumTarget(root, '(c)', 'no batching anywhere', 'no-batching')],
-          ['(d)', () => microserviceTarget(root, tokenizerDir)],
+          ['(a)', () => tritiumTarget(targetContext, root, '(a)', 'pipeline batching: the seed\'s sentiment_ensemble', 'pipeline')],
+          ["(a')", () => tritiumTarget(targetContext, root, "(a')", 'pipeline batching tuned for this CPU: preferred batch 8, 1 ms max queue delay', 'pipeline-tuned')],
+          ['(s)', () => tritiumTarget(targetContext, root, '(s)', 'the example as shipped (npm start): the seed\'s config with adaptive batching (tritium.batching: adaptive)', 'shipped')],
+          ['(t)', () => tritiumTarget(targetContext, root, '(t)', 'the seed\'s config with length-aware batching (tritium.batch_tokens)', 'pipeline-tokens')],
+          ['(b)', () => tritiumTarget(targetContext, root, '(b)', 'per-step ensemble: tokenizer and bert_classifier batch separately', 'per-step')],
+          ['(c)', () => tritiumTarget(targetContext, root, '(c)', 'no batching anywhere', 'no-batching')],
+          ['(d)', () => microserviceTarget(targetContext, root, tokenizerDir)],
         ])),
       );
       log('(e) limit: tokenizer + ONNX session in one process (after the group)');
@@ -363,8 +260,8 @@ async function main(): Promise<void> {
       log(`  (e-t) ${before.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
       configs.push(
         ...(await group([
-          ['(a-mix)', () => tritiumTarget(root, '(a-mix)', 'mixed-length texts: the seed\'s pipeline', 'pipeline', 'onnx', plain)],
-          ['(t-mix)', () => tritiumTarget(root, '(t-mix)', 'mixed-length texts: length-aware batching (tritium.batch_tokens)', 'pipeline-tokens', 'onnx', plain)],
+          ['(a-mix)', () => tritiumTarget(targetContext, root, '(a-mix)', 'mixed-length texts: the seed\'s pipeline', 'pipeline', 'onnx', plain)],
+          ['(t-mix)', () => tritiumTarget(targetContext, root, '(t-mix)', 'mixed-length texts: length-aware batching (tritium.batch_tokens)', 'pipeline-tokens', 'onnx', plain)],
         ])),
       );
       log('(e-t) limit on the mixed texts (after the group)');
@@ -375,9 +272,9 @@ async function main(): Promise<void> {
     if (GROUPS.has('gpu')) {
       configs.push(
         ...(await group([
-          ['(f-a)', () => tritiumTarget(root, '(f-a)', 'GPU-shaped: pipeline batching, bert_classifier = gpu_sim (4 ms + 0.02 ms/row)', 'pipeline', 'gpu_sim')],
-          ['(f-c)', () => tritiumTarget(root, '(f-c)', 'GPU-shaped: no batching anywhere', 'no-batching', 'gpu_sim')],
-          ['(f-d)', () => microserviceTarget(root, tokenizerDir, '(f-d)', 'gpu_sim')],
+          ['(f-a)', () => tritiumTarget(targetContext, root, '(f-a)', 'GPU-shaped: pipeline batching, bert_classifier = gpu_sim (4 ms + 0.02 ms/row)', 'pipeline', 'gpu_sim')],
+          ['(f-c)', () => tritiumTarget(targetContext, root, '(f-c)', 'GPU-shaped: no batching anywhere', 'no-batching', 'gpu_sim')],
+          ['(f-d)', () => microserviceTarget(targetContext, root, tokenizerDir, '(f-d)', 'gpu_sim')],
         ])),
       );
     }
