@@ -51,18 +51,41 @@ function run(script: string): Promise<{ code: number | null; out: string }> {
   });
 }
 
+/** Whether any process of the process group `pgid` is alive. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Stops a `background` block as Ctrl-C in its terminal would: a signal to its whole process group.
+ * `npx` runs the server as a grandchild and does not pass SIGTERM on to it, so signalling npx alone
+ * left the server running after the test. Waits until every process of the group has exited.
+ */
 async function stopServer(): Promise<void> {
-  if (!server || server.exitCode !== null) return;
-  const exited = new Promise((r) => server!.once('exit', r));
-  server.kill('SIGTERM');
-  await exited;
+  const pid = server?.pid;
+  server = undefined;
+  if (pid === undefined || !groupAlive(pid)) return;
+  process.kill(-pid, 'SIGTERM');
+  const end = Date.now() + 60_000;
+  while (groupAlive(pid)) {
+    if (Date.now() > end) {
+      process.kill(-pid, 'SIGKILL');
+      throw new Error(`the background server (process group ${pid}) did not stop within 60 s of SIGTERM`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Starts a `background` block on free loopback ports; resolves with its HTTP port once it is ready. */
 async function startServer(command: string): Promise<number> {
   await stopServer();
   const ports = '--http-address=127.0.0.1 --grpc-address=127.0.0.1 --metrics-address=127.0.0.1 --http-port=0 --grpc-port=0 --metrics-port=0';
-  const child = spawn('bash', ['-c', `exec ${command.trim()} ${ports}`], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('bash', ['-c', `exec ${command.trim()} ${ports}`], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   server = child;
   let log = '';
   child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
