@@ -12,7 +12,7 @@ import type { Readable } from 'node:stream';
 import { InferError } from '@tritium/core';
 import type { RepositoryFetch, RepositorySource } from '@tritium/core/repository';
 import { parseAzureUrl, type AzureLocation } from './azure-url.ts';
-import { credentialField, credentialFromFile } from './credential-file.ts';
+import { credentialFields } from './credential-file.ts';
 import { objectStoreSource, type ObjectStore } from './object-store.ts';
 
 export interface AzureSourceOptions {
@@ -36,10 +36,7 @@ interface AzureCredentials {
 
 /** The credentials for `location`, from TRITON_CLOUD_CREDENTIAL_PATH's `"as"` entry or the environment. */
 function azureCredentials(location: AzureLocation, env: NodeJS.ProcessEnv): AzureCredentials {
-  const file = env.TRITON_CLOUD_CREDENTIAL_PATH;
-  const fileCredential = credentialFromFile('as', location.url, env);
-  const fromFile = fileCredential !== undefined;
-  const field = (name: string, envName: string): string => (fromFile ? credentialField(fileCredential, name, file) : (env[envName] ?? ''));
+  const { fromFile, field } = credentialFields('as', location.url, env);
   const account = field('account_str', 'AZURE_STORAGE_ACCOUNT') || location.account;
   const key = field('account_key', 'AZURE_STORAGE_KEY');
   const authType = field('auth_type', 'AZURE_STORAGE_AUTH_TYPE') || (key ? 'key' : '');

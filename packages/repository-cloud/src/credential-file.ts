@@ -52,3 +52,22 @@ export function credentialField(entry: unknown, field: string, file: string | un
   }
   return value;
 }
+
+/** A provider's credential fields for one URL: from the credential file's entry when the file is set, else the environment. */
+export interface CredentialFields {
+  /** Whether TRITON_CLOUD_CREDENTIAL_PATH names the file the fields come from. */
+  readonly fromFile: boolean;
+  /** `name` of the file's entry, or else `env[envName]` ('' when absent, or when no variable stands for it). */
+  field(name: string, envName?: string): string;
+}
+
+/** The fields of `url`'s credential for `scheme` (see credentialFromFile for what is refused). */
+export function credentialFields(scheme: CredentialScheme, url: string, env: NodeJS.ProcessEnv): CredentialFields {
+  const entry = credentialFromFile(scheme, url, env);
+  const file = env.TRITON_CLOUD_CREDENTIAL_PATH;
+  const fromFile = entry !== undefined;
+  return {
+    fromFile,
+    field: (name, envName) => (fromFile ? credentialField(entry, name, file) : envName === undefined ? '' : (env[envName] ?? '')),
+  };
+}

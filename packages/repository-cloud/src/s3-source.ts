@@ -9,7 +9,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { RepositoryFetch, RepositorySource } from '@tritium/core/repository';
-import { credentialField, credentialFromFile } from './credential-file.ts';
+import { credentialFields } from './credential-file.ts';
 import type { ListedObject } from './object-keys.ts';
 import { objectStoreSource, type ObjectStore } from './object-store.ts';
 import { parseS3Url, type S3Location } from './s3-url.ts';
@@ -37,14 +37,12 @@ interface S3Settings {
 
 /** The credentials and region for `location`, from TRITON_CLOUD_CREDENTIAL_PATH's `"s3"` entry or the environment. */
 function s3Settings(location: S3Location, env: NodeJS.ProcessEnv): S3Settings {
-  const fileCredential = credentialFromFile('s3', location.url, env);
-  const file = env.TRITON_CLOUD_CREDENTIAL_PATH;
-  const fromFile = fileCredential !== undefined;
-  const keyId = fromFile ? credentialField(fileCredential, 'key_id', file) : (env.AWS_ACCESS_KEY_ID ?? '');
-  const secret = fromFile ? credentialField(fileCredential, 'secret_key', file) : (env.AWS_SECRET_ACCESS_KEY ?? '');
-  const token = fromFile ? credentialField(fileCredential, 'session_token', file) : (env.AWS_SESSION_TOKEN ?? '');
-  const profile = fromFile ? credentialField(fileCredential, 'profile', file) : (env.AWS_PROFILE ?? '');
-  const region = (fromFile ? credentialField(fileCredential, 'region', file) : '') || env.AWS_DEFAULT_REGION || env.AWS_REGION || '';
+  const { field } = credentialFields('s3', location.url, env);
+  const keyId = field('key_id', 'AWS_ACCESS_KEY_ID');
+  const secret = field('secret_key', 'AWS_SECRET_ACCESS_KEY');
+  const token = field('session_token', 'AWS_SESSION_TOKEN');
+  const profile = field('profile', 'AWS_PROFILE');
+  const region = field('region') || env.AWS_DEFAULT_REGION || env.AWS_REGION || '';
   return { keyId, secret, token, profile, region, secrets: [secret, token].filter((s) => s !== '') };
 }
 
