@@ -1,10 +1,13 @@
 /** The mixed-length workload's lengths, the padding estimate, and the seed's configs the bench derives. */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { normalizeModelConfig, parseModelConfigText } from '@tritium/core/config';
+import { modelSessionOptions } from '@tritium/backend-onnx';
 import { DEFAULT_REPOSITORY } from '@tritium/example-setup';
 import { drawLength, MAX_TOKENS, MIN_TOKENS, seededRandom } from './pipeline/mixed-texts.ts';
-import { seedConfig } from './pipeline/repositories.ts';
+import { seedConfig, writeRepository, type CpuInstances } from './pipeline/repositories.ts';
 import { paddingEfficiency } from './pipeline/tokens.ts';
 
 describe('mixed-length workload', () => {
@@ -45,5 +48,23 @@ describe("the bench's repositories", () => {
     }
     const classifier = readFileSync(join(DEFAULT_REPOSITORY, 'bert_classifier', 'config.pbtxt'), 'utf8');
     expect(seedConfig(classifier)).toBe(classifier);
+  });
+
+  it("serve bert_classifier on the CPU with the seed's count, or with Triton's default CPU group (2 instances sharing the cores)", () => {
+    const root = mkdtempSync(join(tmpdir(), 'bench-repos-'));
+    try {
+      const served = (instances: CpuInstances) => {
+        const dir = writeRepository(root, 'pipeline-tokens', 'onnx', instances);
+        const text = readFileSync(join(dir, 'bert_classifier', 'config.pbtxt'), 'utf8');
+        const config = normalizeModelConfig(parseModelConfigText(text));
+        return { group: config.instance_group[0]!, threads: modelSessionOptions(config).session.intraOpNumThreads };
+      };
+      const seed = served('seed-count');
+      expect([seed.group.kind, seed.group.count, seed.threads]).toEqual(['KIND_CPU', 1, availableParallelism()]);
+      const cpu = served('cpu-default');
+      expect([cpu.group.kind, cpu.group.count, cpu.threads]).toEqual(['KIND_CPU', 2, Math.max(1, Math.floor(availableParallelism() / 2))]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -41,9 +41,10 @@ import { fileURLToPath } from 'node:url';
 import { addCounters, breakdown, closedLoop, createPerfClient, snapshot, type ModelCounters, type StatsSnapshot } from '@tritium/perf';
 import { EXAMPLE_SHAPE, setupExample } from '@tritium/example-setup';
 import { cpuSeconds, threadCpuSeconds } from './pipeline/cpu.ts';
-import { meanLimit, measureLimit, type LimitResult } from './pipeline/limit.ts';
+import { meanLimit, measureLimit, sweepLine, type LimitResult } from './pipeline/limit.ts';
 import { measureWindow, pointOf, roundOrder, type Window } from './pipeline/measure.ts';
 import { microserviceTarget, tritiumTarget, type Target } from './pipeline/targets.ts';
+import type { CpuInstances } from './pipeline/repositories.ts';
 import { reportDir } from './pipeline/report-dir.ts';
 import { compareWithPrevious } from './pipeline/cpu-agreement.ts';
 import { SENTENCES } from './pipeline/sentences.ts';
@@ -71,6 +72,13 @@ const MEASURE_MS = Number(process.env['BENCH_MEASURE_MS'] ?? 4000);
 const WARMUP_MS = Number(process.env['BENCH_WARMUP_MS'] ?? 1000);
 /** Unmeasured load on each configuration once it started, before its group's first window (see warmServer). */
 const SERVER_WARMUP_MS = Number(process.env['BENCH_SERVER_WARMUP_MS'] ?? 15000);
+/**
+ * bert_classifier's instance group in the mixed group (repositories.ts CpuInstances): Triton's CPU
+ * default (`cpu-default`, 2 instances of ONNX Runtime) unless BENCH_MIXED_INSTANCES=seed-count.
+ */
+const MIXED_INSTANCES: CpuInstances = process.env['BENCH_MIXED_INSTANCES'] === 'seed-count' ? 'seed-count' : 'cpu-default';
+/** Intra-op thread counts (e-t) tries: 1, what each cpu-default instance gets, and every core. */
+const MIXED_LIMIT_THREADS = [...new Set([1, Math.max(1, Math.floor(availableParallelism() / 2)), availableParallelism()])];
 /** Windows per configuration and concurrency; MEASURE_MS is split among them. */
 const ROUNDS = Math.max(1, Math.floor(Number(process.env['BENCH_ROUNDS'] ?? 3)));
 
@@ -229,7 +237,7 @@ async function main(): Promise<void> {
       // (e) is measured before and after the group it is compared with, and the two sweeps averaged.
       log('(e) limit: tokenizer + ONNX session in one process (before the group)');
       const limitBefore = await measureLimit(tokenizerDir, modelPath, SENTENCES, limitMs);
-      log(`  (e) ${limitBefore.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
+      log(`  (e) ${sweepLine(limitBefore)}\n`);
       configs.push(
         ...(await group([
           ['(a)', () => tritiumTarget(targetContext, root, '(a)', 'pipeline batching: the seed\'s sentiment_ensemble', 'pipeline')],
@@ -243,7 +251,7 @@ async function main(): Promise<void> {
       );
       log('(e) limit: tokenizer + ONNX session in one process (after the group)');
       const limitAfter = await measureLimit(tokenizerDir, modelPath, SENTENCES, limitMs);
-      log(`  (e) ${limitAfter.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
+      log(`  (e) ${sweepLine(limitAfter)}\n`);
       limit = meanLimit(limitBefore, limitAfter);
     }
     let mixed: MixedRun | undefined;
@@ -256,17 +264,18 @@ async function main(): Promise<void> {
       );
       const plain = texts.map((t) => t.text);
       log('(e-t) limit on the mixed texts: tokenizer + ONNX session in one process, padded to the longest (before the group)');
-      const before = await measureLimit(tokenizerDir, modelPath, plain, limitMs);
-      log(`  (e-t) ${before.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
+      const before = await measureLimit(tokenizerDir, modelPath, plain, limitMs, MIXED_LIMIT_THREADS);
+      log(`  (e-t) ${sweepLine(before)}\n`);
+      const instances = MIXED_INSTANCES === 'cpu-default' ? "bert_classifier: Triton's CPU instance group default" : "bert_classifier: the seed's count 1";
       configs.push(
         ...(await group([
-          ['(a-mix)', () => tritiumTarget(targetContext, root, '(a-mix)', 'mixed-length texts: the seed\'s pipeline', 'pipeline', 'onnx', plain)],
-          ['(t-mix)', () => tritiumTarget(targetContext, root, '(t-mix)', 'mixed-length texts: length-aware batching (tritium.batch_tokens)', 'pipeline-tokens', 'onnx', plain)],
+          ['(a-mix)', () => tritiumTarget(targetContext, root, '(a-mix)', `mixed-length texts: the seed's pipeline; ${instances}`, 'pipeline', 'onnx', plain, MIXED_INSTANCES)],
+          ['(t-mix)', () => tritiumTarget(targetContext, root, '(t-mix)', `mixed-length texts: length-aware batching (tritium.batch_tokens); ${instances}`, 'pipeline-tokens', 'onnx', plain, MIXED_INSTANCES)],
         ])),
       );
       log('(e-t) limit on the mixed texts (after the group)');
-      const after = await measureLimit(tokenizerDir, modelPath, plain, limitMs);
-      log(`  (e-t) ${after.sweep.map((s) => `b${s.batchSize}: ${s.throughput.toFixed(0)}/s`).join('  ')}\n`);
+      const after = await measureLimit(tokenizerDir, modelPath, plain, limitMs, MIXED_LIMIT_THREADS);
+      log(`  (e-t) ${sweepLine(after)}\n`);
       mixed = { limit: meanLimit(before, after), lengths: texts.map((t) => t.tokens) };
     }
     if (GROUPS.has('gpu')) {

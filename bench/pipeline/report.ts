@@ -6,7 +6,7 @@
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { plotSvg, type ServerBreakdown } from '@tritium/perf';
 import { EXAMPLE_SHAPE } from '@tritium/example-setup';
-import type { LimitResult } from './limit.ts';
+import { sweepLine, type LimitResult } from './limit.ts';
 import type { Point } from './measure.ts';
 import { MIXED_SEED } from './mixed-texts.ts';
 import { SENTENCES } from './sentences.ts';
@@ -39,10 +39,11 @@ export interface RunShape {
   readonly measureMs: number;
 }
 
-/** ONNX Runtime's settings on both sides of (e)/(e-t) vs the served pipeline (limit.ts; backend-onnx's session-options.ts). */
+/** ONNX Runtime's settings on both sides of (e)/(e-t) vs the served pipeline (limit.ts; backend-onnx's session-options.ts; repositories.ts CpuInstances). */
 export const ORT_SETTINGS =
-  `ONNX Runtime, both sides: ${availableParallelism()} intra-op threads (the served bert_classifier has one instance, which gets every core; ` +
-  '(e) and (e-t) run one session with as many), intra-op spinning off, graph optimization "all".';
+  `ONNX Runtime, intra-op spinning off and graph optimization "all" everywhere. The seed's sentences and the GPU-shaped group: the served bert_classifier keeps the seed's count of 1 instance, which gets all ${availableParallelism()} cores as intra-op threads, as (e)'s one session does. ` +
+  "The mixed-length group: bert_classifier runs Triton's default CPU instance group for ONNX Runtime (`kind: KIND_CPU`, no count: 2 instances, each with cores ÷ 2 intra-op threads) in (a-mix) and (t-mix) alike; " +
+  '(e-t), one loop, runs at its best intra-op thread count (1, cores ÷ 2 or all cores) and batch size.';
 
 function ms(us: number): string {
   return (us / 1000).toFixed(1);
@@ -227,7 +228,7 @@ export function ratios(configs: readonly ConfigResult[], limit: LimitResult | un
         value,
         target: 1,
         pass: value >= 1,
-        detail: `${t.throughput.toFixed(0)} vs ${mixed.limit.throughput.toFixed(0)} req/s ((e-t) at batch ${mixed.limit.batchSize}); ${cpu}`,
+        detail: `${t.throughput.toFixed(0)} vs ${mixed.limit.throughput.toFixed(0)} req/s ((e-t) at batch ${mixed.limit.batchSize}, ${mixed.limit.threads} intra-op threads); ${cpu}`,
       });
     }
   }
@@ -327,7 +328,7 @@ export function markdown(
   agreement: string,
   run: RunShape,
 ): string {
-  const sweep = (l: LimitResult) => l.sweep.map((s) => `b${s.batchSize} ${s.throughput.toFixed(0)}/s`).join(', ');
+  const sweep = (l: LimitResult) => sweepLine(l, ', ');
   const lengths = mixed ? [...mixed.lengths].sort((a, b) => a - b) : [];
   const lines = [
     '# Benchmarks: the seed\'s pipeline, side by side',
@@ -344,7 +345,7 @@ export function markdown(
     ...(limit ? ['- **(e)** the limit: tokenizer + ONNX session in one process, tight loop at the best batch size ' + `(sweep: ${sweep(limit)})`] : []),
     ...(mixed
       ? [
-          `- **(e-t)** the same limit on the mixed-length texts, each batch padded to its longest (sweep: ${sweep(mixed.limit)})`,
+          `- **(e-t)** the same limit on the mixed-length texts, each batch padded to its longest, at the best batch size and intra-op thread count (${mixed.limit.threads} threads best; sweep: ${sweep(mixed.limit)})`,
           '',
           `The mixed-length workload (\`bench/pipeline/mixed-texts.ts\`, seed ${MIXED_SEED}): ${lengths.length} review-like texts, ` +
             `tokens (with [CLS] and [SEP]) mean ${(lengths.reduce((a, b) => a + b, 0) / Math.max(1, lengths.length)).toFixed(1)}, ` +

@@ -7,7 +7,7 @@ import { DEFAULT_REPOSITORY } from '@tritium/example-setup';
  * named edits: `shipped` is the example as `npm start` serves it; every other variant starts from
  * the seed's configs as written (the example's, without the block it adds below the seed's text).
  * `bert_classifier` runs KIND_CPU here: the benchmark host has no GPU, and that is what the seed's
- * KIND_GPU falls back to.
+ * KIND_GPU falls back to (with the seed's count, or Triton's default count for CPU: CpuInstances).
  */
 export type Variant = 'pipeline' | 'pipeline-tuned' | 'shipped' | 'pipeline-tokens' | 'per-step' | 'no-batching' | 'model-only';
 
@@ -64,9 +64,20 @@ parameters { key: "launch_us" value: { string_value: "4000" } }
 parameters { key: "per_row_us" value: { string_value: "20" } }
 `;
 
+/**
+ * How bert_classifier's GPU instance group (`count: 1`, `kind: KIND_GPU`, `gpus: [ 0 ]`) runs on
+ * this GPU-less host. `seed-count`: `count: 1` of KIND_CPU, the seed's count kept (one session with
+ * every core as intra-op threads). `cpu-default`: `kind: KIND_CPU` with no count, so the count is
+ * Triton's default for a CPU group of ONNX Runtime (2, core's config/normalize.ts), each with
+ * cores ÷ 2 intra-op threads (backend-onnx's session-options.ts): what a Triton user's CPU group of
+ * this model gets. On this 2-core host: two single-threaded sessions, which spend 0.65-0.85x the
+ * CPU per row of one two-threaded session at the mixed texts' lengths (docs/benchmarks.md).
+ */
+export type CpuInstances = 'seed-count' | 'cpu-default';
+
 /** Writes `variant` under `root/<variant>` (with `model` as bert_classifier) and returns its path. */
-export function writeRepository(root: string, variant: Variant, model: ClassifierModel = 'onnx'): string {
-  const dir = join(root, model === 'onnx' ? variant : `${variant}-${model}`);
+export function writeRepository(root: string, variant: Variant, model: ClassifierModel = 'onnx', instances: CpuInstances = 'seed-count'): string {
+  const dir = join(root, (model === 'onnx' ? variant : `${variant}-${model}`) + (instances === 'cpu-default' ? '-cpu-default' : ''));
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const models = variant === 'model-only' ? ['bert_classifier'] : ['tokenizer', 'bert_classifier', 'sentiment_ensemble'];
@@ -78,9 +89,12 @@ export function writeRepository(root: string, variant: Variant, model: Classifie
     edit(join(dir, 'bert_classifier', 'config.pbtxt'), (t) => t.replace('platform: "onnxruntime_onnx"', 'backend: "gpu_sim"') + GPU_SIM_PARAMETERS);
     rmSync(join(dir, 'bert_classifier', '1', 'model.onnx'), { force: true });
   } else {
-    edit(join(dir, 'bert_classifier', 'config.pbtxt'), (t) =>
-      t.replace(/kind: KIND_GPU\n\s*gpus: \[ 0 \][^\n]*/, 'kind: KIND_CPU') + SESSION_OPTIONS,
-    );
+    const cpuGroup = instances === 'cpu-default' ? /count: 1\n\s*kind: KIND_GPU\n\s*gpus: \[ 0 \][^\n]*/ : /kind: KIND_GPU\n\s*gpus: \[ 0 \][^\n]*/;
+    edit(join(dir, 'bert_classifier', 'config.pbtxt'), (t) => {
+      const cpu = t.replace(cpuGroup, 'kind: KIND_CPU');
+      if (cpu === t) throw new Error(`bench: bert_classifier's instance group is not the seed's (count: 1, KIND_GPU, gpus: [ 0 ])`);
+      return cpu + SESSION_OPTIONS;
+    });
   }
   if (variant === 'pipeline-tuned') {
     // The seed's own advice ("tune max_queue_delay_microseconds"): on this CPU a batch of ~8 is

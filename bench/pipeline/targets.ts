@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { http as tritonHttp, InferInput, InferRequestedOutput } from '@tritium/client';
 import { startTritium, type ServeProcess } from '@tritium/example-setup';
-import { writeRepository, type ClassifierModel, type Variant } from './repositories.ts';
+import { writeRepository, type ClassifierModel, type CpuInstances, type Variant } from './repositories.ts';
 import { SENTENCES } from './sentences.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -38,9 +38,10 @@ export async function tritiumTarget(
   variant: Variant,
   model: ClassifierModel = 'onnx',
   texts: readonly string[] = SENTENCES,
+  instances: CpuInstances = 'seed-count',
 ): Promise<Target> {
   context.log(`${key} ${name}: starting tritium serve`);
-  const server = await startTritium(writeRepository(root, variant, model));
+  const server = await startTritium(writeRepository(root, variant, model, instances));
   const client = new tritonHttp.InferenceServerClient(server.httpUrl, { concurrency: context.maxConcurrency });
   const inputs = texts.map((s) => [new InferInput('TEXT', [1, 1], 'BYTES').setData([s])]);
   const outputs = [new InferRequestedOutput('LOGITS')];
