@@ -70,8 +70,9 @@ parameters { key: "per_row_us" value: { string_value: "20" } }
  * every core as intra-op threads). `cpu-default`: `kind: KIND_CPU` with no count, so the count is
  * Triton's default for a CPU group of ONNX Runtime (2, core's config/normalize.ts), each with
  * cores ÷ 2 intra-op threads (backend-onnx's session-options.ts): what a Triton user's CPU group of
- * this model gets. On this 2-core host: two single-threaded sessions, which spend 0.65-0.85x the
- * CPU per row of one two-threaded session at the mixed texts' lengths (docs/benchmarks.md).
+ * this model gets. On this 2-core host: two single-threaded sessions, and one two-threaded session
+ * spends 1.1-1.7x the CPU per row of a single-threaded one at 8-128 tokens, in 14 of the 15 shapes
+ * bench/ort-threads.bench.ts measures.
  */
 export type CpuInstances = 'seed-count' | 'cpu-default';
 
