@@ -247,8 +247,9 @@ export class DynamicBatcher implements Scheduler {
           const now = this.clock.nowUs();
           const decision = this.formBatch(now);
           // While stopping, nothing more will arrive: send what is queued without waiting.
-          if (decision.waitUs > 0 && !this.stopped && (!this.adaptive || this.adaptive.shouldWait(now, decision.waitUs))) {
-            this.delayTimer.armAt(now + decision.waitUs);
+          const waitUs = decision.waitUs > 0 && !this.stopped ? (this.adaptive ? this.adaptive.waitUs(now, decision.waitUs) : decision.waitUs) : 0;
+          if (waitUs > 0) {
+            this.delayTimer.armAt(now + waitUs);
             break;
           }
           if (this.held(now, decision.entries)) break;

@@ -1,6 +1,7 @@
 /**
  * Adaptive batching (`tritium.batching: adaptive`, adaptive-delay.ts) on the manual clock: a lone
- * closed-loop client stops paying the queue delay after one probe; under a steady stream the batcher
+ * closed-loop client stops paying the queue delay after one probe, and a probe that sees no arrival
+ * costs an eighth of the delay, not all of it; under a steady stream the batcher
  * keeps waiting and forms the same full batches as the fixed delay; the parameter is validated.
  * (The bounds — never past max_queue_delay, every request answered once — are properties in
  * batcher-properties.test.ts, run for both policies.)
@@ -10,7 +11,7 @@ import { DynamicBatcher, batcherOptionsFromConfig, nullStatsRecorder } from '../
 import { manualClock } from '../../src/testing/index.ts';
 import type { ModelInstance } from '../../src/backend/index.ts';
 import type { StatsRecorder } from '../../src/scheduler/index.ts';
-import { PROBE_EVERY } from '../../src/scheduler/adaptive-delay.ts';
+import { PROBE_EVERY, PROBE_FRACTION } from '../../src/scheduler/adaptive-delay.ts';
 import { autoInstance, config, dynamicBatching, flush, req } from './helpers.ts';
 
 const DELAY_US = 10_000;
@@ -52,9 +53,45 @@ describe('adaptive batching', () => {
     expect(fixed.every((w) => w >= DELAY_US)).toBe(true);
     const waited = adaptive.filter((w) => w > 0);
     expect(waited.length).toBeLessThanOrEqual(Math.ceil(n / PROBE_EVERY) + 1);
-    expect(adaptive.every((w) => w <= DELAY_US)).toBe(true);
+    expect(adaptive.every((w) => w <= DELAY_US * PROBE_FRACTION)).toBe(true); // no probe saw an arrival
     const sorted = [...adaptive].sort((a, b) => a - b);
     expect(sorted[Math.floor(n / 2)]).toBe(0); // the median request does not wait at all
+  });
+
+  it('a probe with no arrival ends after an eighth of the delay; one that sees an arrival waits the whole delay', async () => {
+    const probeUs = DELAY_US * PROBE_FRACTION;
+    // Alone: sent when the probe ends.
+    {
+      const sizes: number[] = [];
+      const { clock, s } = batcher('adaptive', [autoInstance({ onBatch: (b) => sizes.push(b.length) })]);
+      let answered = false;
+      void s.enqueue(req(0)).then(() => (answered = true));
+      await flush(2);
+      clock.advance(probeUs - 1);
+      await flush(2);
+      expect(answered).toBe(false);
+      clock.advance(1);
+      await flush(4);
+      expect(answered).toBe(true);
+      expect(sizes).toEqual([1]);
+    }
+    // A second request within the probe: both wait out the delay and go as one batch.
+    {
+      const sizes: number[] = [];
+      const { clock, s } = batcher('adaptive', [autoInstance({ onBatch: (b) => sizes.push(b.length) })]);
+      const answers = [s.enqueue(req(0))];
+      await flush(2);
+      clock.advance(probeUs / 2);
+      answers.push(s.enqueue(req(1)));
+      await flush(2);
+      clock.advance(DELAY_US - probeUs / 2 - 1);
+      await flush(4);
+      expect(sizes).toEqual([]);
+      clock.advance(1);
+      await flush(4);
+      await Promise.all(answers);
+      expect(sizes).toEqual([2]);
+    }
   });
 
   it('under a steady stream it keeps waiting, forming the same full batches as the fixed delay', async () => {
