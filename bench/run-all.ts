@@ -50,7 +50,7 @@ import { compareWithPrevious } from './pipeline/cpu-agreement.ts';
 import { SENTENCES } from './pipeline/sentences.ts';
 import { lengthSummary, MIXED_SEED, mixedTexts, type MixedText } from './pipeline/mixed-texts.ts';
 import { tokenCounts, type TokenTotals } from './pipeline/tokens.ts';
-import { cpuRatios, markdown, ORT_SETTINGS, plot, ratios, report, shown, type ConfigResult, type MixedRun, type Row } from './pipeline/report.ts';
+import { cpuRatios, markdown, ortSettings, plot, ratios, report, shown, type ConfigResult, type MixedRun, type Row } from './pipeline/report.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The repository (this file runs compiled, from bench/dist/). */
@@ -228,7 +228,7 @@ async function main(): Promise<void> {
   try {
     log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores, node ${process.version}`);
     log(`model: bert_classifier hidden ${EXAMPLE_SHAPE.hidden}, ${EXAMPLE_SHAPE.layers} layers, ${EXAMPLE_SHAPE.heads} heads; ${SENTENCES.length} sentences cycled`);
-    log(ORT_SETTINGS);
+    log(ortSettings(MIXED_INSTANCES));
     log(`windows: each configuration warmed ${SERVER_WARMUP_MS} ms once, then ${ROUNDS} rounds per level, each ${WARMUP_MS} ms warm-up + ${(MEASURE_MS / ROUNDS).toFixed(0)} ms measured per configuration; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
     const configs: ConfigResult[] = [];
     let limit: LimitResult | undefined;
@@ -308,7 +308,7 @@ async function main(): Promise<void> {
     writeFileSync(join(OUT, 'benchmarks.svg'), plot(configs, limit));
     writeFileSync(
       join(OUT, 'benchmarks.md'),
-      markdown(configs, limit, mixed, table.markdown, rs, (performance.now() - started) / 1000, agreementText, { levels: LEVELS, rounds: ROUNDS, warmupMs: WARMUP_MS, serverWarmupMs: SERVER_WARMUP_MS, measureMs: MEASURE_MS }),
+      markdown(configs, limit, mixed, table.markdown, rs, (performance.now() - started) / 1000, agreementText, { levels: LEVELS, rounds: ROUNDS, warmupMs: WARMUP_MS, serverWarmupMs: SERVER_WARMUP_MS, measureMs: MEASURE_MS, mixedInstances: MIXED_INSTANCES }),
     );
     const where = relative(REPO, OUT);
     log(`\nwrote ${where}/benchmarks.md and ${where}/benchmarks.svg (${((performance.now() - started) / 1000).toFixed(0)} s)`);

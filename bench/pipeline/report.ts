@@ -9,6 +9,7 @@ import { EXAMPLE_SHAPE } from '@tritium/example-setup';
 import { sweepLine, type LimitResult } from './limit.ts';
 import type { Point } from './measure.ts';
 import { MIXED_SEED } from './mixed-texts.ts';
+import type { CpuInstances } from './repositories.ts';
 import { SENTENCES } from './sentences.ts';
 import { paddingEfficiency, type TokenTotals } from './tokens.ts';
 
@@ -37,13 +38,25 @@ export interface RunShape {
   /** Unmeasured load on each configuration once, after it started (its code compiled before any window). */
   readonly serverWarmupMs: number;
   readonly measureMs: number;
+  /** bert_classifier's instance group in the mixed group. */
+  readonly mixedInstances: CpuInstances;
 }
 
-/** ONNX Runtime's settings on both sides of (e)/(e-t) vs the served pipeline (limit.ts; backend-onnx's session-options.ts; repositories.ts CpuInstances). */
-export const ORT_SETTINGS =
-  `ONNX Runtime, intra-op spinning off and graph optimization "all" everywhere. The seed's sentences and the GPU-shaped group: the served bert_classifier keeps the seed's count of 1 instance, which gets all ${availableParallelism()} cores as intra-op threads, as (e)'s one session does. ` +
-  "The mixed-length group: bert_classifier runs Triton's default CPU instance group for ONNX Runtime (`kind: KIND_CPU`, no count: 2 instances, each with cores ÷ 2 intra-op threads) in (a-mix) and (t-mix) alike; " +
-  '(e-t), one loop, runs at its best intra-op thread count (1, cores ÷ 2 or all cores) and batch size.';
+/**
+ * ONNX Runtime's settings on both sides of (e)/(e-t) vs the served pipeline (limit.ts; backend-onnx's
+ * session-options.ts), with the mixed group's instance group as this run served it (repositories.ts CpuInstances).
+ */
+export function ortSettings(mixedInstances: CpuInstances): string {
+  const mixed =
+    mixedInstances === 'cpu-default'
+      ? "runs Triton's default CPU instance group for ONNX Runtime (`kind: KIND_CPU`, no count: 2 instances, each with cores ÷ 2 intra-op threads)"
+      : "keeps the seed's count of 1 instance, with every core as intra-op threads (BENCH_MIXED_INSTANCES=seed-count)";
+  return (
+    `ONNX Runtime, intra-op spinning off and graph optimization "all" everywhere. The seed's sentences and the GPU-shaped group: the served bert_classifier keeps the seed's count of 1 instance, which gets all ${availableParallelism()} cores as intra-op threads, as (e)'s one session does. ` +
+    `The mixed-length group: bert_classifier ${mixed} in (a-mix) and (t-mix) alike; ` +
+    '(e-t), one loop, runs at its best intra-op thread count (1, cores ÷ 2 or all cores) and batch size.'
+  );
+}
 
 function ms(us: number): string {
   return (us / 1000).toFixed(1);
@@ -354,7 +367,7 @@ export function markdown(
         ]
       : []),
     '',
-    ORT_SETTINGS,
+    ortSettings(run.mixedInstances),
     '',
     '`model batch` is bert_classifier\'s inferences per execution during the window (server statistics); `cpu` columns are CPU-seconds per second of each process (server, side service, load generator); `cpu ms/inf` is CPU milliseconds per inference, all three summed (noise moves throughput far more than it moves this).',
     '',
